@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+// colorcam: a real-time frame-stream processor. Layering (see each module's README):
+//   C shims (CPNG, …) → ColorcamCore (frames, clocks, errors) → Stream / Detect / Infer → colorcam (CLI)
+// Stream never imports Detect or Infer.
+import PackageDescription
+
+let package = Package(
+    name: "colorcam",
+    products: [
+        .executable(name: "colorcam", targets: ["colorcam"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CPNG",
+            path: "Sources/CPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]
+        ),
+        .target(name: "ColorcamCore", path: "Sources/ColorcamCore", exclude: ["README.md"]),
+        .target(
+            name: "Stream",
+            dependencies: ["ColorcamCore", "CPNG"],
+            path: "Sources/Stream",
+            exclude: ["README.md", "TRACE-FORMAT.md"]
+        ),
+        .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
+        .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"]),
+        .executableTarget(
+            name: "colorcam",
+            dependencies: ["ColorcamCore", "Stream"],
+            path: "Sources/colorcam",
+            exclude: ["README.md"]
+        ),
+        .testTarget(
+            name: "StreamTests",
+            dependencies: ["Stream", "ColorcamCore"],
+            path: "Tests/StreamTests"
+        ),
+    ]
+)
