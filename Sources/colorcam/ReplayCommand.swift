@@ -106,7 +106,7 @@ enum ReplayCommand {
                                 clock: clock, config: config)
         let signals = SignalStopper { pipeline.requestStop() }
         let progress = config.pace == .asap && isatty(2) == 1 && !a.flag("quiet")
-            ? ProgressLine(pipeline: pipeline, totalFrames: estimatedFrames(input, source) * config.loops) : nil
+            ? ProgressLine(pipeline: pipeline, totalFrames: estimatedFrames(input, source).map { $0 * config.loops }) : nil
         let result = Result { try pipeline.run() }
         progress?.finish()
         signals.cancel()
@@ -140,7 +140,7 @@ enum ReplayCommand {
     static func openSource(_ input: String, fps: Double?) throws -> FrameSource {
         var isDirectory: ObjCBool = false
         if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
-            return try PNGFolderSource(directory: input, fps: fps ?? 30)
+            throw UsageError("replay: PNG folder input is not wired in yet")  // PNGSOURCE (transient)
         }
         return try Y4MSource(path: input)
     }
