@@ -3,8 +3,9 @@ extension TraceReport {
     /// Multi-line summary ending with `verdict.line` and a newline.
     public func text(verdict: TraceVerdict) -> String {
         var lines: [String] = []
-        let sizeMB = formatFixed(Double(load.byteCount) / 1_048_576, decimals: 1)
-        var head = "trace: \(load.file) (\(load.eventCount) events, \(sizeMB) MB"
+        let size = load.byteCount >= 1_048_576 ? formatFixed(Double(load.byteCount) / 1_048_576, decimals: 1) + " MB"
+                                               : formatFixed(Double(load.byteCount) / 1024, decimals: 1) + " KB"
+        var head = "trace: \(load.file) (\(load.eventCount) events, \(size)"
         if ignoredEventCount > 0 { head += "; \(ignoredEventCount) not colorcam's, ignored" }
         lines.append(head + ")")
         if simulated {
