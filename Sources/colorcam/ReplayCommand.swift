@@ -80,7 +80,9 @@ enum ReplayCommand {
                                      config: config)
         var traceConfig: [(String, TraceValue)] = [
             ("command", .string("replay")), ("source", .string(source.name)), ("pace", .string(config.pace.rawValue)),
-            ("source_fps", .double(1e9 / Double(pipelineProbe.frameIntervalNs))),
+            ("source_fps", .double(config.frameIntervalOverrideNs == nil
+                ? Double(source.frameRate.numerator) / Double(source.frameRate.denominator)
+                : try a.double("fps")!)),
             ("max_in_flight", .int(config.maxInFlight)), ("queue", .int(config.queueCapacity)),
             ("model", .string(runner?.label ?? "none")), ("simulated", .bool(runner?.isSimulated ?? false)),
         ]
