@@ -97,7 +97,8 @@ enum ReplayCommand {
         }
         // Created last, so a failure above leaves no temporary output behind.
         let sink: FrameSink? = try a.string("output").map {
-            try Y4MSink(path: $0, header: Y4MHeader(geometry: source.geometry, frameRate: source.frameRate),
+            try Y4MSink(path: $0, header: Y4MHeader(geometry: source.geometry, frameRate: source.frameRate,
+                                                    pixelAspect: (source as? Y4MSource)?.header.pixelAspect ?? (1, 1)),
                         writeTimestamps: true)
         }
         if runner?.isSimulated == true && !a.flag("quiet") {
