@@ -9,7 +9,7 @@ final class TemporaryDirectory {
     let path: String
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/colorcam-test-XXXXXX").utf8CString)
+        var template = Array((NSTemporaryDirectory().trimmingSuffix("/") + "/colorcam-test-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         path = String(cString: try #require(made, "mkdtemp failed"))
     }
@@ -155,3 +155,12 @@ func expectStreamError(_ kind: FailureKind, containing fragments: [String],
 let allChromaFormats: [ChromaFormat] = [
     .yuv420(.jpeg), .yuv420(.paldv), .yuv420(.mpeg2), .yuv420(.unspecified), .yuv422, .yuv444, .mono,
 ]
+
+extension String {
+    /// The string without trailing copies of `suffix`.
+    func trimmingSuffix(_ suffix: String) -> String {
+        var text = self
+        while text.hasSuffix(suffix) && text.count > suffix.count { text.removeLast(suffix.count) }
+        return text
+    }
+}
