@@ -25,6 +25,9 @@ public final class PNGFolderSource: FrameSource {
 
     /// Packed RGB for one decoded image (`widthPx × heightPx × 3` bytes).
     private let rgb: UnsafeMutableRawBufferPointer
+    /// libpng's control structure. It must not move between `begin_read` and `finish_read`: libpng keeps its
+    /// address as the error handler's context, so it lives at a fixed heap address, never in a Swift variable.
+    private let image: UnsafeMutablePointer<png_image>
     private var nextIndex = 0
 
     /// Lists `directory` and reads the first PNG's size.
@@ -41,9 +44,11 @@ public final class PNGFolderSource: FrameSource {
         guard let first = files.first else {
             throw StreamError(.badData, file: directory, "the folder holds no .png files")
         }
-        var image = try PNGFolderSource.beginRead(first, frame: 0)
-        png_image_free(&image)
-        let widthPx = Int(image.width), heightPx = Int(image.height)
+        let probe = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
+        defer { probe.deallocate() }
+        try PNGFolderSource.beginRead(first, frame: 0, into: probe)
+        png_image_free(probe)
+        let widthPx = Int(probe.pointee.width), heightPx = Int(probe.pointee.height)
         guard widthPx <= FrameGeometry.maxDimensionPx, heightPx <= FrameGeometry.maxDimensionPx,
               widthPx * heightPx * 3 <= FrameGeometry.maxFrameBytes
         else {
@@ -53,9 +58,14 @@ public final class PNGFolderSource: FrameSource {
         }
         geometry = FrameGeometry(widthPx: widthPx, heightPx: heightPx, chroma: .yuv420(.jpeg))
         rgb = UnsafeMutableRawBufferPointer.allocate(byteCount: widthPx * heightPx * 3, alignment: 64)
+        image = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
+        image.initialize(to: png_image())
     }
 
-    deinit { rgb.deallocate() }
+    deinit {
+        rgb.deallocate()
+        image.deallocate()
+    }
 
     /// Decodes the next PNG into `buffer` (`sequence` = its index in `files`, no source timestamp).
     /// - Returns: false after the last file.
@@ -67,19 +77,20 @@ public final class PNGFolderSource: FrameSource {
                               "frame buffer is \(buffer.geometry), the folder is \(geometry)")
         }
         let path = files[nextIndex]
-        var image = try PNGFolderSource.beginRead(path, frame: nextIndex)
-        guard Int(image.width) == geometry.widthPx && Int(image.height) == geometry.heightPx else {
-            png_image_free(&image)
+        try PNGFolderSource.beginRead(path, frame: nextIndex, into: image)
+        let (widthPx, heightPx) = (image.pointee.width, image.pointee.height)
+        guard Int(widthPx) == geometry.widthPx && Int(heightPx) == geometry.heightPx else {
+            png_image_free(image)
             throw StreamError(.badData, file: path, frame: nextIndex,
-                              "image is \(image.width)x\(image.height) but the folder's first image "
+                              "image is \(widthPx)x\(heightPx) but the folder's first image "
                               + "(\(files[0])) is \(geometry.widthPx)x\(geometry.heightPx)")
         }
-        image.format = ccpng_format_rgb
+        image.pointee.format = ccpng_format_rgb
         var black = png_color(red: 0, green: 0, blue: 0)
-        let ok = png_image_finish_read(&image, &black, rgb.baseAddress, 0, nil)
-        if ok == 0 || ccpng_image_failed(&image) != 0 {
-            let reason = PNGFolderSource.message(of: &image)
-            png_image_free(&image)
+        let ok = png_image_finish_read(image, &black, rgb.baseAddress, 0, nil)
+        if ok == 0 || ccpng_image_failed(image) != 0 {
+            let reason = PNGFolderSource.message(of: image)
+            png_image_free(image)
             throw StreamError(.badData, file: path, frame: nextIndex, "PNG does not decode: \(reason)")
         }
         RGBToYCbCr.convert(rgb: UnsafeRawBufferPointer(rgb), widthPx: geometry.widthPx, heightPx: geometry.heightPx,
@@ -93,21 +104,20 @@ public final class PNGFolderSource: FrameSource {
     /// Starts again at the first file.
     public func rewind() throws { nextIndex = 0 }
 
-    /// Reads a PNG's header with `png_image_begin_read_from_file`.
-    private static func beginRead(_ path: String, frame: Int) throws -> png_image {
-        var image = png_image()
-        image.version = ccpng_image_version
-        if png_image_begin_read_from_file(&image, path) == 0 {
-            let reason = message(of: &image)
-            png_image_free(&image)
+    /// Reads a PNG's header into `image` (reset first) with `png_image_begin_read_from_file`.
+    private static func beginRead(_ path: String, frame: Int, into image: UnsafeMutablePointer<png_image>) throws {
+        image.pointee = png_image()
+        image.pointee.version = ccpng_image_version
+        if png_image_begin_read_from_file(image, path) == 0 {
+            let reason = message(of: image)
+            png_image_free(image)
             throw StreamError(.badData, file: path, frame: frame, "not a readable PNG: \(reason)")
         }
-        return image
     }
 
     /// libpng's message for a failed `png_image` call (a fixed 64-byte C string inside the struct).
-    private static func message(of image: inout png_image) -> String {
-        withUnsafeBytes(of: &image.message) { bytes in
+    private static func message(of image: UnsafeMutablePointer<png_image>) -> String {
+        withUnsafeBytes(of: &image.pointee.message) { bytes in
             let text = bytes.prefix(while: { $0 != 0 })
             return text.isEmpty ? "unknown libpng error" : String(decoding: text, as: UTF8.self)
         }
