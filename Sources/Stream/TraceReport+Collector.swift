@@ -1,7 +1,8 @@
 extension TraceReport {
     /// Gathers what the report needs from events one at a time (the reader streams them), then computes.
     ///
-    /// Recognises colorcam events by name and phase (TRACE-FORMAT.md); anything else is counted as ignored.
+    /// Recognises colorcam events by name and phase (TRACE-FORMAT.md); anything else is counted as ignored, except
+    /// flow arrows and track names, which are expected but carry nothing the report uses.
     /// Events may arrive in any order (other tools sort differently); everything time-based is sorted in `finish`.
     struct Collector {
         var colorcamEventCount = 0
@@ -45,6 +46,8 @@ extension TraceReport {
                 summary = event.args
             case ("detect", "X"), ("composite", "X"), ("queue_depth", "C"):
                 break
+            case ("frame", "s"), ("frame", "f"), ("process_name", "M"), ("thread_name", "M"):
+                return  // colorcam writes these too, but any Chrome trace may: they neither count nor are ignored
             default:
                 ignoredEventCount += 1
                 return

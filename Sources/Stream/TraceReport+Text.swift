@@ -8,6 +8,7 @@ extension TraceReport {
         var head = "trace: \(load.file) (\(load.eventCount) events, \(size)"
         if ignoredEventCount > 0 { head += "; \(ignoredEventCount) not colorcam's, ignored" }
         lines.append(head + ")")
+        if let note = load.truncationNote { lines.append(note) }
         if simulated {
             lines.append("*** SIMULATED inference: timings are the simulator's, not a model's ***")
         }
@@ -42,7 +43,7 @@ extension TraceReport {
         } else {
             lines.append("writer summary: none (run did not end cleanly)")
         }
-        for warning in warnings { lines.append("warning: " + warning) }
+        for warning in warnings where warning != load.truncationNote { lines.append("warning: " + warning) }
         lines.append(verdict.line)
         return lines.joined(separator: "\n") + "\n"
     }

@@ -59,7 +59,8 @@ public struct TraceReport: Sendable {
     public var summary: [String: TraceValue]?
     /// Things a reader should know (lost events, malformed events, counter disagreements), one line each.
     public var warnings: [String]
-    /// Events recognised as colorcam's / events ignored (other producers, metadata, malformed).
+    /// Events recognised as colorcam's (malformed ones included) / other producers' events, ignored. Flow
+    /// arrows (`frame` s/f) and track names (M) are in neither count.
     public var colorcamEventCount: Int
     public var ignoredEventCount: Int
     /// First event ts to last span end, over colorcam events.

@@ -204,3 +204,19 @@ typealias LagTrend = TraceReport.LagTrend
     #expect(text.contains("source clip.y4m"))
     #expect(try TraceBuilder.pipeline(frames: 3, inferUs: 10_000).report().simulated == false)
 }
+
+@Test func foreignEventsAreCountedAsIgnored() throws {
+    var builder = TraceBuilder()
+    builder.raw(#"{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"capture"}}"#)
+    builder.capture(frame: 0, tsUs: 0)
+    builder.raw(#"{"name":"frame","ph":"s","pid":1,"tid":1,"ts":200,"id":0}"#)
+    builder.raw(#"{"name":"frame","ph":"f","bp":"e","pid":1,"tid":5,"ts":900,"id":0}"#)
+    builder.raw(#"{"name":"GC","ph":"X","pid":9,"tid":1,"ts":5,"dur":3}"#)
+    builder.raw(#"{"name":"output","ph":"B","pid":1,"tid":5,"ts":6}"#)  // wrong phase: not colorcam's
+    builder.output(frame: 0, tsUs: 900)
+    let report = try builder.report()
+    #expect(report.colorcamEventCount == 2)
+    #expect(report.ignoredEventCount == 2)
+    #expect(report.framesOutput == 1)
+    #expect(report.load.eventCount == 7)
+}
