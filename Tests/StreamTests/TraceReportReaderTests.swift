@@ -117,15 +117,66 @@ private func expectBadData(_ text: String, at offset: Int64? = nil, mentioning w
 }
 
 @Test func stringsAndNumbersDecode() throws {
-    let text = #"[{"name":"cap\u0074ure","ph":"X","ts":9007199254740993,"args":{"s":"a\"b\\c\/\n\ud83d\ude00é","big":1e300,"neg":-42,"huge":99999999999999999999}}]"#
+    let text = #"[{"name":"cap\u0074ure","ph":"X","ts":9007199254740992,"args":{"s":"a\"b\\c\/\n\ud83d\ude00é","big":1e300,"neg":-42,"huge":99999999999999999999,"exact":9007199254740993}}]"#
     let (_, events) = try load(text)
     let event = try #require(events.first)
     #expect(event.name == "capture")
-    #expect(event.tsUs == 9_007_199_254_740_993)  // exact, not through Double
+    #expect(event.tsUs == 9_007_199_254_740_992)
+    #expect(event.args["exact"] == .int(9_007_199_254_740_993))  // exact, not through Double
     #expect(event.args["s"] == .string("a\"b\\c/\n😀é"))
     #expect(event.args["big"] == .double(1e300))
     #expect(event.args["neg"] == .int(-42))
     #expect(event.args["huge"]?.double == 1e20)
     #expect(TraceValue.object(["b": .array([.null, .bool(true)]), "a": .string("x\ty")]).jsonText
             == #"{"a":"x\ty","b":[null,true]}"#)
+}
+
+@Test func extremeNumbersDoNotTrap() throws {
+    // Times near Int64.max would overflow ts + dur and friends: they read as absent (malformed), not a crash.
+    let max = Int64.max, min = Int64.min
+    var builder = TraceBuilder()
+    builder.capture(frame: 0, tsUs: 0)
+    builder.raw(#"{"name":"infer","ph":"X","ts":\#(max),"dur":\#(max),"args":{"requested_ts_us":\#(min)}}"#)
+    builder.raw(#"{"name":"infer","ph":"X","ts":10,"dur":\#(max),"args":{"requested_ts_us":\#(min),"lag_us":\#(max)}}"#)
+    builder.raw(#"{"name":"output","ph":"X","ts":\#(max - 1),"dur":5,"args":{"frame":0}}"#)
+    builder.raw(#"{"name":"output","ph":"X","ts":20,"dur":1e300,"args":{"frame":0,"latency_us":\#(min)}}"#)
+    let report = try builder.report()
+    #expect(report.framesOutput == 1)
+    #expect(report.inferenceCount == 1)
+    #expect(report.lag == nil)
+    #expect(report.warnings.contains { $0.contains("malformed") })
+}
+
+@Test func everyPrefixAndCorruptionLoadsOrIsBadData() throws {
+    var builder = TraceBuilder.pipeline(frames: 3, inferUs: 40_000)
+    builder.drop(frame: 9, tsUs: 99, reason: "late")
+    let bytes = Array(builder.text().utf8)
+    let firstEventEnd = bytes.firstIndex(of: UInt8(ascii: "\n"))!
+    func outcome(_ input: [UInt8]) -> String {
+        do {
+            let report = try TraceReport(bytes: input, file: "t.json")
+            return report.load.closingBracketMissing ? "truncated" : "complete"
+        } catch let error as StreamError {
+            return error.kind == .badData ? "badData" : "other \(error)"
+        } catch {
+            return "other \(error)"
+        }
+    }
+    for length in 0...bytes.count {
+        let result = outcome(Array(bytes[..<length]))
+        if length < firstEventEnd {
+            #expect(result == "badData", "prefix \(length)")  // nothing complete yet
+        } else if length < bytes.count - 1 {
+            #expect(result == "truncated", "prefix \(length)")
+        } else {
+            #expect(result == "complete", "prefix \(length)")  // `]` present, maybe without its newline
+        }
+    }
+    for position in bytes.indices {
+        for replacement in [UInt8(ascii: "\""), UInt8(ascii: "{"), UInt8(ascii: "]"), 0xFF, 0x00] {
+            var corrupted = bytes
+            corrupted[position] = replacement
+            #expect(!outcome(corrupted).hasPrefix("other"), "byte \(position) → \(replacement)")
+        }
+    }
 }
