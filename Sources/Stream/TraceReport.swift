@@ -115,10 +115,12 @@ public struct TraceReport: Sendable {
         guard collector.colorcamEventCount > 0 else {
             if load.eventCount == 0, let partial = load.partialEvent {
                 throw StreamError(.badData, file: file, byteOffset: Int64(partial.byteOffset),
-                                  "trace truncated inside its first event (\(partial.byteCount) bytes); no complete events")
+                                  "trace truncated inside its first event (\(partial.byteCount) bytes); "
+                                    + "no complete events")
             }
             throw StreamError(.badData, file: file,
-                              "no colorcam events among \(load.eventCount) events (expected capture, output, infer, drop, config)")
+                              "no colorcam events among \(load.eventCount) events "
+                                + "(expected capture, output, infer, drop, config)")
         }
         self = collector.finish(load: load)
     }
