@@ -25,13 +25,22 @@ public struct TraceFileEvent: Sendable {
         self.byteOffset = byteOffset
     }
 
-    /// Builds an event from a parsed JSON object; missing or mistyped fields become nil / empty.
+    /// Largest time magnitude accepted (2⁵³ µs ≈ 285 years). Bigger `ts`/`dur`/time args read as absent, so sums
+    /// and differences of a few times can never overflow `Int64`, whatever the file holds.
+    public static let maxTimeMagnitudeUs: Int64 = 1 << 53
+
+    static func time(_ value: JSONValue?) -> Int64? {
+        guard let value = value?.int64, value.magnitude <= UInt64(maxTimeMagnitudeUs) else { return nil }
+        return value
+    }
+
+    /// Builds an event from a parsed JSON object; missing, mistyped or out-of-range fields become nil / empty.
     init(object: [String: JSONValue], byteOffset: Int) {
         var args: [String: JSONValue] = [:]
         if case .object(let members)? = object["args"] { args = members }
         self.init(name: object["name"]?.string ?? "", phase: object["ph"]?.string ?? "",
-                  tsUs: object["ts"]?.int64, durUs: object["dur"]?.int64, pid: object["pid"]?.int64,
-                  tid: object["tid"]?.int64, args: args, byteOffset: byteOffset)
+                  tsUs: TraceFileEvent.time(object["ts"]), durUs: TraceFileEvent.time(object["dur"]),
+                  pid: object["pid"]?.int64, tid: object["tid"]?.int64, args: args, byteOffset: byteOffset)
     }
 
     /// End of a span (`ts + dur`), or `ts` for events without a duration.
@@ -40,6 +49,6 @@ public struct TraceFileEvent: Sendable {
         return tsUs + max(0, durUs ?? 0)
     }
 
-    /// An integer argument (`args[key]`), nil when absent or not a number.
-    public func intArg(_ key: String) -> Int64? { args[key]?.int64 }
+    /// An integer argument (`args[key]`), nil when absent, not a number or beyond `maxTimeMagnitudeUs`.
+    public func intArg(_ key: String) -> Int64? { TraceFileEvent.time(args[key]) }
 }

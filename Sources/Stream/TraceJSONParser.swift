@@ -195,7 +195,8 @@ struct TraceJSONParser {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
             case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
             case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-            default: throw .syntax(offset: offset, "expected a hex digit in \\u escape, found \(describeByte(at: offset))")
+            default:
+                throw .syntax(offset: offset, "expected a hex digit in \\u escape, found \(describeByte(at: offset))")
             }
             value = value << 4 | digit
             offset += 1
@@ -247,7 +248,8 @@ struct TraceJSONParser {
         }
         if isInteger && !overflow {
             if !negative, magnitude <= UInt64(Int64.max) { return .int(Int64(magnitude)) }
-            if negative, magnitude <= UInt64(Int64.max) + 1 { return .int(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude)) }
+            if negative, magnitude <= UInt64(Int64.max) { return .int(-Int64(magnitude)) }
+            if negative, magnitude == UInt64(Int64.max) + 1 { return .int(.min) }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
         guard let value = Double(text) else { throw .syntax(offset: start, "malformed number \(text)") }

@@ -99,8 +99,9 @@ public enum TraceReader {
                 info.form = .object
                 try readTraceObject(&parser, info: &info, onEvent: onEvent)
             default:
+                let found = parser.describeByte(at: parser.offset)
                 throw StreamError(.badData, file: file, byteOffset: Int64(parser.offset),
-                                  "not a JSON trace: expected '[' or '{', found \(parser.describeByte(at: parser.offset))")
+                                  "not a JSON trace: expected '[' or '{', found \(found)")
             }
             if !info.closingBracketMissing {
                 parser.skipWhitespace()
@@ -135,7 +136,8 @@ public enum TraceReader {
             if !expectingEvent {
                 guard byte == UInt8(ascii: ",") else {
                     throw StreamError(.badData, file: file, byteOffset: Int64(start),
-                                      "expected ',' or ']' after event \(info.eventCount), found \(parser.describeByte(at: start))")
+                                      "expected ',' or ']' after event \(info.eventCount), "
+                                        + "found \(parser.describeByte(at: start))")
                 }
                 parser.offset += 1
                 expectingEvent = true
@@ -143,7 +145,8 @@ public enum TraceReader {
             }
             guard byte == UInt8(ascii: "{") else {
                 throw StreamError(.badData, file: file, byteOffset: Int64(start),
-                                  "element \(info.eventCount) of the events array is not an event object (found \(parser.describeByte(at: start)))")
+                                  "element \(info.eventCount) of the events array is not an event object "
+                                    + "(found \(parser.describeByte(at: start)))")
             }
             let object: [String: JSONValue]
             do {
@@ -153,7 +156,8 @@ public enum TraceReader {
                 info.partialEvent = .init(byteOffset: start, byteCount: parser.bytes.count - start)
                 return
             } catch .syntax(let offset, let message) {
-                throw StreamError(.badData, file: file, byteOffset: Int64(offset), "event \(info.eventCount): \(message)")
+                throw StreamError(.badData, file: file, byteOffset: Int64(offset),
+                                  "event \(info.eventCount): \(message)")
             }
             info.eventCount += 1
             onEvent(TraceFileEvent(object: object, byteOffset: start))
@@ -178,7 +182,8 @@ public enum TraceReader {
             while true {
                 parser.skipWhitespace()
                 guard try parser.peek() == UInt8(ascii: "\"") else {
-                    throw .syntax(offset: parser.offset, "expected a quoted key, found \(parser.describeByte(at: parser.offset))")
+                    let found = parser.describeByte(at: parser.offset)
+                    throw .syntax(offset: parser.offset, "expected a quoted key, found \(found)")
                 }
                 let key = try parser.parseString()
                 parser.skipWhitespace()
@@ -212,7 +217,8 @@ public enum TraceReader {
                     if !sawEvents { throw .syntax(offset: parser.offset - 1, "JSON object has no traceEvents array") }
                     return
                 default:
-                    throw .syntax(offset: parser.offset, "expected ',' or '}' in object, found \(parser.describeByte(at: parser.offset))")
+                    let found = parser.describeByte(at: parser.offset)
+                    throw .syntax(offset: parser.offset, "expected ',' or '}' in object, found \(found)")
                 }
             }
         } catch .endOfInput {

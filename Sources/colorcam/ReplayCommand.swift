@@ -143,7 +143,7 @@ enum ReplayCommand {
     static func openSource(_ input: String, fps: Double?) throws -> FrameSource {
         var isDirectory: ObjCBool = false
         if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw UsageError("replay: PNG folder input is not wired in yet")  // PNGSOURCE (transient)
+            return try PNGFolderSource(directory: input, fps: Int((fps ?? 30).rounded()))
         }
         return try Y4MSource(path: input)
     }
