@@ -148,9 +148,9 @@ public enum TraceReader {
                                   "element \(info.eventCount) of the events array is not an event object "
                                     + "(found \(parser.describeByte(at: start)))")
             }
-            let object: [String: TraceValue]
+            let event: TraceEvent
             do {
-                object = try parser.parseObject(depth: 1)
+                event = try TraceEvent.parse(&parser, byteOffset: start)
             } catch .endOfInput {
                 info.closingBracketMissing = true
                 info.partialEvent = .init(byteOffset: start, byteCount: parser.bytes.count - start)
@@ -160,7 +160,7 @@ public enum TraceReader {
                                   "event \(info.eventCount): \(message)")
             }
             info.eventCount += 1
-            onEvent(TraceEvent(object: object, byteOffset: start))
+            onEvent(event)
             expectingEvent = false
         }
     }
