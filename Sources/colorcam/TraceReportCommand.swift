@@ -24,15 +24,18 @@ enum TraceReportCommand {
 
     definitions:
       percentiles   nearest rank: the value at 1-based rank ceil(p*n/100) of the sorted samples
-      output fps    mean = (outputs - 1) / (last output ts - first output ts);
-                    worst 1-s window: for each output i with t_i + 1 s <= last output ts, count outputs in
+      run           first colorcam event's ts to the last span's end
+      dropped       frames lost: late + driver_gap + decode_error (superseded and busy skip only the inference)
+      output fps    t = each output span's ts; mean = (outputs - 1) / (last t - first t);
+                    worst 1-s window: for each output i with t_i + 1 s <= last t, count outputs in
                     [t_i, t_i + 1 s); the worst is the smallest count (n/a with under 1 s of output)
-      lag           infer lag_us (ts - requested_ts_us); inferences per second = infers / run length
+      lag           infer lag_us, else ts - requested_ts_us; inferences per second = infers / run
       latency       output latency_us, else end of the output span - capture_ts_us of the same frame
       in flight     the larger of the in_flight counter's peak and the most infer spans open at once,
                     each counted from requested_ts_us to the end of its span (catches a wrong counter)
       lag grows     least-squares slope of lag vs infer start > 0.1 ms per second of run AND mean lag of the
-                    last quarter of inferences > first quarter's + 1 ms (needs >= 8 inferences); always fails
+                    last quarter of inferences (by start) > first quarter's + 1 ms (needs >= 8 inferences);
+                always fails. A trace without inferences passes the lag checks.
 
     --json keys (sorted; times in integer µs; a percentile object is {count, p50, p95, p99, max} or null):
       file bytes form events colorcam_events ignored_events truncation config simulated run_us
