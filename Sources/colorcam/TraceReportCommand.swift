@@ -35,7 +35,7 @@ enum TraceReportCommand {
                     each counted from requested_ts_us to the end of its span (catches a wrong counter)
       lag grows     least-squares slope of lag vs infer start > 0.1 ms per second of run AND mean lag of the
                     last quarter of inferences (by start) > first quarter's + 1 ms (needs >= 8 inferences);
-                always fails. A trace without inferences passes the lag checks.
+                    always fails. A trace without inferences passes the lag checks.
 
     --json keys (sorted; times in integer µs; a percentile object is {count, p50, p95, p99, max} or null):
       file bytes form events colorcam_events ignored_events truncation config simulated run_us
