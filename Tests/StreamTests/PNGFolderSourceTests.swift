@@ -176,4 +176,16 @@ func conversionMatchesBT601FullRangeWithChromaAveragedOverAvailablePixels(widthP
         _ = try PNGFolderSource(directory: dir.path)
     }
     expectStreamError(.usage, containing: ["fps"]) { _ = try PNGFolderSource(directory: dir.path, fps: 0) }
+    expectStreamError(.usage, containing: ["fps"]) { _ = try PNGFolderSource(directory: dir.path, fps: .nan) }
+}
+
+@Test func fractionalRatesBecomeReducedFractions() throws {
+    #expect(PNGFolderSource.fraction(30) == (30, 1))
+    #expect(PNGFolderSource.fraction(12.5) == (25, 2))
+    #expect(PNGFolderSource.fraction(29.97) == (2997, 100))
+    let dir = try TemporaryDirectory()
+    try writePNG(dir.file("a.png"), widthPx: 2, heightPx: 2, pixels: solid(9, 9, 9, count: 4), in: dir)
+    let source = try PNGFolderSource(directory: dir.path, fps: 29.97)
+    #expect(source.frameRate == (2997, 100))
+    #expect(source.nominalFrameIntervalNs == 33_366_700)
 }
