@@ -20,7 +20,7 @@ HEADER = b"YUV4MPEG2 W4 H2 F30:1 Ip A1:1 C444\n"  # 35 bytes; frames are 24 byte
 FRAME = b"FRAME\n" + bytes([0x55]) * 24  # 30 bytes
 
 
-def colorcam() -> str:
+def colorcam_binary() -> str:
     path = pathlib.Path(os.environ.get("COLORCAM", ".build/debug/colorcam"))
     if not path.is_absolute():
         path = REPO / path
@@ -82,7 +82,7 @@ def leftovers(directory: pathlib.Path, output_name: str) -> list:
 
 def run_replay(input_arg: str, output: pathlib.Path, stdin_bytes: bytes = b"") -> subprocess.CompletedProcess:
     return subprocess.run(
-        [colorcam(), "replay", input_arg, "--pace", "asap", "--output", str(output)],
+        [colorcam_binary(), "replay", input_arg, "--pace", "asap", "--output", str(output)],
         input=stdin_bytes,
         capture_output=True,
         timeout=60,
