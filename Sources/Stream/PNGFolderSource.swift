@@ -22,6 +22,8 @@ public final class PNGFolderSource: FrameSource {
     public let frameRate: (numerator: Int, denominator: Int)
     /// `1e9 / fps`, rounded to the nearest nanosecond.
     public let nominalFrameIntervalNs: Int64
+    /// Frames are full-range YCbCr; write this into a Y4M header (`XCOLORRANGE=FULL`) so ffmpeg reads them right.
+    public var colorRange: Y4MColorRange { .full }
     /// The PNG paths in play order.
     public let files: [String]
 

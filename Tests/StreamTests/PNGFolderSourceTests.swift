@@ -30,8 +30,9 @@ extension ExternalToolTests {
         let names = ["b.png", "a.png", "B.png", "10.png", "9.png", "c.PNG"]
         for (index, name) in names.enumerated() {
             // Each file is a solid grey whose level encodes its index in `names`.
-            try await writePNG(dir.file(name), widthPx: 4, heightPx: 2, pixels: solid(UInt8(20 * index), UInt8(20 * index),
-                         UInt8(20 * index), count: 8), in: dir)
+            let level = UInt8(20 * index)
+            try await writePNG(dir.file(name), widthPx: 4, heightPx: 2, pixels: solid(level, level, level, count: 8),
+                               in: dir)
         }
         try dir.write("notes.txt", Array("not a picture".utf8))
         try dir.write(".hidden.png", Array("not a picture either".utf8))
@@ -57,7 +58,9 @@ extension ExternalToolTests {
     }
 
     @Test(arguments: [(5, 3), (1, 1), (2, 2), (7, 4)])
-    func conversionMatchesBT601FullRangeWithChromaAveragedOverAvailablePixels(widthPx: Int, heightPx: Int) async throws {
+    func conversionMatchesBT601FullRangeWithChromaAveragedOverAvailablePixels(widthPx: Int, heightPx: Int)
+        async throws
+    {
         let dir = try TemporaryDirectory()
         let rgb = patternBytes(count: widthPx * heightPx * 3, seed: UInt64(widthPx * 31 + heightPx))
         try await writePNG(dir.file("frame.png"), widthPx: widthPx, heightPx: heightPx, pixels: rgb, in: dir)
@@ -102,9 +105,10 @@ extension ExternalToolTests {
 
     @Test func primaryColoursLandInTheRightPlanes() async throws {
         let dir = try TemporaryDirectory()
-        try await writePNG(dir.file("1-red.png"), widthPx: 2, heightPx: 2, pixels: solid(255, 0, 0, count: 4), in: dir)
-        try await writePNG(dir.file("2-blue.png"), widthPx: 2, heightPx: 2, pixels: solid(0, 0, 255, count: 4), in: dir)
-        try await writePNG(dir.file("3-white.png"), widthPx: 2, heightPx: 2, pixels: solid(255, 255, 255, count: 4), in: dir)
+        for (name, rgb) in [("1-red", (255, 0, 0)), ("2-blue", (0, 0, 255)), ("3-white", (255, 255, 255))] {
+            try await writePNG(dir.file(name + ".png"), widthPx: 2, heightPx: 2,
+                               pixels: solid(UInt8(rgb.0), UInt8(rgb.1), UInt8(rgb.2), count: 4), in: dir)
+        }
         let frames = try readAllFrames(PNGFolderSource(directory: dir.path))
         // Layout per frame: 4 Y, 1 Cb, 1 Cr. Full range: red (76, 85, 255), blue (29, 255, 107), white (255, 128, 128).
         #expect(frames.map(\.pixels) == [[76, 76, 76, 76, 85, 255], [29, 29, 29, 29, 255, 107],

@@ -79,6 +79,8 @@ extension ExternalToolTests {
         #expect(source.geometry.chroma.y4mTag == clip.expectedTag)
         #expect(source.frameRate == (30, 1))
         #expect(!source.carriesTimestamps)
+        // ffmpeg marks testsrc's YCbCr as limited range and gray as full; the sink carries that through.
+        #expect(source.header.colorRange == (clip.pixelFormat == "gray" ? .full : .limited))
 
         // Copy through, stamping source times so the FRAME lines carry Xts_us (which ffmpeg must ignore).
         let sink = try Y4MSink(path: output, header: source.header, writeTimestamps: true)
@@ -108,6 +110,7 @@ extension ExternalToolTests {
         // And our own reader gets the timestamps back.
         let reread = try Y4MSource(path: output)
         #expect(reread.carriesTimestamps)
+        #expect(reread.header == source.header)
         #expect(reread.geometry == source.geometry)
         #expect(try readAllFrames(reread).map(\.timestampNs) == (0..<5).map { Int64($0) * 33_333_000 })
     }

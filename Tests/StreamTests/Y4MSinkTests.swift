@@ -75,7 +75,9 @@ private let smallHeader = Y4MHeader(geometry: smallGeometry, frameRate: (30, 1),
 
 @Test func outputThatIsADirectoryIsRefused() throws {
     let dir = try TemporaryDirectory()
-    expectStreamError(.usage, containing: [dir.path, "directory"]) { _ = try Y4MSink(path: dir.path, header: smallHeader) }
+    expectStreamError(.usage, containing: [dir.path, "directory"]) {
+        _ = try Y4MSink(path: dir.path, header: smallHeader)
+    }
     #expect(try dir.listing().isEmpty)
 }
 

@@ -46,7 +46,9 @@ func patternBytes(count: Int, seed: UInt64) -> [UInt8] {
 }
 
 /// A frame of `geometry` filled with `bytes`.
-func makeFrame(_ geometry: FrameGeometry, _ bytes: [UInt8], sequence: Int = 0, timestampNs: Int64? = nil) -> FrameBuffer {
+func makeFrame(_ geometry: FrameGeometry, _ bytes: [UInt8], sequence: Int = 0, timestampNs: Int64? = nil)
+    -> FrameBuffer
+{
     let frame = FrameBuffer(geometry: geometry)
     precondition(bytes.count == geometry.frameBytes)
     frame.pixels.copyBytes(from: bytes)
