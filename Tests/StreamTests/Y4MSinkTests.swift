@@ -134,3 +134,12 @@ private let smallHeader = Y4MHeader(geometry: smallGeometry, frameRate: (30, 1),
 private final class ReceivedBytes: @unchecked Sendable {
     var bytes: [UInt8] = []
 }
+
+@Test func aHeaderWithANonPositiveRateIsRefusedBeforeAnyFileIsMade() throws {
+    let dir = try TemporaryDirectory()
+    let header = Y4MHeader(geometry: smallGeometry, frameRate: (0, 1))
+    expectStreamError(.internalError, containing: ["out.y4m", "0:1"]) {
+        _ = try Y4MSink(path: dir.file("out.y4m"), header: header)
+    }
+    #expect(try dir.listing().isEmpty)
+}
