@@ -97,9 +97,11 @@ enum ReplayCommand {
         }
         // Created last, so a failure above leaves no temporary output behind.
         let sink: FrameSink? = try a.string("output").map {
-            try Y4MSink(path: $0, header: Y4MHeader(geometry: source.geometry, frameRate: source.frameRate,
-                                                    pixelAspect: (source as? Y4MSource)?.header.pixelAspect ?? (1, 1)),
-                        writeTimestamps: true)
+            // A .y4m input's header carries through (aspect, colour range); PNG-derived frames are full range.
+            let header = (source as? Y4MSource)?.header
+                ?? Y4MHeader(geometry: source.geometry, frameRate: source.frameRate, pixelAspect: (1, 1),
+                             colorRange: source is PNGFolderSource ? .full : .unspecified)
+            return try Y4MSink(path: $0, header: header, writeTimestamps: true)
         }
         if runner?.isSimulated == true && !a.flag("quiet") {
             printError("replay: inference is a DIAGNOSTIC SIMULATION (\(runner!.label)), not a model")
@@ -143,7 +145,7 @@ enum ReplayCommand {
     static func openSource(_ input: String, fps: Double?) throws -> FrameSource {
         var isDirectory: ObjCBool = false
         if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
-            return try PNGFolderSource(directory: input, fps: Int((fps ?? 30).rounded()))
+            return try PNGFolderSource(directory: input, fps: fps ?? 30)
         }
         return try Y4MSource(path: input)
     }
