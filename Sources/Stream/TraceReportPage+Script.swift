@@ -387,6 +387,11 @@ extension TraceReportPage {
     });
     tracks.addEventListener('mouseleave', function () { tooltip.hidden = true; });
 
+    // `#from=S&to=S` (seconds from the start of the run) opens the page on that range.
+    (function () {
+      var match = /from=([0-9.eE+-]+)&to=([0-9.eE+-]+)/.exec(window.location.hash);
+      if (match && +match[2] > +match[1]) { view.t0 = +match[1] * 1e6; view.t1 = +match[2] * 1e6; }
+    })();
     render();
     document.body.dataset.renderMs = String(Math.round(performance.now()));
     document.body.dataset.ready = '1';

@@ -8,6 +8,7 @@
 /// - `.drop[data-reason]` markers coloured by reason (legend in the toolbar), binned on a canvas when too many;
 /// - step graphs of `in_flight` (and `queue_depth` when present) and a per-inference lag graph;
 /// - zoom with the wheel or the +/− buttons, pan by dragging, "fit" to see everything.
+/// The URL fragment `#from=S&to=S` (seconds from the start of the run) sets the initial view.
 /// When the first render is done the body gets `data-ready="1"` and `data-render-ms` (ms since navigation start).
 enum TraceReportPage {
     /// The timeline section: toolbar, axis, one lane per stage, drops, counter graphs, tooltip.
