@@ -393,6 +393,8 @@ extension TraceReportPage {
       if (match && +match[2] > +match[1]) { view.t0 = +match[1] * 1e6; view.t1 = +match[2] * 1e6; }
     })();
     render();
+    // For tests driving the page with synthetic events: draw now instead of on the next animation frame.
+    window.colorcamTimeline = { renderNow: render, view: function () { return { t0: view.t0, t1: view.t1 }; } };
     document.body.dataset.renderMs = String(Math.round(performance.now()));
     document.body.dataset.ready = '1';
     })();

@@ -5,7 +5,9 @@ Records a real trace with `colorcam replay`, writes the page, then has Chromium 
 element per traced span (with its frame number) and one drop marker per drop, that the page is self-contained and
 that the screenshot shows the painted timeline. Needs Debian's `chromium` (apt-get install -y chromium).
 """
+import html
 import json
+import math
 import os
 import shutil
 import struct
@@ -218,6 +220,80 @@ def test_large_trace_opens_aggregated_and_zooms_to_spans(tmp_path, colorcam, chr
         frames_shown = sorted(int(e["attrs"]["data-frame"]) for e in zoomed.with_class("span") if lane_of(e) == stage)
         assert 58 <= len(frames_shown) <= 62, f"{stage}: {len(frames_shown)} spans in a 2 s view at 30 fps"
         assert 299 <= frames_shown[0] <= 301 and frames_shown == list(range(frames_shown[0], frames_shown[-1] + 1))
+
+
+# Drives the page with synthetic events after its script ran; renderNow() draws synchronously (no animation frame).
+PROBE = r"""<script>
+(function () {
+  var out = {}, tip = document.getElementById('tooltip'), tracks = document.getElementById('tracks');
+  var timeline = window.colorcamTimeline;
+  function hover(el) {
+    var r = el.getBoundingClientRect();
+    el.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: r.left + Math.min(1, r.width / 2),
+                                                  clientY: r.top + r.height / 2}));
+    return tip.hidden ? null : tip.textContent;
+  }
+  var output = document.querySelectorAll('.lane[data-stage="output"] .span')[5];
+  out.outputFrame = output.dataset.frame;
+  out.outputTip = hover(output);
+  out.inferTip = hover(document.querySelector('.lane[data-stage="infer"] .span'));
+  var drop = document.querySelector('.drop');
+  out.dropReason = drop.dataset.reason;
+  out.dropTip = hover(drop);
+  var axis = document.querySelector('.axis .body').getBoundingClientRect();
+  out.width = axis.width;
+  out.initial = timeline.view();
+  out.initialSpans = document.querySelectorAll('.span').length;
+  tracks.dispatchEvent(new WheelEvent('wheel', {bubbles: true, cancelable: true, deltaY: -800,
+                                                clientX: axis.left + axis.width / 2, clientY: axis.top + 5}));
+  timeline.renderNow();
+  out.zoomed = timeline.view();
+  out.zoomedSpans = document.querySelectorAll('.span').length;
+  tracks.dispatchEvent(new MouseEvent('mousedown', {bubbles: true, button: 0, clientX: 700, clientY: 300}));
+  window.dispatchEvent(new MouseEvent('mousemove', {clientX: 400, clientY: 300}));
+  window.dispatchEvent(new MouseEvent('mouseup', {clientX: 400, clientY: 300}));
+  timeline.renderNow();
+  out.panned = timeline.view();
+  document.getElementById('zoom-out').click();
+  timeline.renderNow();
+  out.zoomedOut = timeline.view();
+  document.getElementById('zoom-fit').click();
+  timeline.renderNow();
+  out.fit = timeline.view();
+  var pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"""
+
+
+def test_hover_zoom_and_pan(recorded, colorcam, chromium):
+    work, trace = recorded
+    page = write_page(colorcam, trace, work / "probe.html")
+    page.write_text(page.read_text().replace("</body></html>", PROBE + "</body></html>"))
+    dom = dump_dom(chromium, page.as_uri())
+    start = dom.index('<pre id="probe">') + len('<pre id="probe">')
+    out = json.loads(html.unescape(dom[start:dom.index("</pre>", start)]))
+
+    assert out["outputTip"] is not None, "hovering an output span shows no tooltip"
+    assert out["outputTip"].startswith(f"output  frame {out['outputFrame']}\n")
+    for field in ("start", "duration", "latency"):
+        assert f"\n{field} " in out["outputTip"], f"output tooltip lacks {field}: {out['outputTip']!r}"
+    assert "lag" in out["inferTip"] and "ms (request→start)" in out["inferTip"], out["inferTip"]
+    assert out["dropTip"].startswith(f"drop: {out['dropReason']}"), out["dropTip"]
+
+    def span(view):
+        return view["t1"] - view["t0"]
+
+    initial, zoomed, panned = out["initial"], out["zoomed"], out["panned"]
+    assert span(zoomed) == pytest.approx(span(initial) * math.exp(-1.6), rel=1e-6), "wheel zooms around the cursor"
+    centre_shift = (zoomed["t0"] + zoomed["t1"]) / 2 - (initial["t0"] + initial["t1"]) / 2
+    assert abs(centre_shift) <= span(initial) / out["width"], "zoomed around the cursor (mid-view, within 1 px)"
+    assert 0 < out["zoomedSpans"] < out["initialSpans"], "zooming in shows fewer span elements"
+    assert panned["t0"] - zoomed["t0"] == pytest.approx(300 * span(zoomed) / out["width"], rel=1e-6), "drag pans"
+    assert span(out["zoomedOut"]) == pytest.approx(2 * span(zoomed), rel=1e-6)
+    assert out["fit"] == pytest.approx(initial)
 
 
 def test_unwritable_report_path_exits_74(recorded, colorcam, tmp_path):
