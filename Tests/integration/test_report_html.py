@@ -296,6 +296,19 @@ def test_hover_zoom_and_pan(recorded, colorcam, chromium):
     assert out["fit"] == pytest.approx(initial)
 
 
+def test_trace_without_spans_still_renders(tmp_path, colorcam, chromium):
+    """A run killed right after its config: no spans, drops or counters. Every lane says so; nothing breaks."""
+    trace = tmp_path / "empty.json"
+    trace.write_text('[{"name":"config","ph":"i","s":"g","pid":1,"tid":6,"ts":0,"args":{"simulated":false}}\n')
+    page = write_page(colorcam, trace, tmp_path / "empty.html")
+    dom = parse_dom(dump_dom(chromium, page.as_uri()))
+    body = [e for e in dom.elements if e["tag"] == "body"][0]
+    assert body["attrs"].get("data-ready") == "1", "the page script failed on a trace without spans"
+    assert [e["attrs"]["data-count"] for e in dom.with_class("lane")] == ["0"] * 5
+    assert dom.with_class("span") == [] and dom.with_class("drop") == []
+    assert "closing ] missing" in page.read_text(), "the truncation warning is in the summary"
+
+
 def test_unwritable_report_path_exits_74(recorded, colorcam, tmp_path):
     _, trace = recorded
     target = tmp_path / "no-such-dir" / "r.html"
