@@ -256,6 +256,7 @@ extension TraceReportPage {
     var pending = false;
     function render() {
       pending = false;
+      related = []; relatedFrame = null;
       renderAxis();
       var binned = 0, shown = 0;
       lanes.forEach(function (lane) { shown += renderLane(lane); if (lane.bins) binned++; });
@@ -346,7 +347,8 @@ extension TraceReportPage {
       } else if (row.classList.contains('drop-row') && drops.bins) {
         var q = Math.floor(x);
         drops.reasons.forEach(function (name, k) {
-          if (q < drops.bins.counts[k].length && drops.bins.counts[k][q]) lines.push(name + ' ' + drops.bins.counts[k][q]);
+          var n = q < drops.bins.counts[k].length ? drops.bins.counts[k][q] : 0;
+          if (n) lines.push(name + ' ' + n);
         });
         if (lines.length) lines.unshift('drops in this pixel:');
       } else if (row.classList.contains('counter')) {
@@ -363,9 +365,20 @@ extension TraceReportPage {
       lines.push('time ' + at(t));
       return lines.join('\n');
     }
+    // Hovering a span or drop outlines every element of the same frame, so a frame can be followed across lanes.
+    var related = [], relatedFrame = null;
+    function relate(frame) {
+      if (frame === relatedFrame) return;
+      related.forEach(function (el) { el.classList.remove('related'); });
+      related = frame === null ? [] : Array.prototype.slice.call(
+        tracks.querySelectorAll('.span[data-frame="' + frame + '"], .drop[data-frame="' + frame + '"]'));
+      related.forEach(function (el) { el.classList.add('related'); });
+      relatedFrame = frame;
+    }
     tracks.addEventListener('mousemove', function (ev) {
       if (drag) { tooltip.hidden = true; return; }
       var target = ev.target, text = null;
+      relate(target.dataset && target.dataset.frame !== undefined ? target.dataset.frame : null);
       if (target.classList.contains('span')) {
         text = spanText(laneByStage[target.closest('.lane').dataset.stage], +target.dataset.i);
       } else if (target.classList.contains('drop')) {
@@ -385,7 +398,7 @@ extension TraceReportPage {
       if (top + tooltip.offsetHeight > window.innerHeight) top = ev.clientY - tooltip.offsetHeight - 8;
       tooltip.style.left = left + 'px'; tooltip.style.top = top + 'px';
     });
-    tracks.addEventListener('mouseleave', function () { tooltip.hidden = true; });
+    tracks.addEventListener('mouseleave', function () { tooltip.hidden = true; relate(null); });
 
     // `#from=S&to=S` (seconds from the start of the run) opens the page on that range.
     (function () {

@@ -15,7 +15,9 @@ enum TraceReportPage {
     static func timelineMarkup(stages: [String]) -> String {
         var html = """
         <section id="timeline">
-        <div class="toolbar"><button id="zoom-in" title="zoom in">+</button><button id="zoom-out" title="zoom out">−</button><button id="zoom-fit" title="show the whole run">fit</button>
+        <div class="toolbar"><button id="zoom-in" title="zoom in">+</button>
+        <button id="zoom-out" title="zoom out">−</button>
+        <button id="zoom-fit" title="show the whole run">fit</button>
         <span id="view-range"></span><span id="legend" class="legend"></span>
         <span class="hint">wheel: zoom · drag: pan · hover: details</span></div>
         <div id="tracks">
@@ -28,9 +30,13 @@ enum TraceReportPage {
         }
         html += """
         <div class="row drop-row"><div class="label">drops</div><div class="body"><canvas></canvas></div></div>
-        <div class="row counter" data-counter="in_flight"><div class="label">in flight</div><div class="body"><canvas></canvas></div></div>
-        <div class="row counter" data-counter="lag"><div class="label">infer lag ms</div><div class="body"><canvas></canvas></div></div>
-        <div class="row counter" data-counter="queue_depth"><div class="label">queue depth</div><div class="body"><canvas></canvas></div></div>
+
+        """
+        for (counter, label) in [("in_flight", "in flight"), ("lag", "infer lag ms"), ("queue_depth", "queue depth")] {
+            html += "<div class=\"row counter\" data-counter=\"\(counter)\"><div class=\"label\">\(label)</div>"
+                + "<div class=\"body\"><canvas></canvas></div></div>\n"
+        }
+        html += """
         </div>
         <div id="tooltip" hidden></div>
         </section>
@@ -64,6 +70,7 @@ enum TraceReportPage {
     .span { position: absolute; top: 3px; height: 20px; min-width: 1px; }
     .span.wide { box-shadow: inset -1px 0 0 rgba(255,255,255,.7); }
     .span:hover, .drop:hover { outline: 2px solid #000; z-index: 2; }
+    .span.related, .drop.related { outline: 2px solid #f0c000; z-index: 1; }
     .drop { position: absolute; top: 2px; width: 3px; height: 12px; margin-left: -1px; }
     #tooltip { position: fixed; pointer-events: none; background: rgba(20,20,20,.92); color: #fff;
       padding: 5px 8px; border-radius: 3px; font: 12px/1.35 monospace; white-space: pre; z-index: 10; }

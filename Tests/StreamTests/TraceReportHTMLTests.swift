@@ -123,7 +123,8 @@ private func absolute(_ deltas: [Int64?], origin: Int64) -> [Int64] {
 
 @Test func hostileTextIsEscapedInMarkupAndData() throws {
     var builder = TraceBuilder()
-    builder.raw(#"{"name":"config","ph":"i","s":"g","pid":1,"tid":6,"ts":0,"args":{"source":"</script><img src=x onerror=alert(1)>","simulated":false}}"#)
+    let hostileSource = "</script><img src=x onerror=alert(1)>"
+    builder.raw(#"{"name":"config","ph":"i","s":"g","pid":1,"tid":6,"ts":0,"args":{"source":"\#(hostileSource)"}}"#)
     builder.capture(frame: 0, tsUs: 0)
     builder.drop(frame: 1, tsUs: 33_333, reason: #"</script><b>\"x\"&"#)  // JSON text: the quotes escaped
     let html = try page(builder, file: "<evil>&\"quote\".json")
@@ -181,7 +182,8 @@ func integerWriterMatchesDescription(value: Int64) {
 }
 
 @Test func writeHTMLReplacesTheFileWholeAndFailsCleanly() throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("html-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    let unique = "html-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(unique)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     let (report, timeline) = try load(TraceBuilder.pipeline(frames: 12, inferUs: 20_000))

@@ -236,6 +236,9 @@ PROBE = r"""<script>
   var output = document.querySelectorAll('.lane[data-stage="output"] .span')[5];
   out.outputFrame = output.dataset.frame;
   out.outputTip = hover(output);
+  out.related = Array.prototype.map.call(document.querySelectorAll('.related'), function (el) {
+    return [el.closest('.row').dataset.stage || 'drops', el.dataset.frame];
+  });
   out.inferTip = hover(document.querySelector('.lane[data-stage="infer"] .span'));
   var drop = document.querySelector('.drop');
   out.dropReason = drop.dataset.reason;
@@ -280,6 +283,9 @@ def test_hover_zoom_and_pan(recorded, colorcam, chromium):
     assert out["outputTip"].startswith(f"output  frame {out['outputFrame']}\n")
     for field in ("start", "duration", "latency"):
         assert f"\n{field} " in out["outputTip"], f"output tooltip lacks {field}: {out['outputTip']!r}"
+    related = out["related"]
+    assert {frame for _, frame in related} == {out["outputFrame"]}, "hover outlines only the same frame's elements"
+    assert {"capture", "output"} <= {stage for stage, _ in related}, f"frame not followed across lanes: {related}"
     assert "lag" in out["inferTip"] and "ms (request→start)" in out["inferTip"], out["inferTip"]
     assert out["dropTip"].startswith(f"drop: {out['dropReason']}"), out["dropTip"]
 
