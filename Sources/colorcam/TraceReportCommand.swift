@@ -48,7 +48,8 @@ enum TraceReportCommand {
       latency_us result_age_us in_flight{counter_max spans_max max limit} summary warnings
       verdict{pass exit_code line checks[{name pass detail}] thresholds{max_lag_ms max_in_flight min_fps}}
 
-    exit codes: 0 every threshold holds, 1 one fails, 64 usage, 65 not a trace, 66 missing file
+    exit codes: 0 every threshold holds, 1 one fails, 64 usage, 65 not a trace, 66 missing file,
+                74 the --html page could not be written
     """
 
     static let command = Command(name: "trace-report", summary: "summarise a trace: fps, drops, lag, verdict",
@@ -63,6 +64,7 @@ enum TraceReportCommand {
             maxInFlight: try arguments.int("max-in-flight", range: 1...1_000_000),
             minFps: try arguments.double("min-fps", min: 0))
         let htmlPath = arguments.string("html")
+        if htmlPath?.isEmpty == true { throw UsageError("trace-report: --html needs a file name (or - for stdout)") }
         if htmlPath == "-" && arguments.flag("json") {
             throw UsageError("trace-report: --html - and --json both want stdout; write the page to a file")
         }

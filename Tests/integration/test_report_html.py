@@ -330,3 +330,12 @@ def test_html_to_stdout(recorded, colorcam):
     assert proc.returncode in (0, 1)
     assert proc.stdout.startswith("<!DOCTYPE html>") and proc.stdout.rstrip().endswith("</html>")
     assert "verdict:" not in proc.stdout.split("<body>")[0]
+
+
+@pytest.mark.parametrize("args", [["--html", "-", "--json"], ["--html", ""], ["--html"]])
+def test_html_usage_errors_exit_64(recorded, colorcam, args):
+    _, trace = recorded
+    proc = run(colorcam, "trace-report", trace, *args, check=False)
+    assert proc.returncode == 64, proc.stderr
+    assert proc.stderr.startswith("colorcam: ") and proc.stderr.count("\n") == 1
+    assert not os.path.exists(".partial")
