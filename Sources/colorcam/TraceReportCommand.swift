@@ -1,9 +1,10 @@
 import ColorcamCore
 import Stream
 
-/// `colorcam trace-report TRACE.json [--json] [--max-lag-ms X] [--max-in-flight N] [--min-fps F]`.
+/// `colorcam trace-report TRACE.json [--json] [--html OUT.html] [--max-lag-ms X] [--max-in-flight N] [--min-fps F]`.
 enum TraceReportCommand {
-    static let usage = "trace-report TRACE.json [--json] [--max-lag-ms X] [--max-in-flight N] [--min-fps F]"
+    static let usage = "trace-report TRACE.json [--json] [--html OUT.html] [--max-lag-ms X] [--max-in-flight N] "
+        + "[--min-fps F]"
 
     static let help = """
     usage: colorcam \(usage)
@@ -17,6 +18,10 @@ enum TraceReportCommand {
 
     options:
       --json             print one JSON object instead of text (keys below)
+      --html OUT.html    also write a self-contained page (no network): a zoomable timeline with one lane per
+                         stage (hover a span for its frame and times), drops coloured by reason, in-flight and
+                         lag graphs, then the summary and verdict. '-' writes the page to stdout instead of the
+                         text report. Large traces open zoomed out, aggregated per pixel; zoom in for spans.
       --max-lag-ms X     fail when request→start lag p99 exceeds X ms (default 5)
       --max-in-flight N  fail when more than N inferences are in flight (default: the trace config's
                          max_in_flight, else 1)
@@ -46,7 +51,8 @@ enum TraceReportCommand {
       latency_us result_age_us in_flight{counter_max spans_max max limit} summary warnings
       verdict{pass exit_code line checks[{name pass detail}] thresholds{max_lag_ms max_in_flight min_fps}}
 
-    exit codes: 0 every threshold holds, 1 one fails, 64 usage, 65 not a trace, 66 missing file
+    exit codes: 0 every threshold holds, 1 one fails, 64 usage, 65 not a trace, 66 missing file,
+                74 the --html page could not be written
     """
 
     static let command = Command(name: "trace-report", summary: "summarise a trace: fps, drops, lag, verdict",
@@ -54,14 +60,29 @@ enum TraceReportCommand {
 
     @Sendable static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let arguments = try Arguments(args, command: "trace-report",
-                                      valued: ["max-lag-ms", "max-in-flight", "min-fps"], boolean: ["json"])
+                                      valued: ["max-lag-ms", "max-in-flight", "min-fps", "html"], boolean: ["json"])
         let path = try arguments.positionals(exactly: 1, usage: usage)[0]
         let thresholds = TraceThresholds(
             maxLagMs: try arguments.double("max-lag-ms", default: 5, min: 0)!,
             maxInFlight: try arguments.int("max-in-flight", range: 1...1_000_000),
             minFps: try arguments.double("min-fps", min: 0))
-        let report = try TraceReport(contentsOf: path)
+        let htmlPath = arguments.string("html")
+        if htmlPath?.isEmpty == true { throw UsageError("trace-report: --html needs a file name (or - for stdout)") }
+        if htmlPath == "-" && arguments.flag("json") {
+            throw UsageError("trace-report: --html - and --json both want stdout; write the page to a file")
+        }
+        let report: TraceReport
+        var timeline: TraceTimeline?
+        if htmlPath != nil {
+            (report, timeline) = try TraceReport.loadWithTimeline(contentsOf: path)
+        } else {
+            report = try TraceReport(contentsOf: path)
+        }
         let verdict = TraceVerdict(report: report, thresholds: thresholds)
+        if let htmlPath, let timeline {
+            try report.writeHTML(to: htmlPath, verdict: verdict, timeline: timeline)
+            if htmlPath == "-" { return verdict.exitCode }
+        }
         let output = arguments.flag("json") ? report.json(verdict: verdict, thresholds: thresholds)
                                             : report.text(verdict: verdict)
         print(output, terminator: "")
