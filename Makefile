@@ -28,8 +28,8 @@ demo: release
 	@echo "== replaying it in real time with a SIMULATED 90 ms inference (not a model; the colorizer lands later)"
 	$(RELEASE_BIN) replay $(DEMO)/clip.y4m --pace realtime --simulate-inference-ms 90 \
 	    --trace $(DEMO)/trace.json --output $(DEMO)/out.y4m
-	@echo "== trace report ($(DEMO)/trace.json; open it in ui.perfetto.dev for the timeline)"
-	$(RELEASE_BIN) trace-report $(DEMO)/trace.json --max-lag-ms 2 --min-fps 29.5
+	@echo "== trace report ($(DEMO)/report.html is the timeline; $(DEMO)/trace.json opens in ui.perfetto.dev too)"
+	$(RELEASE_BIN) trace-report $(DEMO)/trace.json --max-lag-ms 2 --min-fps 29.5 --html $(DEMO)/report.html
 
 unit: deps
 	$(SWIFT) build --build-tests
