@@ -49,7 +49,7 @@ public struct HTTPRequestHead: Sendable, Equatable {
 }
 
 extension Substring {
-    func trimmingCharacters(in set: String) -> Substring {
+    fileprivate func trimmingCharacters(in set: String) -> Substring {
         var slice = self
         while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
         while let last = slice.last, set.contains(last) { slice = slice.dropLast() }

@@ -105,7 +105,7 @@ final class PreviewEventLoop {
     private func acceptPending(nowNs: Int64) {
         // Bounded per turn so a connection flood cannot starve the clients already here.
         for _ in 0..<64 {
-            guard let socket = listener.accept() else { return }
+            guard let socket = listener.accept(sendBufferBytes: config.socketSendBufferBytes) else { return }
             if connections.count >= config.maxConnections {
                 let response = HTTPResponseHead.textResponse(
                     status: 503, body: "too many connections\n", keepAlive: false)

@@ -25,12 +25,17 @@ public struct PreviewServerConfig: Sendable {
     /// JPEG quality 1...100.
     public var jpegQuality: Int32
     public var parserLimits: HTTPRequestParser.Limits
+    /// `SO_SNDBUF` of each client socket (the kernel doubles it). Bounds the bytes queued in the kernel for a slow
+    /// client — beyond it the server skips frames for that client — so a slow reader sees recent frames, not a
+    /// backlog. 64 KiB holds two or three 640×480 JPEGs.
+    public var socketSendBufferBytes: Int32
 
     public init(listenAddress: SocketAddress = SocketAddress("127.0.0.1:8080")!, maxConnections: Int = 256,
                 headerTimeoutNs: Int64 = 5_000_000_000, idleTimeoutNs: Int64 = 30_000_000_000,
                 writeStallTimeoutNs: Int64 = 60_000_000_000, snapshotWaitNs: Int64 = 2_000_000_000,
                 maxStreamFps: Double = 30, jpegQuality: Int32 = 80,
-                parserLimits: HTTPRequestParser.Limits = HTTPRequestParser.Limits()) {
+                parserLimits: HTTPRequestParser.Limits = HTTPRequestParser.Limits(),
+                socketSendBufferBytes: Int32 = 64 * 1024) {
         self.listenAddress = listenAddress
         self.maxConnections = maxConnections
         self.headerTimeoutNs = headerTimeoutNs
@@ -40,6 +45,7 @@ public struct PreviewServerConfig: Sendable {
         self.maxStreamFps = maxStreamFps
         self.jpegQuality = jpegQuality
         self.parserLimits = parserLimits
+        self.socketSendBufferBytes = socketSendBufferBytes
     }
 }
 
