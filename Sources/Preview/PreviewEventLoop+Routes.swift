@@ -100,8 +100,12 @@ extension PreviewEventLoop {
             readerEncoded = false
         }
         guard wantJPEG, let slot = readerSlot, !readerEncoded else { return }
-        let intervalNs = Int64(1e9 / config.maxStreamFps)
-        if !snapshotsWaiting && lastEncodeNs != .min && nowNs - lastEncodeNs < intervalNs - intervalNs / 8 { return }
+        // Token bucket: `maxStreamFps` tokens a second, at most 2 saved, so a source at exactly the cap with jittery
+        // arrivals is not thinned out, while a faster source is encoded at most `maxStreamFps` times a second.
+        if lastEncodeNs != .min {
+            encodeTokens = min(2, encodeTokens + Double(nowNs - lastEncodeNs) * config.maxStreamFps / 1e9)
+        }
+        if !snapshotsWaiting && encodeTokens < 1 { return }
         let output = pool.take(capacity: JPEGEncoder.worstCaseBytes(for: slot.frame.geometry), excluding: currentJPEG)
         do {
             try encoder.encode(slot.frame, into: output)
@@ -112,6 +116,7 @@ extension PreviewEventLoop {
         }
         readerEncoded = true
         lastEncodeNs = nowNs
+        encodeTokens = max(0, encodeTokens - 1)
         currentJPEG = output
         server.metrics.previewFramesEncoded.increment()
         for connection in connections where !connection.closed {

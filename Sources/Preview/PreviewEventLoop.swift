@@ -27,6 +27,8 @@ final class PreviewEventLoop {
     /// The newest encoded JPEG (what new stream clients and snapshots get).
     var currentJPEG: JPEGFrame?
     var lastEncodeNs: Int64 = .min
+    /// Stream encode budget (see `refreshFrame`).
+    var encodeTokens = 1.0
     var streamCount = 0
 
     init(server: PreviewServer, listener: Socket) throws {
@@ -83,9 +85,9 @@ final class PreviewEventLoop {
     private func pollTimeoutMs() -> Int32 {
         // Deadlines are coarse (seconds); waking every 100 ms keeps them within 0.1 s without tracking each one.
         // An unencoded frame held back by the stream rate cap is encoded when the cap allows.
-        if readerSlot != nil && !readerEncoded && streamCount > 0 {
-            let intervalNs = Int64(1e9 / config.maxStreamFps)
-            let waitNs = lastEncodeNs &+ intervalNs - nowNs
+        if readerSlot != nil && !readerEncoded && streamCount > 0 && lastEncodeNs != .min {
+            let tokens = encodeTokens + Double(nowNs - lastEncodeNs) * config.maxStreamFps / 1e9
+            let waitNs = Int64((1 - tokens) * 1e9 / config.maxStreamFps)
             return Int32(max(0, min(100, waitNs / 1_000_000 + 1)))
         }
         return 100

@@ -3,7 +3,8 @@
 //
 // usage: preview-harness [--listen 127.0.0.1:0] [--seconds 60] [--fps 30] [--size 640x480] [--device-lost-after S]
 // Prints `listening on http://ADDR/` once serving, then on exit (time up, SIGINT or SIGTERM) one summary line:
-// `summary published=N seconds=S fps=F worst_window_frames=W max_publish_us=U` (U excludes frame 0, whose publish
+// `summary published=N seconds=S fps=F worst_window_frames=W max_publish_us=U p99_publish_us=P` (U, P exclude
+// frame 0, whose publish
 // allocates the preview's frame slots).
 #if canImport(Glibc)
 import Glibc
@@ -56,6 +57,7 @@ var publishTimesNs = [Int64](repeating: 0, count: maxFrames)
 var quads = [PreviewQuad](repeating: PreviewQuad(.init(xPx: 0, yPx: 0), .init(xPx: 0, yPx: 0), .init(xPx: 0, yPx: 0),
                                                  .init(xPx: 0, yPx: 0), trackId: 1), count: 1)
 var maxPublishNs: Int64 = 0
+var publishDurationsNs = [Int64](repeating: 0, count: maxFrames)
 var published = 0
 let startNs = clock.nowNs()
 var recentFps = 0.0
@@ -92,6 +94,7 @@ while published < maxFrames && !harnessStopRequested.load(ordering: .relaxed) {
     let afterNs = clock.nowNs()
     if published > 0 { maxPublishNs = max(maxPublishNs, afterNs - beforeNs) }  // frame 0 allocates the slots
     publishTimesNs[published] = afterNs
+    publishDurationsNs[published] = afterNs - beforeNs
     metrics.framesOutput.increment()
     metrics.outputLagSeconds.observe(Double(afterNs - frame.captureTimestampNs) / 1e9 + 0.030)
     if published % 10 == 9 { busyDrops.increment() }
@@ -110,10 +113,13 @@ for i in 0..<published {
     while j < published && publishTimesNs[j] < publishTimesNs[i] + 1_000_000_000 { j += 1 }
     worstWindow = min(worstWindow, j - i)
 }
+let sortedDurationsNs = publishDurationsNs[1..<max(1, published)].sorted()
+let p99PublishUs = sortedDurationsNs.isEmpty ? 0 : sortedDurationsNs[(sortedDurationsNs.count - 1) * 99 / 100] / 1000
 let elapsedS = Double(clock.nowNs() - startNs) / 1e9
 let achievedFps = published > 1 ? Double(published - 1) * 1e9 / Double(publishTimesNs[published - 1] - publishTimesNs[0]) : 0
 print("summary published=\(published) seconds=\(elapsedS) fps=\(achievedFps) "
-    + "worst_window_frames=\(worstWindow == .max ? -1 : worstWindow) max_publish_us=\(maxPublishNs / 1000)")
+    + "worst_window_frames=\(worstWindow == .max ? -1 : worstWindow) max_publish_us=\(maxPublishNs / 1000) "
+    + "p99_publish_us=\(p99PublishUs)")
 fflush(nil)
 server.stop()
 exit(0)

@@ -124,6 +124,30 @@ class SlowClient(threading.Thread):
             self.error = f"{type(error).__name__}: {error}"
 
 
+def harness_summary(harness):
+    """Stops the harness and returns its summary fields."""
+    harness.send_signal(signal.SIGTERM)
+    summary = harness.communicate(timeout=20)[0].strip().splitlines()
+    return dict(kv.split("=") for kv in summary[-1].split()[1:]) if summary else {}
+
+
+def start_harness(path, seconds):
+    harness = subprocess.Popen([path, "--listen", "127.0.0.1:0", "--seconds", str(seconds)],
+                               stdout=subprocess.PIPE, text=True)
+    line = harness.stdout.readline()
+    if not line.startswith("listening on "):
+        harness.kill()
+        sys.exit(f"harness did not start: {line!r}")
+    return harness, urllib.parse.urlparse(line.split()[2])
+
+
+def baseline(path, seconds):
+    """The peer: the same harness publishing for the same time with no client connected."""
+    harness, _ = start_harness(path, seconds + 5)
+    time.sleep(seconds)
+    return harness_summary(harness)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="a running server, e.g. http://127.0.0.1:8080/ (default: start the harness)")
@@ -133,6 +157,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring starts")
     parser.add_argument("--slow-rate", type=float, default=1024.0, help="slow client's bytes per second")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="skip the peer run (harness with no clients) that the loaded figures are compared with")
     args = parser.parse_args()
     if not (1 <= args.clients <= 200 and 1 <= args.seconds <= 600):
         parser.error("--clients must be 1..200 and --seconds 1..600")
@@ -144,14 +170,8 @@ def main():
     else:
         if not os.path.exists(args.harness):
             sys.exit(f"{args.harness} not found: run 'swift build -c release --product preview-harness'")
-        total = args.warmup + args.seconds + 5
-        harness = subprocess.Popen([args.harness, "--listen", "127.0.0.1:0", "--seconds", str(total)],
-                                   stdout=subprocess.PIPE, text=True)
-        line = harness.stdout.readline()
-        if not line.startswith("listening on "):
-            harness.kill()
-            sys.exit(f"harness did not start: {line!r}")
-        url = urllib.parse.urlparse(line.split()[2])
+        peer = None if args.no_baseline else baseline(args.harness, args.warmup + args.seconds)
+        harness, url = start_harness(args.harness, args.warmup + args.seconds + 5)
         pid = harness.pid
     host, port = url.hostname, url.port
     if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
@@ -205,12 +225,17 @@ def main():
     if stats_fps:
         print(f"  /stats.json outputFps: min {min(stats_fps):.2f}, mean {sum(stats_fps) / len(stats_fps):.2f}")
     if harness:
-        harness.send_signal(signal.SIGTERM)
-        summary = harness.communicate(timeout=20)[0].strip().splitlines()
-        fields = dict(kv.split("=") for kv in summary[-1].split()[1:]) if summary else {}
+        fields = harness_summary(harness)
         worst = int(fields.get("worst_window_frames", -1))
-        print(f"  publisher: {fields.get('fps', '?')} fps achieved, worst 1-s window {worst} frames, "
-              f"max publish call {fields.get('max_publish_us', '?')} us{'' if worst >= 30 else '  <-- FAIL'}")
+        if peer:
+            print(f"  peer (no clients): {float(peer.get('fps', 0)):.3f} fps, worst 1-s window "
+                  f"{peer.get('worst_window_frames')} frames, publish call p99 {peer.get('p99_publish_us')} us, "
+                  f"max {peer.get('max_publish_us')} us")
+            ratio = float(fields.get("p99_publish_us", 0)) / max(1.0, float(peer.get("p99_publish_us", 1)))
+            print(f"  loaded / peer: publish p99 x{ratio:.2f}, fps x"
+                  f"{float(fields.get('fps', 0)) / max(1e-9, float(peer.get('fps', 1))):.4f}")
+        print(f"  publisher (loaded): {float(fields.get('fps', 0)):.3f} fps achieved, worst 1-s window {worst} frames, "
+              f"publish call p99 {fields.get('p99_publish_us', '?')} us, max {fields.get('max_publish_us', '?')} us{'' if worst >= 30 else '  <-- FAIL'}")
         ok &= worst >= 30
     print(f"  fast clients: min {worst_client:.2f} fps" if worst_client is not None else "  no fast clients")
     print("PASS" if ok else "FAIL")
