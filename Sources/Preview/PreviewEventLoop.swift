@@ -12,7 +12,7 @@ import ColorcamCore
 ///
 /// Threading: every method runs on the loop thread (`run`); nothing here is touched from elsewhere.
 final class PreviewEventLoop {
-    unowned let server: PreviewServer
+    let server: PreviewShared
     let listener: Socket
     let encoder: JPEGEncoder
     let pool = JPEGFramePool()
@@ -31,7 +31,7 @@ final class PreviewEventLoop {
     var encodeTokens = 1.0
     var streamCount = 0
 
-    init(server: PreviewServer, listener: Socket) throws {
+    init(server: PreviewShared, listener: Socket) throws {
         self.server = server
         self.listener = listener
         encoder = try JPEGEncoder(quality: server.config.jpegQuality)
@@ -52,7 +52,10 @@ final class PreviewEventLoop {
             for connection in connections {
                 var events: Int16 = 0
                 switch connection.phase {
-                case .readingHead, .streaming: events |= Int16(POLLIN)
+                case .readingHead:
+                    // Back-pressure a client that pipelines faster than it is answered.
+                    if connection.pendingInput.count < 64 * 1024 { events |= Int16(POLLIN) }
+                case .streaming: events |= Int16(POLLIN)
                 case .responding, .awaitingSnapshot: break
                 }
                 if connection.hasOutput { events |= Int16(POLLOUT) }
@@ -71,6 +74,7 @@ final class PreviewEventLoop {
                 if revents != 0 { handleEvents(revents, on: connection, nowNs: now) }
             }
             if pollFDs[1].revents != 0 { acceptPending(nowNs: now) }
+            parsePipelinedInput(nowNs: now)
             refreshFrame(nowNs: now)
             enforceDeadlines(nowNs: now)
             connections.removeAll { $0.closed }
@@ -83,6 +87,10 @@ final class PreviewEventLoop {
     }
 
     private func pollTimeoutMs() -> Int32 {
+        let pipelined = connections.contains {
+            if case .readingHead = $0.phase { return !$0.pendingInput.isEmpty } else { return false }
+        }
+        if pipelined { return 0 }
         // Deadlines are coarse (seconds); waking every 100 ms keeps them within 0.1 s without tracking each one.
         // An unencoded frame held back by the stream rate cap is encoded when the cap allows.
         if readerSlot != nil && !readerEncoded && streamCount > 0 && lastEncodeNs != .min {
@@ -91,6 +99,18 @@ final class PreviewEventLoop {
             return Int32(max(0, min(100, waitNs / 1_000_000 + 1)))
         }
         return 100
+    }
+
+    /// Parses, for each connection ready for its next request, one request from bytes that arrived with an earlier
+    /// one (pipelining): one request per connection per turn, so no client can monopolise a turn.
+    private func parsePipelinedInput(nowNs: Int64) {
+        for connection in connections where !connection.closed && !connection.pendingInput.isEmpty {
+            guard case .readingHead = connection.phase else { continue }
+            let input = connection.pendingInput
+            connection.pendingInput = []
+            connection.headStartedNs = nowNs
+            parse(input, on: connection, nowNs: nowNs)
+        }
     }
 
     private func drainWakeFD() {
@@ -152,7 +172,11 @@ final class PreviewEventLoop {
             switch connection.phase {
             case .readingHead:
                 if connection.headStartedNs == nil { connection.headStartedNs = nowNs }
-                parse(bytes, on: connection, nowNs: nowNs)
+                if connection.pendingInput.isEmpty {
+                    parse(bytes, on: connection, nowNs: nowNs)
+                } else {
+                    connection.pendingInput.append(contentsOf: bytes)  // keep order behind unparsed pipelined bytes
+                }
             case .streaming:
                 return  // A stream client has nothing more to say; its bytes are discarded.
             case .responding, .awaitingSnapshot:
@@ -182,12 +206,8 @@ final class PreviewEventLoop {
             if closeAfter { return close(connection) }
             connection.phase = .readingHead
             connection.idleSinceNs = nowNs
-            if !connection.pendingInput.isEmpty {
-                let input = connection.pendingInput
-                connection.pendingInput = []
-                connection.headStartedNs = nowNs
-                parse(input, on: connection, nowNs: nowNs)
-            }
+            // Pipelined bytes are parsed by `parsePipelinedInput` on the next turn (not here: recursing through
+            // parse → respond → drained for every pipelined request would make the stack depth client-controlled).
         case .streaming:
             if connection.wantsNewer, let jpeg = currentJPEG, jpeg.sequence != connection.lastQueuedSequence {
                 queueStreamPart(jpeg, on: connection)

@@ -65,53 +65,27 @@ public struct PreviewServerConfig: Sendable {
 /// server.publish(frame: frame, overlays: quads, stats: PreviewStats(outputFps: 30, lagMs: 41, model: "m.onnx"))
 /// ```
 public final class PreviewServer: @unchecked Sendable {
-    // Invariant for @unchecked Sendable: the mutable state is `exchange` (its own Mutex), `health` (Mutex),
-    // `stopRequested`/`running` (Atomics), and `thread`/`loop`, set only by `start`/`stop` which the caller must not
-    // run concurrently with each other (checked by `running`'s compare-exchange). The loop's state lives in
-    // `PreviewEventLoop`, used only by the loop thread.
+    // Invariant for @unchecked Sendable: everything the loop thread shares lives in `shared` (Sendable: Mutex,
+    // Atomics, lets). `thread`, `finished` and `boundAddress` are set only by `start`/`stop`, which must not run
+    // concurrently with each other (checked by `running`'s compare-exchange).
 
-    public let config: PreviewServerConfig
-    public let metrics: PreviewMetrics
-    let exchange = FrameExchange()
-    let health = Mutex<PreviewHealth>(.ok)
-    let stopRequested = Atomic<Bool>(false)
+    let shared: PreviewShared
     private let running = Atomic<Bool>(false)
-    let clock: any MonotonicClock
-    /// A non-blocking pipe: the publisher writes a byte to `wakeWriteFD` to wake the loop, which polls and drains
-    /// `wakeFD`. A full pipe means the loop is already due to wake, so a failed write is fine.
-    let wakeFD: Int32
-    let wakeWriteFD: Int32
-    private var loop: PreviewEventLoop?
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
-    /// Writes warnings (non-loopback address, internal errors) to stderr; replaceable for tests.
-    let warn: @Sendable (String) -> Void
 
-    /// - Throws: `PreviewError(.unavailable)` when the wake-up eventfd cannot be created.
+    public var config: PreviewServerConfig { shared.config }
+    public var metrics: PreviewMetrics { shared.metrics }
+
+    /// - Parameter warn: writes warnings (non-loopback address, internal errors); stderr by default.
+    /// - Throws: `PreviewError(.unavailable)` when the wake-up pipe cannot be created.
     public init(config: PreviewServerConfig, metrics: PreviewMetrics = PreviewMetrics(),
                 clock: any MonotonicClock = SystemClock(),
                 warn: @escaping @Sendable (String) -> Void = PreviewServer.writeToStderr) throws {
-        self.config = config
-        self.metrics = metrics
-        self.clock = clock
-        self.warn = warn
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
-            throw PreviewError(.unavailable, subject: "\(config.listenAddress)", "pipe failed", errno: errno)
-        }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakeFD = fds[0]
-        wakeWriteFD = fds[1]
+        shared = try PreviewShared(config: config, metrics: metrics, clock: clock, warn: warn)
     }
 
-    deinit {
-        stop()
-        _ = Glibc.close(wakeFD)
-        _ = Glibc.close(wakeWriteFD)
-    }
+    deinit { stop() }
 
     public static let writeToStderr: @Sendable (String) -> Void = { message in
         let line = "colorcam: " + message + "\n"
@@ -132,10 +106,9 @@ public final class PreviewServer: @unchecked Sendable {
             let bound = config.listenAddress.withPort(listener.localPort())
             boundAddress = bound
             if !bound.isLoopback {
-                warn("warning: preview listens on \(bound), reachable from other machines (no authentication)")
+                shared.warn("warning: preview listens on \(bound), reachable from other machines (no authentication)")
             }
-            let loop = try PreviewEventLoop(server: self, listener: listener)
-            self.loop = loop
+            let loop = try PreviewEventLoop(server: shared, listener: listener)
             let finished = self.finished
             let box = LoopBox(loop)
             let thread = Thread {
@@ -154,11 +127,10 @@ public final class PreviewServer: @unchecked Sendable {
     /// Stops the loop, closes every connection and the listener, and waits for the thread to end. Idempotent.
     public func stop() {
         guard thread != nil else { return }
-        stopRequested.store(true, ordering: .releasing)
-        wake()
+        shared.stopRequested.store(true, ordering: .releasing)
+        shared.wake()
         finished.wait()
         thread = nil
-        loop = nil
         running.store(false, ordering: .releasing)
     }
 
@@ -166,8 +138,8 @@ public final class PreviewServer: @unchecked Sendable {
     /// the preview's triple buffer and wakes the event loop. Never blocks on clients or the encoder, never
     /// allocates except on the first frame and on a geometry change. Call from one thread (the output thread).
     public func publish(frame: FrameBuffer, overlays: UnsafeBufferPointer<PreviewQuad>, stats: PreviewStats) {
-        exchange.publish(frame: frame, overlays: overlays, stats: stats)
-        wake()
+        shared.exchange.publish(frame: frame, overlays: overlays, stats: stats)
+        shared.wake()
     }
 
     /// `publish` for callers holding an array of overlays (no copy of the array is made).
@@ -177,13 +149,55 @@ public final class PreviewServer: @unchecked Sendable {
 
     /// Sets what `/healthz` and the page report (e.g. `.deviceLost(reason: "/dev/video0: ENODEV")`). Any thread.
     public func setHealth(_ newHealth: PreviewHealth) {
-        health.withLock { $0 = newHealth }
-        wake()
+        shared.health.withLock { $0 = newHealth }
+        shared.wake()
     }
 
     /// Frames published so far.
-    public var publishedFrames: Int { exchange.publishedCount.load(ordering: .relaxed) }
+    public var publishedFrames: Int { shared.publishedFrames }
+}
 
+/// What the server object and its loop thread share. Kept apart from `PreviewServer` so the loop never refers to
+/// the server object itself (which may be deinitialising while `stop` joins the loop).
+final class PreviewShared: Sendable {
+    let config: PreviewServerConfig
+    let metrics: PreviewMetrics
+    let exchange = FrameExchange()
+    let health = Mutex<PreviewHealth>(.ok)
+    let stopRequested = Atomic<Bool>(false)
+    let clock: any MonotonicClock
+    let warn: @Sendable (String) -> Void
+    /// A non-blocking pipe: the publisher writes a byte to `wakeWriteFD` to wake the loop, which polls and drains
+    /// `wakeFD`. A full pipe means the loop is already due to wake, so a failed write is fine.
+    let wakeFD: Int32
+    let wakeWriteFD: Int32
+
+    init(config: PreviewServerConfig, metrics: PreviewMetrics, clock: any MonotonicClock,
+         warn: @escaping @Sendable (String) -> Void) throws {
+        self.config = config
+        self.metrics = metrics
+        self.clock = clock
+        self.warn = warn
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            throw PreviewError(.unavailable, subject: "\(config.listenAddress)", "pipe failed", errno: errno)
+        }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        wakeFD = fds[0]
+        wakeWriteFD = fds[1]
+    }
+
+    deinit {
+        _ = Glibc.close(wakeFD)
+        _ = Glibc.close(wakeWriteFD)
+    }
+
+    var publishedFrames: Int { exchange.publishedCount.load(ordering: .relaxed) }
+
+    /// Wakes the loop (one byte into the pipe; never blocks).
     func wake() {
         var one: UInt8 = 1
         _ = write(wakeWriteFD, &one, 1)

@@ -288,3 +288,25 @@ private func publishFrames(_ server: PreviewServer, count: Int, geometry: FrameG
         #expect(SocketAddress(text) == nil)
     }
 }
+
+@Suite(.serialized) struct PreviewPipeliningTests {
+    @Test func thousandsOfPipelinedRequestsAreAnsweredInOrder() throws {
+        var config = PreviewServerConfig(listenAddress: SocketAddress("127.0.0.1:0")!)
+        config.maxConnections = 4
+        let server = try PreviewServer(config: config, warn: { _ in })
+        try server.start()
+        defer { server.stop() }
+        let port = try #require(server.boundAddress?.port)
+        let client = try TestHTTPClient(port: port)
+        let count = 2000
+        var batch = ""
+        for i in 0..<count { batch += "GET /healthz?\(i) HTTP/1.1\r\nHost: a\r\n\r\n" }
+        batch += "GET /nope HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+        let sender = try TestHTTPClient.Sender(client: client, bytes: Array(batch.utf8))
+        for _ in 0..<count { #expect(try client.readResponse().status == 200) }
+        #expect(try client.readResponse().status == 404)
+        #expect(try client.readToEnd().isEmpty)
+        sender.join()
+        #expect(sender.error == nil)
+    }
+}

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ColorcamCore
+import Foundation
 import Preview
 
 /// A blocking loopback TCP client for the server tests; every read gives up after `timeoutS` seconds (so a test
@@ -139,5 +140,32 @@ extension Substring {
         while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
         while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
         return slice
+    }
+}
+
+extension TestHTTPClient {
+    /// Sends bytes from another thread (so a big pipelined batch cannot deadlock against unread responses).
+    final class Sender: @unchecked Sendable {
+        // Invariant for @unchecked Sendable: `error` is written by the sending thread before `done.signal()` and
+        // read only after `join()`.
+        private let done = DispatchSemaphore(value: 0)
+        private(set) var error: Error?
+
+        init(client: TestHTTPClient, bytes: [UInt8]) throws {
+            let box = ClientBox(client)
+            let thread = Thread { [self] in
+                do { try box.client.send(bytes) } catch { self.error = error }
+                done.signal()
+            }
+            thread.start()
+        }
+
+        func join() { done.wait() }
+    }
+
+    private final class ClientBox: @unchecked Sendable {
+        // Invariant: the sending thread only calls `send`, the test thread only reads; a socket allows both at once.
+        let client: TestHTTPClient
+        init(_ client: TestHTTPClient) { self.client = client }
     }
 }
