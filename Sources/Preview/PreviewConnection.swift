@@ -13,6 +13,9 @@ final class PreviewConnection {
         case awaitingSnapshot(keepAlive: Bool, headOnly: Bool, deadlineNs: Int64)
         /// Sending `/stream.mjpg` parts until the client goes away.
         case streaming
+        /// Response sent and our side shut down; discarding what the client still sends until it closes or
+        /// `untilNs`, so a close with unread input does not reset the connection before the client read the answer.
+        case lingering(untilNs: Int64)
     }
 
     enum Chunk {

@@ -131,7 +131,7 @@ extension PreviewEventLoop {
                 }
             case .awaitingSnapshot:
                 answerSnapshotIfReady(connection)
-            case .readingHead, .responding:
+            case .readingHead, .responding, .lingering:
                 break
             }
         }

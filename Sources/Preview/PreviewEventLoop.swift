@@ -56,6 +56,7 @@ final class PreviewEventLoop {
                     // Back-pressure a client that pipelines faster than it is answered.
                     if connection.pendingInput.count < 64 * 1024 { events |= Int16(POLLIN) }
                 case .streaming: events |= Int16(POLLIN)
+                case .lingering: events |= Int16(POLLIN)
                 case .responding, .awaitingSnapshot: break
                 }
                 if connection.hasOutput { events |= Int16(POLLOUT) }
@@ -177,8 +178,8 @@ final class PreviewEventLoop {
                 } else {
                     connection.pendingInput.append(contentsOf: bytes)  // keep order behind unparsed pipelined bytes
                 }
-            case .streaming:
-                return  // A stream client has nothing more to say; its bytes are discarded.
+            case .streaming, .lingering:
+                return  // Nothing more to parse from this client; its bytes are discarded.
             case .responding, .awaitingSnapshot:
                 // Not polled for input in these phases; keep what arrived for after the response.
                 connection.pendingInput.append(contentsOf: bytes)
@@ -203,7 +204,11 @@ final class PreviewEventLoop {
     private func outputDrained(_ connection: PreviewConnection, nowNs: Int64) {
         switch connection.phase {
         case .responding(let closeAfter):
-            if closeAfter { return close(connection) }
+            if closeAfter {
+                connection.socket.shutdownWrite()
+                connection.phase = .lingering(untilNs: nowNs + Self.lingerNs)
+                return
+            }
             connection.phase = .readingHead
             connection.idleSinceNs = nowNs
             // Pipelined bytes are parsed by `parsePipelinedInput` on the next turn (not here: recursing through
@@ -212,10 +217,13 @@ final class PreviewEventLoop {
             if connection.wantsNewer, let jpeg = currentJPEG, jpeg.sequence != connection.lastQueuedSequence {
                 queueStreamPart(jpeg, on: connection)
             }
-        case .readingHead, .awaitingSnapshot:
+        case .readingHead, .awaitingSnapshot, .lingering:
             break
         }
     }
+
+    /// How long a closing connection keeps reading (and discarding) before the socket is closed.
+    static let lingerNs: Int64 = 2_000_000_000
 
     /// Answers `status` with a one-line reason and closes the connection after sending.
     func reject(_ connection: PreviewConnection, status: Int, message: String) {
@@ -262,6 +270,8 @@ final class PreviewEventLoop {
                     respond(connection, bytes: HTTPResponseHead.textResponse(
                         status: 503, body: "no frame published yet\n", keepAlive: keepAlive), keepAlive: keepAlive)
                 }
+            case .lingering(let untilNs):
+                if nowNs >= untilNs { close(connection) }
             case .responding, .streaming:
                 if connection.hasOutput && nowNs - connection.lastWriteProgressNs > config.writeStallTimeoutNs {
                     close(connection)

@@ -86,6 +86,11 @@ final class Socket {
         }
     }
 
+    /// Shuts down the sending side (the peer reads end-of-stream after the data already sent).
+    func shutdownWrite() {
+        if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    }
+
     /// Reads up to `buffer.count` bytes.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         while true {
