@@ -19,6 +19,9 @@ final class PreviewEventLoop {
     var connections: [PreviewConnection] = []
     private var pollFDs: [pollfd] = []
     private var nextConnectionID = 0
+    /// A descriptor held in reserve so the loop can still accept-and-close when the process runs out (EMFILE).
+    private var spareFD: Int32 = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    private var warnedOutOfDescriptors = false
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
 
     /// The newest frame's data, copied from the exchange: stats, overlays, and whether it is encoded.
@@ -39,7 +42,10 @@ final class PreviewEventLoop {
         connections.reserveCapacity(server.config.maxConnections)
     }
 
-    deinit { readBuffer.deallocate() }
+    deinit {
+        readBuffer.deallocate()
+        if spareFD >= 0 { _ = Glibc.close(spareFD) }
+    }
 
     var config: PreviewServerConfig { server.config }
     var nowNs: Int64 { server.clock.nowNs() }
@@ -128,7 +134,11 @@ final class PreviewEventLoop {
     private func acceptPending(nowNs: Int64) {
         // Bounded per turn so a connection flood cannot starve the clients already here.
         for _ in 0..<64 {
-            guard let socket = listener.accept(sendBufferBytes: config.socketSendBufferBytes) else { return }
+            guard let socket = listener.accept(sendBufferBytes: config.socketSendBufferBytes) else {
+                let failure = listener.lastAcceptErrno
+                if failure == EMFILE || failure == ENFILE { shedOneConnectionWithoutDescriptors() }
+                return
+            }
             if connections.count >= config.maxConnections {
                 let response = HTTPResponseHead.textResponse(
                     status: 503, body: "too many connections\n", keepAlive: false)
@@ -144,6 +154,20 @@ final class PreviewEventLoop {
             // slowloris as well).
             connection.headStartedNs = nowNs
             connections.append(connection)
+        }
+    }
+
+    /// Out of file descriptors: the pending connection would keep the listener readable and `poll` spinning.
+    /// Frees the spare descriptor, accepts and closes one connection, and takes the spare back.
+    private func shedOneConnectionWithoutDescriptors() {
+        if spareFD >= 0 { _ = Glibc.close(spareFD) }
+        let fd = Glibc.accept(listener.fd, nil, nil)
+        if fd >= 0 { _ = Glibc.close(fd) }
+        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        server.metrics.rejected(status: 503)?.increment()
+        if !warnedOutOfDescriptors {
+            warnedOutOfDescriptors = true
+            server.warn("preview: out of file descriptors (errno EMFILE); refusing connections until some close")
         }
     }
 

@@ -82,9 +82,13 @@ final class Socket {
                 return Socket(fd: client)
             }
             if errno == EINTR { continue }
+            lastAcceptErrno = errno
             return nil
         }
     }
+
+    /// errno of the last failed `accept` (`EAGAIN` when nothing was pending, `EMFILE` when out of descriptors).
+    private(set) var lastAcceptErrno: Int32 = 0
 
     /// Shuts down the sending side (the peer reads end-of-stream after the data already sent).
     func shutdownWrite() {

@@ -166,3 +166,45 @@ def test_connection_flood_gets_503_or_close_and_recovers(server):
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_out_of_descriptors_refuses_without_spinning_and_recovers():
+    import resource
+
+    path = os.environ.get("PREVIEW_HARNESS", str(ROOT / ".build/debug/preview-harness"))
+    assert os.path.exists(path), f"{path} not found: run 'swift build --product preview-harness'"
+    proc = subprocess.Popen([path, "--listen", "127.0.0.1:0", "--seconds", "60", "--fps", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48)))
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("listening on "), f"harness did not start: {line!r}"
+        parsed = urllib.parse.urlparse(line.split()[2])
+        server = (parsed.hostname, parsed.port)
+        held = [socket.create_connection(server, timeout=5) for _ in range(80)]  # more than the 48 descriptors
+        time.sleep(0.5)
+        before = cpu_seconds(proc.pid)
+        time.sleep(2.0)
+        used = cpu_seconds(proc.pid) - before
+        assert used < 1.0, f"server used {used:.2f} CPU-s in 2 s while out of descriptors (spinning on accept?)"
+        for sock in held:
+            sock.close()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                assert get(server, "/healthz")[0] == 200
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert "out of file descriptors" in err
