@@ -50,26 +50,32 @@ final class FrameExchange: @unchecked Sendable {
     init() {}
 
     /// Copies `frame`, `overlays` (at most `maxOverlays`) and `stats` into the writer slot and makes it the newest.
-    /// Never waits for the reader; allocates only on the first frame and when the geometry changes.
-    func publish(frame: FrameBuffer, overlays: UnsafeBufferPointer<PreviewQuad>, stats: PreviewStats) {
-        let slot: Slot = indices.withLock { state in
+    /// Never waits: when the reader holds the mutex at that instant (a few instructions), the frame is not published
+    /// and false is returned (the next frame will be). Allocates only on the first frame and on a geometry change.
+    @discardableResult
+    func publish(frame: FrameBuffer, overlays: UnsafeBufferPointer<PreviewQuad>, stats: PreviewStats) -> Bool {
+        let taken: Slot?? = indices.withLockIfAvailable { state in
             if state.slots.isEmpty || state.slots[0].frame.geometry != frame.geometry {
                 state.slots = (0..<3).map { _ in Slot(geometry: frame.geometry) }
                 state.fresh = false
             }
             return state.slots[state.writer]
         }
+        guard let slotOrNil = taken, let slot = slotOrNil else { return false }
         slot.frame.copy(from: frame)
         let count = min(overlays.count, Self.maxOverlays)
         for i in 0..<count { slot.overlays[i] = overlays[i] }
         slot.overlayCount = count
         slot.stats = stats
-        indices.withLock { state in
-            // The slots may have been replaced only by this (the publishing) thread, so `slot` is still current.
+        // The slots may have been replaced only by this (the publishing) thread, so `slot` is still the writer's.
+        let swapped: Bool? = indices.withLockIfAvailable { state in
             swap(&state.writer, &state.pending)
             state.fresh = true
+            return true
         }
+        guard swapped != nil else { return false }
         publishedCount.add(1, ordering: .relaxed)
+        return true
     }
 
     /// The newest frame if one arrived since the last call, else nil. The returned slot belongs to the caller

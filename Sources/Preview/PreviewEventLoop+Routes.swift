@@ -108,7 +108,9 @@ extension PreviewEventLoop {
         if !snapshotsWaiting && encodeTokens < 1 { return }
         let output = pool.take(capacity: JPEGEncoder.worstCaseBytes(for: slot.frame.geometry), excluding: currentJPEG)
         do {
+            let startNs = server.clock.nowNs()
             try encoder.encode(slot.frame, into: output)
+            server.metrics.previewEncodeSeconds.observe(Double(server.clock.nowNs() - startNs) / 1e9)
         } catch {
             server.warn("\(error)")
             readerEncoded = true  // Do not retry the same frame every turn.

@@ -20,6 +20,10 @@ public final class PreviewMetrics: Sendable {
     public let previewStreams: Gauge
     /// JPEGs the preview encoded (at most one per published frame, only while someone watches).
     public let previewFramesEncoded: Counter
+    /// Frames `publish` skipped because the event loop held the hand-off lock at that instant (never waits).
+    public let previewPublishSkipped: Counter
+    /// Time to encode one preview JPEG, seconds (on the preview's event-loop thread).
+    public let previewEncodeSeconds: Histogram
     /// Frames a stream client did not get because its socket was still busy with an older one.
     public let previewFramesSkipped: Counter
     /// Requests rejected: bad or oversized heads, timeouts, too many connections (label `status`).
@@ -51,6 +55,11 @@ public final class PreviewMetrics: Sendable {
         previewStreams = registry.gauge("colorcam_preview_streams", help: "Open MJPEG streams.")
         previewFramesEncoded = registry.counter(
             "colorcam_preview_frames_encoded_total", help: "JPEG frames encoded for the preview.")
+        previewPublishSkipped = registry.counter(
+            "colorcam_preview_publish_skipped_total", help: "Frames not handed to the preview (hand-off lock busy).")
+        previewEncodeSeconds = registry.histogram(
+            "colorcam_preview_encode_seconds", help: "Time to encode one preview JPEG.",
+            upperBounds: [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064])
         previewFramesSkipped = registry.counter(
             "colorcam_preview_frames_skipped_total", help: "Stream frames a busy client did not get (newest wins).")
         previewRejected = Self.rejectionStatuses.map { status in

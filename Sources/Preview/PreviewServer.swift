@@ -135,11 +135,16 @@ public final class PreviewServer: @unchecked Sendable {
     }
 
     /// Hands the newest output frame to the preview: copies `frame` (and up to 32 overlays and the stats) into
-    /// the preview's triple buffer and wakes the event loop. Never blocks on clients or the encoder, never
-    /// allocates except on the first frame and on a geometry change. Call from one thread (the output thread).
+    /// the preview's triple buffer and wakes the event loop. Never blocks (not on clients, the encoder, or a lock:
+    /// if the loop holds the hand-off lock at that instant the frame is skipped and counted in
+    /// `colorcam_preview_publish_skipped_total`), never allocates except on the first frame and on a geometry
+    /// change. Call from one thread (the output thread).
     public func publish(frame: FrameBuffer, overlays: UnsafeBufferPointer<PreviewQuad>, stats: PreviewStats) {
-        shared.exchange.publish(frame: frame, overlays: overlays, stats: stats)
-        shared.wake()
+        if shared.exchange.publish(frame: frame, overlays: overlays, stats: stats) {
+            shared.wake()
+        } else {
+            shared.metrics.previewPublishSkipped.increment()
+        }
     }
 
     /// `publish` for callers holding an array of overlays (no copy of the array is made).

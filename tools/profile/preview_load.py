@@ -33,6 +33,12 @@ def rss_kb(pid):
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def worst_window(times, start, end):
     """Fewest events in any window [t, t + 1 s) with t an event time in [start, end - 1]."""
     inside = [t for t in times if start <= t < end]
@@ -185,11 +191,12 @@ def main():
     for client in fast + [slow]:
         client.start()
     stats_fps = []
-    rss_start = None
+    rss_start = cpu_start = None
     while time.monotonic() < deadline:
         now = time.monotonic()
         if rss_start is None and now >= measure_from and pid:
             rss_start = rss_kb(pid)
+            cpu_start = cpu_seconds(pid)
         if now >= measure_from:
             try:
                 with urllib.request.urlopen(f"http://{host}:{port}/stats.json", timeout=2) as response:
@@ -198,6 +205,13 @@ def main():
                 print(f"stats.json failed: {error}")
         time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
     rss_end = rss_kb(pid) if pid else None
+    cpu_end = cpu_seconds(pid) if pid else None
+    metrics = ""
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=5) as response:
+            metrics = response.read().decode()
+    except Exception as error:
+        print(f"/metrics failed: {error}")
     for client in fast + [slow]:
         client.join(timeout=10)
 
@@ -222,6 +236,15 @@ def main():
         print(f"  server RSS: {rss_start / 1024:.1f} MB -> {rss_end / 1024:.1f} MB, growth {growth_mb:+.2f} MB"
               f"{'' if growth_mb <= 5 else '  <-- FAIL'}")
         ok &= growth_mb <= 5
+    if rss_start is not None and cpu_end is not None:
+        print(f"  server CPU: {100 * (cpu_end - cpu_start) / args.seconds:.1f}% of one core "
+              f"(publisher + preview event loop)")
+    sample = {line.split(" ")[0]: float(line.split(" ")[1]) for line in metrics.splitlines()
+              if line.startswith("colorcam_preview_encode_seconds_") and " " in line}
+    if sample.get("colorcam_preview_encode_seconds_count"):
+        count = sample["colorcam_preview_encode_seconds_count"]
+        print(f"  preview JPEG encode: {1000 * sample['colorcam_preview_encode_seconds_sum'] / count:.2f} ms mean "
+              f"over {count:.0f} frames")
     if stats_fps:
         print(f"  /stats.json outputFps: min {min(stats_fps):.2f}, mean {sum(stats_fps) / len(stats_fps):.2f}")
     if harness:
