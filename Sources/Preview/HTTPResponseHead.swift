@@ -1,5 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Builds HTTP/1.1 response heads (status line plus header fields) as bytes ready to send.
 enum HTTPResponseHead {
+    /// The current time as an HTTP `Date` value (IMF-fixdate, RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+    static func httpDate(epochSeconds: Int = time(nil)) -> String {
+        var seconds = time_t(epochSeconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var text = [CChar](repeating: 0, count: 40)
+        let count = strftime(&text, text.count, "%a, %d %b %Y %H:%M:%S GMT", &parts)
+        return String(decoding: text[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The reason phrase for the status codes the server sends.
     static func reason(for status: Int) -> String {
         switch status {
@@ -20,7 +34,7 @@ enum HTTPResponseHead {
     /// A response head. `contentLength` nil means the body runs until the connection closes (the MJPEG stream).
     static func bytes(status: Int, contentType: String?, contentLength: Int?, keepAlive: Bool,
                       extraHeaders: [(String, String)] = []) -> [UInt8] {
-        var text = "HTTP/1.1 \(status) \(reason(for: status))\r\nServer: colorcam\r\n"
+        var text = "HTTP/1.1 \(status) \(reason(for: status))\r\nServer: colorcam\r\nDate: \(httpDate())\r\n"
         if let contentType { text += "Content-Type: \(contentType)\r\n" }
         if let contentLength { text += "Content-Length: \(contentLength)\r\n" }
         text += "Cache-Control: no-store\r\n"
