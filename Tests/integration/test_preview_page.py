@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from conftest import ROOT, run
+import preview_harness
+from conftest import run
 
 VIDEO_BOX = (40, 120, 600, 480)  # x0, y0, x1, y1 inside the 640x480 <img> at the page's top left
 WINDOW = (1000, 700)
@@ -27,13 +28,7 @@ def chromium():
 
 
 def start_harness(*extra):
-    path = os.environ.get("PREVIEW_HARNESS", str(ROOT / ".build/debug/preview-harness"))
-    assert os.path.exists(path), f"{path} not found: run 'swift build --product preview-harness'"
-    proc = subprocess.Popen([path, "--listen", "127.0.0.1:0", "--seconds", "120", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("listening on http://127.0.0.1:"), f"harness did not start: {line!r} {proc.stderr.read()}"
-    return proc, line.split()[2]
+    return preview_harness.start_harness("--seconds", "120", *extra)
 
 
 @pytest.fixture(scope="module")

@@ -5,14 +5,13 @@ keeps serving everyone else. Runs against preview-harness, or against a running 
 import ipaddress
 import os
 import socket
-import subprocess
 import time
 import urllib.parse
 import urllib.request
 
 import pytest
 
-from conftest import ROOT
+from preview_harness import start_harness
 
 
 @pytest.fixture(scope="module")
@@ -20,13 +19,7 @@ def server():
     url = os.environ.get("PREVIEW_URL")
     proc = None
     if not url:
-        path = os.environ.get("PREVIEW_HARNESS", str(ROOT / ".build/debug/preview-harness"))
-        assert os.path.exists(path), f"{path} not found: run 'swift build --product preview-harness'"
-        proc = subprocess.Popen([path, "--listen", "127.0.0.1:0", "--seconds", "300"], stdout=subprocess.PIPE,
-                                text=True)
-        line = proc.stdout.readline()
-        assert line.startswith("listening on "), f"harness did not start: {line!r}"
-        url = line.split()[2]
+        proc, url = start_harness("--seconds", "300")
     parsed = urllib.parse.urlparse(url)
     assert ipaddress.ip_address(socket.gethostbyname(parsed.hostname)).is_loopback, "loopback servers only"
     yield parsed.hostname, parsed.port
@@ -177,15 +170,10 @@ def cpu_seconds(pid):
 def test_out_of_descriptors_refuses_without_spinning_and_recovers():
     import resource
 
-    path = os.environ.get("PREVIEW_HARNESS", str(ROOT / ".build/debug/preview-harness"))
-    assert os.path.exists(path), f"{path} not found: run 'swift build --product preview-harness'"
-    proc = subprocess.Popen([path, "--listen", "127.0.0.1:0", "--seconds", "60", "--fps", "5"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48)))
+    proc, url = start_harness("--seconds", "60", "--fps", "5",
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48)))
     try:
-        line = proc.stdout.readline()
-        assert line.startswith("listening on "), f"harness did not start: {line!r}"
-        parsed = urllib.parse.urlparse(line.split()[2])
+        parsed = urllib.parse.urlparse(url)
         server = (parsed.hostname, parsed.port)
         held = [socket.create_connection(server, timeout=5) for _ in range(80)]  # more than the 48 descriptors
         time.sleep(0.5)
