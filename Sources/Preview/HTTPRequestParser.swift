@@ -168,11 +168,27 @@ public struct HTTPRequestParser: Sendable {
         guard parts.count == 3 else {
             return .failure(.badRequestLine("expected 'METHOD TARGET VERSION' separated by single spaces"))
         }
-        let method = parts[0], target = parts[1], version = parts[2]
+        let method = parts[0], version = parts[2]
+        var target = parts[1]
         guard !method.isEmpty, method.allSatisfy(Self.isTokenByte) else {
             return .failure(.badRequestLine("method is not a token"))
         }
-        // Origin form only (plus `*` for OPTIONS); visible ASCII, no spaces or controls.
+        // Absolute form (`http://host/path`, RFC 9112 §3.2.2: servers must accept it) is reduced to its path.
+        for scheme in ["http://", "https://"] {
+            let prefix = Array(scheme.utf8)
+            if target.count >= prefix.count,
+                zip(target.prefix(prefix.count), prefix).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
+            {
+                let afterScheme = target.dropFirst(prefix.count)
+                guard let slash = afterScheme.firstIndex(of: UInt8(ascii: "/")) else {
+                    target = ArraySlice("/".utf8)
+                    break
+                }
+                target = target[slash...]
+                break
+            }
+        }
+        // Origin form (plus `*` for OPTIONS); visible ASCII, no spaces or controls.
         guard let first = target.first, first == UInt8(ascii: "/") || (target.count == 1 && first == UInt8(ascii: "*")),
             target.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else {

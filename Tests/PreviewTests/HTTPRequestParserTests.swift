@@ -89,7 +89,8 @@ func keepAliveFollowsVersionAndConnectionHeader(text: String, keepAlive: Bool) {
     ("GET  / HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ("GET / HTTP/1.1 extra\r\nHost: a\r\n\r\n", 400),
     ("G(T / HTTP/1.1\r\nHost: a\r\n\r\n", 400),
-    ("GET http://x/ HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+    ("GET ftp://x/ HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+    ("GET x/y HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ("GET / HTTX/1.1\r\nHost: a\r\n\r\n", 400),
     ("GET / HTTP/1.x\r\nHost: a\r\n\r\n", 400),
     ("GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
@@ -180,4 +181,14 @@ func headerCountLimit(count: Int, accepted: Bool) {
     }
     let bytes = try? #require(failedAfterBytes)
     #expect((bytes ?? .max) <= 2048 + 30)
+}
+
+@Test(arguments: [("http://cam.local:8080/stats.json?a=1", "/stats.json?a=1"), ("HTTP://x", "/"),
+                  ("https://x/snapshot.jpg", "/snapshot.jpg")])
+func absoluteFormIsReducedToItsPath(target: String, path: String) {
+    guard case .complete(let head, _) = feedAll("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n") else {
+        Issue.record("absolute form \(target) rejected")
+        return
+    }
+    #expect(head.target == path)
 }
