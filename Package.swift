@@ -8,6 +8,7 @@ let package = Package(
     name: "colorcam",
     products: [
         .executable(name: "colorcam", targets: ["colorcam"]),
+        .executable(name: "preview-harness", targets: ["preview-harness"]),
     ],
     targets: [
         .systemLibrary(
@@ -15,6 +16,10 @@ let package = Package(
             path: "Sources/CPNG",
             pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]
+        ),
+        .systemLibrary(
+            name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]
         ),
         .target(name: "ColorcamCore", path: "Sources/ColorcamCore", exclude: ["README.md"]),
         .target(
@@ -25,6 +30,13 @@ let package = Package(
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
         .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"]),
+        .target(
+            name: "Preview", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Preview",
+            exclude: ["README.md"]
+        ),
+        .executableTarget(
+            name: "preview-harness", dependencies: ["ColorcamCore", "Preview"], path: "Sources/PreviewHarness"
+        ),
         .executableTarget(
             name: "colorcam",
             dependencies: ["ColorcamCore", "Stream"],
@@ -35,6 +47,9 @@ let package = Package(
             name: "StreamTests",
             dependencies: ["Stream", "ColorcamCore"],
             path: "Tests/StreamTests"
+        ),
+        .testTarget(
+            name: "PreviewTests", dependencies: ["Preview", "ColorcamCore", "CTurboJPEG"], path: "Tests/PreviewTests"
         ),
     ]
 )
