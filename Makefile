@@ -18,6 +18,7 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release --product colorcam
+	$(SWIFT) build -c release --product preview-harness
 
 # The main job. Until the colorizer and detector land, the inference is a labelled DIAGNOSTIC SIMULATION
 # (a 90 ms stand-in for the model): the demo shows the scheduler holding 30 fps with no queued predictions.
@@ -36,7 +37,7 @@ unit: deps
 	$(SWIFT) test --skip-build
 
 integration: release
-	COLORCAM=$(RELEASE_BIN) $(PYTHON) -m pytest -q Tests/integration
+	COLORCAM=$(RELEASE_BIN) PREVIEW_HARNESS=.build/release/preview-harness $(PYTHON) -m pytest -q Tests/integration
 
 test: unit integration
 
