@@ -37,9 +37,13 @@ let package = Package(
         .executableTarget(
             name: "preview-harness", dependencies: ["ColorcamCore", "Preview"], path: "Sources/PreviewHarness"
         ),
+        .target(
+            name: "Live", dependencies: ["ColorcamCore", "Stream", "Preview"], path: "Sources/Live",
+            exclude: ["README.md"]
+        ),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream"],
+            dependencies: ["ColorcamCore", "Stream", "Preview", "Live"],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),

@@ -46,6 +46,7 @@ public final class Pipeline: @unchecked Sendable {
     /// Frames captured so far (for progress display; any thread may read).
     public let framesCaptured = Atomic<Int>(0)
     private let framesOutput = Atomic<Int>(0)
+    private let lastCapture = Atomic<Int64>(0)
     private let done = DispatchGroup()
 
     /// - Parameters:
@@ -98,7 +99,9 @@ public final class Pipeline: @unchecked Sendable {
         let error = failure.withLock { $0 }
         if let error {
             sink?.abort()
-            throw error
+            throw PipelineFailure(underlying: error, framesCaptured: framesCaptured.load(ordering: .acquiring),
+                                  nextSequence: config.firstSequence + framesCaptured.load(ordering: .acquiring),
+                                  lastCaptureTsNs: lastCapture.load(ordering: .relaxed))
         }
         try sink?.finish()
         var stats = PipelineStats()
@@ -110,6 +113,8 @@ public final class Pipeline: @unchecked Sendable {
         stats.framesCaptured = framesCaptured.load(ordering: .acquiring)
         stats.framesOutput = framesOutput.load(ordering: .acquiring)
         stats.durationNs = clock.nowNs() - startNs
+        stats.nextSequence = config.firstSequence + stats.framesCaptured
+        stats.lastCaptureTsNs = lastCapture.load(ordering: .relaxed)
         return stats
     }
 
@@ -141,10 +146,11 @@ public final class Pipeline: @unchecked Sendable {
         }
         let intervalNs = frameIntervalNs
         let useSourceTimestamps = config.frameIntervalOverrideNs == nil
-        var sequence = 0
+        var sequence = config.firstSequence
         var loopBaseNs = clock.nowNs() + config.startLeadNs
         do {
             for loop in 0..<config.loops {
+                if stopRequested.load(ordering: .acquiring) { break }
                 if loop > 0 { try source.rewind() }
                 var firstSourceTsNs: Int64?
                 var lastOffsetNs: Int64 = -intervalNs
@@ -177,6 +183,7 @@ public final class Pipeline: @unchecked Sendable {
                     buffer.captureTimestampNs = captureNs
                     sequence += 1
                     framesCaptured.add(1, ordering: .releasing)
+                    lastCapture.store(captureNs, ordering: .relaxed)
                     if discard {
                         var span = TraceEvent.span(.capture, frame: buffer.sequence, startNs: captureNs,
                                                    endNs: clock.nowNs())
