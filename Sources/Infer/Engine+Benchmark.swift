@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ColorcamCore
+
+/// Latency statistics of repeated runs of one prepared engine.
+public struct InferBenchmarkResult: Sendable {
+    public var runs: Int
+    public var p50Ms: Double
+    public var p95Ms: Double
+    public var minMs: Double
+    /// FLOPs per run / p50 latency, in GFLOP/s.
+    public var gflopsPerSecond: Double
+}
+
+extension InferenceEngine {
+    /// Runs the engine `warmup + runs` times on `input` and reports latency percentiles.
+    ///
+    /// Allocates its buffers once up front; the timed loop allocates nothing. Blocks the calling thread.
+    public func benchmark(input: [Float], runs: Int, warmup: Int = 1) -> InferBenchmarkResult {
+        var output = [Float](repeating: 0, count: outputCount)
+        var samplesMs = [Double](repeating: 0, count: max(1, runs))
+        input.withUnsafeBufferPointer { i in
+            output.withUnsafeMutableBufferPointer { o in
+                for _ in 0..<warmup { run(input: i, output: o) }
+                for r in 0..<max(1, runs) {
+                    let t0 = SystemClock.rawNs()
+                    run(input: i, output: o)
+                    samplesMs[r] = Double(SystemClock.rawNs() - t0) / 1e6
+                }
+            }
+        }
+        let sorted = samplesMs.sorted()
+        func pct(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((p * Double(sorted.count - 1)).rounded()))] }
+        let p50 = pct(0.5)
+        return InferBenchmarkResult(runs: sorted.count, p50Ms: p50, p95Ms: pct(0.95), minMs: sorted[0],
+                                    gflopsPerSecond: flops / (p50 / 1e3) / 1e9)
+    }
+}
+
+/// Raw little-endian float32 files (the conformance suite's tensor exchange format, no header).
+public enum RawFloatFile {
+    /// Reads exactly `count` floats. Throws `.missingInput` if unreadable, `.badData` if the size differs.
+    public static func read(_ path: String, count: Int) throws -> [Float] {
+        guard let bytes = readBinaryFile(path) else { throw InferError(.missingInput, file: path, "cannot read the file") }
+        guard bytes.count == count * 4 else {
+            throw InferError(.badData, file: path, "has \(bytes.count) bytes, the input needs \(count * 4) (\(count) float32)")
+        }
+        return bytes.withUnsafeBytes { b in (0..<count).map { Float(bitPattern: b.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self)) } }
+    }
+
+    /// Writes the floats; throws `.ioError` on failure.
+    public static func write(_ values: [Float], to path: String) throws {
+        guard let f = fopen(path, "wb") else { throw InferError(.ioError, file: path, "cannot create the file") }
+        defer { fclose(f) }
+        let n = values.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
+        guard n == values.count * 4 else { throw InferError(.ioError, file: path, "short write") }
+    }
+}
+
+/// Where colorcam looks for model files, in order.
+public enum ModelSearchPath {
+    public static func directories() -> [String] {
+        var dirs: [String] = []
+        if let env = getenv("COLORCAM_MODELS") { dirs += String(cString: env).split(separator: ":").map(String.init) }
+        if let home = getenv("HOME") { dirs.append(String(cString: home) + "/.local/share/colorcam/models") }
+        dirs += ["/usr/local/share/colorcam/models", "/usr/share/colorcam/models", "./models"]
+        return dirs
+    }
+}
