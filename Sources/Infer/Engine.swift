@@ -125,6 +125,7 @@ public final class InferenceEngine {
         if mode == .fast {
             runtime = try Self.fuse(runtime, consts: &consts, shapes: shapes, graphOutputs: [output.name],
                                     opset: opset, file: file)
+            for (name, c) in consts where shapes[name] == nil { shapes[name] = c.shape }
         }
 
         // Final plans and the memory plan.
