@@ -38,6 +38,55 @@ extension InferenceEngine {
     }
 }
 
+/// Time per step label (e.g. `Conv 3x3`), summed over steps, per run.
+public struct InferProfileRow: Sendable {
+    public var label: String
+    public var msPerRun: Double
+    public var gflop: Double
+    public var gflopsPerSecond: Double { msPerRun > 0 ? gflop / (msPerRun / 1e3) : 0 }
+}
+
+extension InferenceEngine {
+    /// Runs `runs` profiled runs (after one warm-up) and returns per-label rows, slowest first.
+    public func profile(input: [Float], runs: Int) -> [InferProfileRow] {
+        var output = [Float](repeating: 0, count: outputCount)
+        var stepNs = [Int64](repeating: 0, count: stepCount)
+        input.withUnsafeBufferPointer { i in
+            output.withUnsafeMutableBufferPointer { o in
+                run(input: i, output: o)
+                stepNs.withUnsafeMutableBufferPointer { s in
+                    for _ in 0..<max(1, runs) { runProfiled(input: i, output: o, stepNs: s) }
+                }
+            }
+        }
+        var rows: [String: InferProfileRow] = [:]
+        for (i, step) in stepSummary.enumerated() {
+            rows[step.label, default: InferProfileRow(label: step.label, msPerRun: 0, gflop: 0)].msPerRun +=
+                Double(stepNs[i]) / 1e6 / Double(max(1, runs))
+            rows[step.label]!.gflop += step.flops / 1e9
+        }
+        return rows.values.sorted { $0.msPerRun > $1.msPerRun }
+    }
+}
+
+/// Square-ish sgemm throughput of the loaded OpenBLAS, the peak the conv kernels are measured against.
+public enum SgemmBenchmark {
+    /// Best GFLOP/s over `runs` row-major sgemms of M×K by K×N (allocates its matrices once).
+    public static func gflops(m: Int, n: Int, k: Int, runs: Int) throws -> Double {
+        let blas = try OpenBLAS.shared()
+        let a = [Float](repeating: 0.5, count: m * k), b = [Float](repeating: 0.25, count: k * n)
+        var c = [Float](repeating: 0, count: m * n)
+        var best = Double.infinity
+        for _ in 0..<(runs + 1) {
+            let t0 = monotonicNs()
+            blas.sgemm(transA: false, transB: false, m: m, n: n, k: k, alpha: 1, a: a, lda: k, b: b, ldb: n,
+                       beta: 0, c: &c, ldc: n)
+            best = min(best, Double(monotonicNs() - t0))
+        }
+        return 2 * Double(m) * Double(n) * Double(k) / best
+    }
+}
+
 /// Raw little-endian float32 files (the conformance suite's tensor exchange format, no header).
 public enum RawFloatFile {
     /// Reads exactly `count` floats. Throws `.missingInput` if unreadable, `.badData` if the size differs.

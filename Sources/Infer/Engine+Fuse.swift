@@ -26,6 +26,7 @@ extension InferenceEngine {
                 else { continue }
                 let next = nodes[j].node
                 let channels = wShape[0]
+                guard channels > 0, weights.count % channels == 0 else { continue }
                 let perChannel = weights.count / channels
                 var bias = conv.inputs.count > 2 && !conv.inputs[2].isEmpty
                     ? consts[conv.inputs[2]]?.floats : [Float](repeating: 0, count: channels)

@@ -28,8 +28,8 @@ public final class InferenceEngine {
     public let arenaFloats: Int
     /// Number of run-time steps after folding and fusion.
     public var stepCount: Int { kernels.count }
-    /// Per step: op type and FLOPs, for profiles.
-    public let stepSummary: [(opType: String, flops: Double)]
+    /// Per step: op type (with kernel size for convs, e.g. `Conv 3x3`) and FLOPs, for profiles.
+    public let stepSummary: [(label: String, flops: Double)]
 
     private let kernels: [Kernel]
     private let arena: UnsafeMutablePointer<Float>
@@ -179,7 +179,11 @@ public final class InferenceEngine {
             built.append(try plan.build(slots))
         }
         kernels = built
-        stepSummary = zip(runtime, plans).map { ($0.node.opType, $1.flops) }
+        stepSummary = zip(runtime, plans).map { r, plan in
+            var label = r.node.opType
+            if r.node.opType.hasPrefix("Conv"), let w = shapes[r.node.inputs[1]], w.count == 4 { label += " \(w[2])x\(w[3])" }
+            return (label, plan.flops)
+        }
         flops = totalFlops
         inputOffset = offsets[input.name]!
         outputOffset = offsets[output.name]!
@@ -200,12 +204,33 @@ public final class InferenceEngine {
         output.baseAddress!.update(from: arena + outputOffset, count: output.count)
     }
 
+    /// Runs the model like `run(input:output:)`, adding each step's wall time to `stepNs[i]`. Allocates nothing.
+    public func runProfiled(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>,
+                            stepNs: UnsafeMutableBufferPointer<Int64>) {
+        precondition(stepNs.count == kernels.count && input.count == inputCount && output.count == outputCount)
+        (arena + inputOffset).update(from: input.baseAddress!, count: input.count)
+        var t0 = monotonicNs()
+        for (i, kernel) in kernels.enumerated() {
+            kernel.run(arena)
+            let t1 = monotonicNs()
+            stepNs[i] += t1 - t0
+            t0 = t1
+        }
+        output.baseAddress!.update(from: arena + outputOffset, count: output.count)
+    }
+
     /// Convenience for tests and tools: runs on a `Tensor` and returns a new one (allocates).
     public func run(_ input: Tensor) -> Tensor {
         var out = Tensor(zeros: outputShape)
         input.data.withUnsafeBufferPointer { i in out.data.withUnsafeMutableBufferPointer { run(input: i, output: $0) } }
         return out
     }
+}
+
+func monotonicNs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
 
 /// Reads a whole binary file, or nil.

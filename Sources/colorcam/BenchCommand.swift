@@ -8,12 +8,14 @@ import Infer
 enum BenchCommand {
     static let help = """
     usage: colorcam bench infer MODEL.onnx [--size 256] [--shape NxCxHxW] [--threads N] [--runs N]
-                                           [--mode fast|reference] [--input IN.f32 --output OUT.f32]
+                                           [--mode fast|reference] [--profile] [--input IN.f32 --output OUT.f32]
+           colorcam bench sgemm [--size 1024] [--threads N] [--runs N]
 
     Prepares MODEL for one input (--shape, or the model's declared shape with H and W set to --size) and times
     --runs runs (default 20) after one warm-up run on --threads OpenBLAS threads (default 1).
     With --input, runs once on that raw little-endian float32 file and writes the result to --output
-    (the conformance suite's interface).
+    (the conformance suite's interface). --profile adds time and GFLOP/s per op kind (e.g. `Conv 3x3`).
+    `bench sgemm` prints OpenBLAS's sgemm GFLOP/s on square matrices (the peak the convs are compared with).
     """
 
     static let command = Command(name: "bench", summary: "benchmark the inference engine on an ONNX model",
@@ -21,7 +23,16 @@ enum BenchCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "bench",
-                              valued: ["size", "shape", "threads", "runs", "mode", "input", "output"])
+                              valued: ["size", "shape", "threads", "runs", "mode", "input", "output"],
+                              boolean: ["profile"])
+        if a.positionals == ["sgemm"] {
+            let size = try a.int("size", default: 1024, range: 16...8192)!
+            let blas = try OpenBLAS.shared()
+            blas.setThreads(try a.int("threads", default: 1, range: 1...256)!)
+            let gflops = try SgemmBenchmark.gflops(m: size, n: size, k: size, runs: try a.int("runs", default: 5, range: 1...1000)!)
+            print("sgemm \(size)x\(size)x\(size): \(fmt(gflops)) GFLOP/s (core \(blas.coreName), threads \(blas.threads))")
+            return 0
+        }
         let positionals = try a.positionals(exactly: 2, usage: "bench infer MODEL.onnx [options]")
         guard positionals[0] == "infer" else { throw UsageError("bench: unknown benchmark '\(positionals[0])' (try 'infer')") }
         let path = positionals[1]
@@ -67,6 +78,13 @@ enum BenchCommand {
         print("work       \(fmt(engine.flops / 1e9)) GFLOP per run (multiply-add = 2 FLOP)")
         print("latency    p50 \(fmt(result.p50Ms)) ms, p95 \(fmt(result.p95Ms)) ms, min \(fmt(result.minMs)) ms over \(result.runs) runs")
         print("throughput \(fmt(result.gflopsPerSecond)) GFLOP/s at p50")
+        if a.flag("profile") {
+            print("profile    per run, by op kind:")
+            for row in engine.profile(input: input, runs: runs) {
+                let label = row.label.padding(16)
+                print("  \(label)\(fmt(row.msPerRun)) ms  \(fmt(row.gflop)) GFLOP  \(fmt(row.gflopsPerSecond)) GFLOP/s")
+            }
+        }
         return 0
     }
 
@@ -84,7 +102,12 @@ enum BenchCommand {
     }
 
     static func fmt(_ v: Double) -> String {
+        guard v.isFinite else { return "-" }
         let scaled = (v * 100).rounded() / 100
         return String(scaled)
     }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(1, width - count)) }
 }

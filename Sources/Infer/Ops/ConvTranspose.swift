@@ -8,7 +8,7 @@ enum ConvTransposeOp {
         let w = try ctx.shape(1)
         guard let weights = ctx.consts[1]?.floats else { throw ctx.error("weights (input 1) must be a float constant") }
         let group = try ctx.int("group", 1)
-        guard w.count == x.count, group >= 1, w[0] == x[1], x[1] % group == 0 else {
+        guard w.count == x.count, w.allSatisfy({ $0 >= 1 }), x.allSatisfy({ $0 >= 1 }), group >= 1, w[0] == x[1], x[1] % group == 0 else {
             throw ctx.error("weights \(w) do not fit input \(x) with group \(group)")
         }
         let kernel = try ctx.ints("kernel_shape") ?? Array(w[2...])
