@@ -22,7 +22,7 @@ extension InferenceEngine {
                 let conv = nodes[i].node
                 guard let out = conv.outputs.first, uses[out] == 1, let j = consumer[out], j != i,
                       conv.attributes["colorcam.activation"] == nil,
-                      let weights = consts[conv.inputs[1]]?.floats, let wShape = shapes[conv.inputs[1]]
+                      let weights = consts[conv.inputs[1]]?.floats, let wShape = consts[conv.inputs[1]]?.shape
                 else { continue }
                 let next = nodes[j].node
                 let channels = wShape[0]

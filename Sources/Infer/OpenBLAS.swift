@@ -59,7 +59,8 @@ public final class OpenBLAS: Sendable {
         if let userCore, !userCore.isEmpty {
             coreSource = .userEnvironment(userCore)
         } else {
-            let chosen = OpenBLASCoreSelection.core(forFlags: OpenBLASCoreSelection.cpuFlags())
+            let chosen = OpenBLASCoreSelection.core(forFlags: OpenBLASCoreSelection.cpuFlags(),
+                                                    vendor: OpenBLASCoreSelection.cpuVendor())
             setenv("OPENBLAS_CORETYPE", chosen, 1)
             coreSource = .chosenFromFlags(chosen)
         }

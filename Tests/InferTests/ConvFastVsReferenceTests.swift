@@ -15,7 +15,7 @@ import Testing
         for (c, h, w) in [(1, 1, 1), (3, 3, 7), (13, 17, 31)] {
             all.append(Case(channels: c, height: h, width: w, outChannels: 5, kernel: 3, stride: 1, dilation: 1, group: 1, pads: [1, 1, 1, 1]))
             all.append(Case(channels: c, height: h, width: w, outChannels: 4, kernel: 1, stride: 1, dilation: 1, group: 1, pads: [0, 0, 0, 0]))
-            all.append(Case(channels: c, height: h, width: w, outChannels: 6, kernel: 3, stride: 2, dilation: 1, group: 1, pads: [0, 1, 2, 0]))
+            all.append(Case(channels: c, height: h, width: w, outChannels: 6, kernel: 3, stride: 2, dilation: 1, group: 1, pads: [0, 1, 2, 1]))
             all.append(Case(channels: c, height: h, width: w, outChannels: 3, kernel: 3, stride: 1, dilation: 2, group: 1, pads: [2, 2, 2, 2]))
             all.append(Case(channels: c, height: h, width: w, outChannels: c, kernel: 3, stride: 1, dilation: 1, group: c, pads: [1, 1, 1, 1]))
         }

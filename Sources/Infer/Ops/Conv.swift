@@ -4,8 +4,9 @@
 /// is one sgemm on the input, others build im2col strips of at most `stripFloats` in arena scratch and run sgemm
 /// per strip, then apply bias + activation to the strip while it is in cache. Reference path: direct loops.
 enum ConvOp {
-    /// Upper bound on an im2col strip (floats): 2 MiB keeps a strip within L2/L3 reach.
-    static let stripFloats = 1 << 19
+    /// Upper bound on an im2col strip (floats, 16 MiB): large enough that OpenBLAS packs each weight panel only a
+    /// few times per conv, small enough to bound the arena scratch.
+    static let stripFloats = 1 << 22
 
     static func plan(_ ctx: OpContext) throws -> OpPlan {
         let x = try ctx.shape(0)
