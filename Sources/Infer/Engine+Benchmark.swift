@@ -9,6 +9,8 @@ public struct InferBenchmarkResult: Sendable {
     public var p50Ms: Double
     public var p95Ms: Double
     public var minMs: Double
+    /// Median CPU time of the calling thread per run (with 1 OpenBLAS thread, all the work; robust to other load).
+    public var cpuP50Ms: Double
     /// FLOPs per run / p50 latency, in GFLOP/s.
     public var gflopsPerSecond: Double
 }
@@ -20,13 +22,15 @@ extension InferenceEngine {
     public func benchmark(input: [Float], runs: Int, warmup: Int = 1) -> InferBenchmarkResult {
         var output = [Float](repeating: 0, count: outputCount)
         var samplesMs = [Double](repeating: 0, count: max(1, runs))
+        var cpuMs = [Double](repeating: 0, count: max(1, runs))
         input.withUnsafeBufferPointer { i in
             output.withUnsafeMutableBufferPointer { o in
                 for _ in 0..<warmup { run(input: i, output: o) }
                 for r in 0..<max(1, runs) {
-                    let t0 = SystemClock.rawNs()
+                    let t0 = SystemClock.rawNs(), c0 = threadCPUNs()
                     run(input: i, output: o)
                     samplesMs[r] = Double(SystemClock.rawNs() - t0) / 1e6
+                    cpuMs[r] = Double(threadCPUNs() - c0) / 1e6
                 }
             }
         }
@@ -34,6 +38,7 @@ extension InferenceEngine {
         func pct(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((p * Double(sorted.count - 1)).rounded()))] }
         let p50 = pct(0.5)
         return InferBenchmarkResult(runs: sorted.count, p50Ms: p50, p95Ms: pct(0.95), minMs: sorted[0],
+                                    cpuP50Ms: cpuMs.sorted()[cpuMs.count / 2],
                                     gflopsPerSecond: flops / (p50 / 1e3) / 1e9)
     }
 }
@@ -48,7 +53,8 @@ public struct InferProfileRow: Sendable {
 
 extension InferenceEngine {
     /// Runs `runs` profiled runs (after one warm-up) and returns per-label rows, slowest first.
-    public func profile(input: [Float], runs: Int) -> [InferProfileRow] {
+    /// With `perStep`, one row per step (labelled with its shapes) instead of one per op kind.
+    public func profile(input: [Float], runs: Int, perStep: Bool = false) -> [InferProfileRow] {
         var output = [Float](repeating: 0, count: outputCount)
         var stepNs = [Int64](repeating: 0, count: stepCount)
         input.withUnsafeBufferPointer { i in
@@ -60,6 +66,12 @@ extension InferenceEngine {
             }
         }
         var rows: [String: InferProfileRow] = [:]
+        if perStep {
+            return stepSummary.enumerated().map { i, step in
+                InferProfileRow(label: "\(i) \(step.label) \(stepShapes[i])", msPerRun: Double(stepNs[i]) / 1e6 / Double(max(1, runs)),
+                                gflop: step.flops / 1e9)
+            }
+        }
         for (i, step) in stepSummary.enumerated() {
             rows[step.label, default: InferProfileRow(label: step.label, msPerRun: 0, gflop: 0)].msPerRun +=
                 Double(stepNs[i]) / 1e6 / Double(max(1, runs))
@@ -71,17 +83,19 @@ extension InferenceEngine {
 
 /// Square-ish sgemm throughput of the loaded OpenBLAS, the peak the conv kernels are measured against.
 public enum SgemmBenchmark {
-    /// Best GFLOP/s over `runs` row-major sgemms of M×K by K×N (allocates its matrices once).
+    /// Best GFLOP/s over `runs` row-major sgemms of M×K by K×N (allocates its matrices once). Timed in CPU time
+    /// of the calling thread when OpenBLAS runs one thread (like the conv profile), else in wall-clock time.
     public static func gflops(m: Int, n: Int, k: Int, runs: Int) throws -> Double {
         let blas = try OpenBLAS.shared()
         let a = [Float](repeating: 0.5, count: m * k), b = [Float](repeating: 0.25, count: k * n)
         var c = [Float](repeating: 0, count: m * n)
         var best = Double.infinity
         for _ in 0..<(runs + 1) {
-            let t0 = monotonicNs()
+            let clock = blas.threads == 1 ? threadCPUNs : monotonicNs
+            let t0 = clock()
             blas.sgemm(transA: false, transB: false, m: m, n: n, k: k, alpha: 1, a: a, lda: k, b: b, ldb: n,
                        beta: 0, c: &c, ldc: n)
-            best = min(best, Double(monotonicNs() - t0))
+            best = min(best, Double(clock() - t0))
         }
         return 2 * Double(m) * Double(n) * Double(k) / best
     }

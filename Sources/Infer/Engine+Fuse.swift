@@ -1,6 +1,6 @@
 /// Load-time fusion on the run-time node list (fast mode only): BatchNormalization, per-channel Mul and Add fold
-/// into the preceding Conv's weights and bias (exact up to float rounding), and Relu/LeakyRelu/Clip become the Conv's
-/// fused epilogue. A fusion only applies when the Conv output has exactly one consumer and is not a graph output.
+/// into the preceding Conv's weights and bias (exact up to float rounding), and Relu/LeakyRelu/Clip become the
+/// Conv's or ConvTranspose's fused epilogue. A fusion only applies when the Conv output has exactly one consumer and is not a graph output.
 extension InferenceEngine {
     struct RuntimeNode {
         var node: ONNXNode
@@ -18,13 +18,15 @@ extension InferenceEngine {
             for o in graphOutputs { uses[o, default: 0] += 1 }
             var consumer: [String: Int] = [:]
             for (j, n) in nodes.enumerated() { for i in n.node.inputs { consumer[i] = j } }
-            for i in nodes.indices where nodes[i].node.opType == "Conv" {
+            for i in nodes.indices where nodes[i].node.opType == "Conv" || nodes[i].node.opType == "ConvTranspose" {
                 let conv = nodes[i].node
                 guard let out = conv.outputs.first, uses[out] == 1, let j = consumer[out], j != i,
                       conv.attributes["colorcam.activation"] == nil,
                       let weights = consts[conv.inputs[1]]?.floats, let wShape = consts[conv.inputs[1]]?.shape
                 else { continue }
                 let next = nodes[j].node
+                // ConvTranspose weights are [Cin, Cout/group, kh, kw]: only the activation fuses there.
+                if conv.opType == "ConvTranspose" && !["Relu", "LeakyRelu", "Clip"].contains(next.opType) { continue }
                 let channels = wShape[0]
                 guard channels > 0, weights.count % channels == 0 else { continue }
                 let perChannel = weights.count / channels

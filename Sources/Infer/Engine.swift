@@ -31,6 +31,9 @@ public final class InferenceEngine {
     /// Per step: op type (with kernel size for convs, e.g. `Conv 3x3`) and FLOPs, for profiles.
     public let stepSummary: [(label: String, flops: Double)]
 
+    /// Per step: input (and weight) shapes → output shape, for profiles.
+    public let stepShapes: [String]
+
     private let kernels: [Kernel]
     private let arena: UnsafeMutablePointer<Float>
     private let inputOffset: Int
@@ -184,6 +187,10 @@ public final class InferenceEngine {
             if r.node.opType.hasPrefix("Conv"), let w = shapes[r.node.inputs[1]], w.count == 4 { label += " \(w[2])x\(w[3])" }
             return (label, plan.flops)
         }
+        stepShapes = zip(runtime, plans).map { r, plan in
+            r.node.inputs.compactMap { shapes[$0] }.prefix(2).map { $0.map(String.init).joined(separator: "x") }
+                .joined(separator: ", ") + " → " + (plan.outputShapes.first ?? []).map(String.init).joined(separator: "x")
+        }
         flops = totalFlops
         inputOffset = offsets[input.name]!
         outputOffset = offsets[output.name]!
@@ -204,15 +211,16 @@ public final class InferenceEngine {
         output.baseAddress!.update(from: arena + outputOffset, count: output.count)
     }
 
-    /// Runs the model like `run(input:output:)`, adding each step's wall time to `stepNs[i]`. Allocates nothing.
+    /// Runs the model like `run(input:output:)`, adding each step's CPU time on this thread to `stepNs[i]`
+    /// (CPU time, so that other processes on a shared machine do not inflate a step). Allocates nothing.
     public func runProfiled(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>,
                             stepNs: UnsafeMutableBufferPointer<Int64>) {
         precondition(stepNs.count == kernels.count && input.count == inputCount && output.count == outputCount)
         (arena + inputOffset).update(from: input.baseAddress!, count: input.count)
-        var t0 = monotonicNs()
+        var t0 = threadCPUNs()
         for (i, kernel) in kernels.enumerated() {
             kernel.run(arena)
-            let t1 = monotonicNs()
+            let t1 = threadCPUNs()
             stepNs[i] += t1 - t0
             t0 = t1
         }
@@ -230,6 +238,13 @@ public final class InferenceEngine {
 func monotonicNs() -> Int64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+/// CPU time consumed by the calling thread, in ns.
+func threadCPUNs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
 

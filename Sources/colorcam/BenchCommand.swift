@@ -8,7 +8,7 @@ import Infer
 enum BenchCommand {
     static let help = """
     usage: colorcam bench infer MODEL.onnx [--size 256] [--shape NxCxHxW] [--threads N] [--runs N]
-                                           [--mode fast|reference] [--profile] [--input IN.f32 --output OUT.f32]
+                                           [--mode fast|reference] [--profile [--steps]] [--input IN.f32 --output OUT.f32]
            colorcam bench sgemm [--size 1024] [--threads N] [--runs N]
 
     Prepares MODEL for one input (--shape, or the model's declared shape with H and W set to --size) and times
@@ -24,7 +24,7 @@ enum BenchCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "bench",
                               valued: ["size", "shape", "threads", "runs", "mode", "input", "output"],
-                              boolean: ["profile"])
+                              boolean: ["profile", "steps"])
         if a.positionals == ["sgemm"] {
             let size = try a.int("size", default: 1024, range: 16...8192)!
             let blas = try OpenBLAS.shared()
@@ -76,11 +76,11 @@ enum BenchCommand {
         print("input      \(shapeText) → \(engine.outputShape.map(String.init).joined(separator: "x")), mode \(mode.rawValue), \(engine.stepCount) steps")
         print("openblas   core \(blas.coreName), threads \(blas.threads)")
         print("work       \(fmt(engine.flops / 1e9)) GFLOP per run (multiply-add = 2 FLOP)")
-        print("latency    p50 \(fmt(result.p50Ms)) ms, p95 \(fmt(result.p95Ms)) ms, min \(fmt(result.minMs)) ms over \(result.runs) runs")
+        print("latency    p50 \(fmt(result.p50Ms)) ms, p95 \(fmt(result.p95Ms)) ms, min \(fmt(result.minMs)) ms over \(result.runs) runs; cpu p50 \(fmt(result.cpuP50Ms)) ms")
         print("throughput \(fmt(result.gflopsPerSecond)) GFLOP/s at p50")
         if a.flag("profile") {
             print("profile    per run, by op kind:")
-            for row in engine.profile(input: input, runs: runs) {
+            for row in engine.profile(input: input, runs: runs, perStep: a.flag("steps")) {
                 let label = row.label.padding(16)
                 print("  \(label)\(fmt(row.msPerRun)) ms  \(fmt(row.gflop)) GFLOP  \(fmt(row.gflopsPerSecond)) GFLOP/s")
             }

@@ -4,9 +4,9 @@
 /// is one sgemm on the input, others build im2col strips of at most `stripFloats` in arena scratch and run sgemm
 /// per strip, then apply bias + activation to the strip while it is in cache. Reference path: direct loops.
 enum ConvOp {
-    /// Upper bound on an im2col strip (floats, 16 MiB): large enough that OpenBLAS packs each weight panel only a
+    /// Upper bound on an im2col strip (floats, 32 MiB): large enough that OpenBLAS packs each weight panel only a
     /// few times per conv, small enough to bound the arena scratch.
-    static let stripFloats = 1 << 22
+    static let stripFloats = 1 << 23
 
     static func plan(_ ctx: OpContext) throws -> OpPlan {
         let x = try ctx.shape(0)
@@ -36,11 +36,16 @@ enum ConvOp {
         plan.flops = 2 * Double(g.batch * g.outChannels * columns * k)
         plan.capturedInputs = [1, 2]
         let mode = ctx.mode
-        if mode == .fast && !direct { plan.scratchFloats = k * strip }
+        let thin = g.outChannelsPerGroup <= ConvDirectKernel.maxChannelsPerGroup && !direct
+        if mode == .fast && !direct && !thin { plan.scratchFloats = k * strip }
         plan.build = { slots in
             if mode == .reference {
                 return ConvReferenceKernel(g, weights: weights, bias: bias, activation: activation,
                                            input: slots.inputs[0]!, output: slots.outputs[0])
+            }
+            if thin {
+                return ConvDirectKernel(g, weights: weights, bias: bias, activation: activation,
+                                        input: slots.inputs[0]!, output: slots.outputs[0])
             }
             return ConvGemmKernel(g, weights: weights, bias: bias, activation: activation, input: slots.inputs[0]!,
                                   output: slots.outputs[0], scratch: slots.scratch, stripColumns: strip,
