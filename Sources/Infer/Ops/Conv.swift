@@ -4,9 +4,18 @@
 /// is one sgemm on the input, others build im2col strips of at most `stripFloats` in arena scratch and run sgemm
 /// per strip, then apply bias + activation to the strip while it is in cache. Reference path: direct loops.
 enum ConvOp {
-    /// Upper bound on an im2col strip (floats, 32 MiB): large enough that OpenBLAS packs each weight panel only a
-    /// few times per conv, small enough to bound the arena scratch.
-    static let stripFloats = 1 << 23
+    /// Target im2col strip size (floats, 1 MiB): a strip stays in L2/L3 between im2col and sgemm's packing of it.
+    static let stripFloats = 1 << 18
+    /// Hard cap on a strip (floats, 32 MiB), bounding the arena scratch.
+    static let maxStripFloats = 1 << 23
+
+    /// Columns per im2col strip: about `stripFloats / k`, but at least 8·m so that re-packing the m×k weights for
+    /// every strip costs at most ~1/8 of the strip's arithmetic.
+    static func stripColumns(m: Int, k: Int, columns: Int) -> Int {
+        let cacheSized = stripFloats / max(1, k)
+        let capped = maxStripFloats / max(1, k)
+        return max(1, min(columns, min(capped, max(cacheSized, 8 * m))))
+    }
 
     static func plan(_ ctx: OpContext) throws -> OpPlan {
         let x = try ctx.shape(0)
@@ -31,7 +40,7 @@ enum ConvOp {
         let columns = g.outHeight * g.outWidth
         let direct = g.kernelArea == 1 && g.strideHeight == 1 && g.strideWidth == 1 && g.padTop == 0
             && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0
-        let strip = max(1, min(columns, stripFloats / max(1, k)))
+        let strip = stripColumns(m: g.outChannelsPerGroup, k: k, columns: columns)
         var plan = OpPlan(outputShapes: [g.outputShape], build: { _ in fatalError("replaced below") })
         plan.flops = 2 * Double(g.batch * g.outChannels * columns * k)
         plan.capturedInputs = [1, 2]
