@@ -4,8 +4,8 @@
 /// is one sgemm on the input, others build im2col strips of at most `stripFloats` in arena scratch and run sgemm
 /// per strip, then apply bias + activation to the strip while it is in cache. Reference path: direct loops.
 enum ConvOp {
-    /// Target im2col strip size (floats, 1 MiB): a strip stays in L2/L3 between im2col and sgemm's packing of it.
-    static let stripFloats = 1 << 18
+    /// Target im2col strip size (floats, 512 KiB): a strip stays in L2/L3 between im2col and sgemm's packing of it.
+    static let stripFloats = 1 << 17
     /// Hard cap on a strip (floats, 32 MiB), bounding the arena scratch.
     static let maxStripFloats = 1 << 23
 
