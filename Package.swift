@@ -29,7 +29,8 @@ let package = Package(
             exclude: ["README.md", "TRACE-FORMAT.md"]
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
-        .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"]),
+        .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"],
+                swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
         .target(
             name: "Preview", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Preview",
             exclude: ["README.md"]
@@ -43,7 +44,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream", "Preview", "Live"],
+            dependencies: ["ColorcamCore", "Stream", "Preview", "Live", "Infer"],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),
@@ -55,5 +56,6 @@ let package = Package(
         .testTarget(
             name: "PreviewTests", dependencies: ["Preview", "ColorcamCore", "CTurboJPEG"], path: "Tests/PreviewTests"
         ),
+        .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
     ]
 )

@@ -9,6 +9,8 @@ let commands: [Command] = [
     TraceReportCommand.command,
     TestClipCommand.command,
     LiveCommand.command,
+    DoctorCommand.command,
+    BenchCommand.command,
 ]
 
 func topLevelHelp() -> String {
