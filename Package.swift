@@ -16,10 +16,15 @@ let package = Package(
             pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]
         ),
+        .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
+        .systemLibrary(
+            name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]
+        ),
         .target(name: "ColorcamCore", path: "Sources/ColorcamCore", exclude: ["README.md"]),
         .target(
             name: "Stream",
-            dependencies: ["ColorcamCore", "CPNG"],
+            dependencies: ["ColorcamCore", "CPNG", "CV4L2", "CTurboJPEG"],
             path: "Sources/Stream",
             exclude: ["README.md", "TRACE-FORMAT.md"]
         ),
