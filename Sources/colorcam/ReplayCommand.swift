@@ -1,4 +1,236 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ColorcamCore
+import Foundation
+import Stream
+
+/// `colorcam replay`: runs a recorded clip through the pipeline.
 enum ReplayCommand {
-    static let command = Command(name: "replay", summary: "run a recorded .y4m or PNG folder through the pipeline",
-                                 help: "usage: colorcam replay INPUT", run: { _ in 70 })
+    static let command = Command(
+        name: "replay", summary: "run a .y4m file, stdin or PNG folder through the pipeline", help: help,
+        run: { try run($0) })
+
+    static let help = """
+    usage: colorcam replay INPUT [options]
+
+    Runs a recorded clip through the pipeline: capture → detect → infer (≤ max-in-flight at once) → composite →
+    output, tracing every frame's fate.
+
+    INPUT                       a .y4m file, '-' for stdin, or a folder of .png images (sorted by name)
+
+    options:
+      --output OUT.y4m|-        write the output frames (written as OUT.y4m only when the run completes)
+      --trace TRACE.json        write the per-frame trace (Chrome Trace Event JSON; open in ui.perfetto.dev or
+                                summarise with 'colorcam trace-report')
+      --pace realtime|asap      realtime (default): frames arrive at their recorded timestamps (Y4M 'Xts_us'
+                                FRAME tags) or else at the header rate, as from a camera; a frame the pipeline
+                                cannot take is dropped, never buffered.
+                                asap: every frame is processed as fast as possible, each with its own inference
+                                (batch conversion); shows progress on a terminal.
+      --fps N                   pace at N frames/s instead of the file's rate and timestamps (PNG folders: 30)
+      --loop N                  play the input N times (default 1; needs a file, not stdin)
+      --max-in-flight N         inference runs at once (default 1)
+      --queue N                 newest-wins waiting places for inference (default 1; 0 = a frame arriving while
+                                inference is busy is not admitted, reason 'busy'; a frame pushed out of the slot
+                                is dropped with reason 'superseded')
+      --max-latency-ms X        realtime: drop a frame whose output would come more than X ms after its capture
+                                (reason 'late'; default two frame intervals)
+      --simulate-inference-ms N[:J]
+                                DIAGNOSTIC SIMULATION, not a model: hold the inference slot for N ms (± J ms
+                                jitter, seeded). The trace and report mark the run as simulated.
+      --simulate-mode spin|sleep
+                                spin a core (default, like real inference) or sleep
+      --quiet                   no summary line on stderr
+
+    examples:
+      colorcam replay clip.y4m --simulate-inference-ms 90 --trace t.json && colorcam trace-report t.json
+      colorcam replay clip.y4m --pace asap --output out.y4m
+    """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(args, command: "replay",
+                              valued: ["output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
+                                       "max-latency-ms", "simulate-inference-ms", "simulate-mode"],
+                              boolean: ["quiet"])
+        let input = try a.positionals(exactly: 1, usage: "replay INPUT [options] (see --help)")[0]
+        var config = PipelineConfig()
+        config.pace = PipelineConfig.Pace(rawValue: try a.choice("pace", ["realtime", "asap"], default: "realtime"))!
+        config.maxInFlight = try a.int("max-in-flight", default: 1, range: 1...64)!
+        config.queueCapacity = try a.int("queue", default: 1, range: 0...64)!
+        config.loops = try a.int("loop", default: 1, range: 1...1_000_000)!
+        if let fps = try a.double("fps", min: 0.001) { config.frameIntervalOverrideNs = Int64((1e9 / fps).rounded()) }
+        if let ms = try a.double("max-latency-ms", min: 0) { config.outputBudgetNs = Int64(ms * 1e6) }
+        let simulation = try a.string("simulate-inference-ms").map(parseSimulation)
+        let simulateMode = try a.choice("simulate-mode", ["spin", "sleep"], default: "spin")
+        if simulation == nil && a.string("simulate-mode") != nil {
+            throw UsageError("replay: --simulate-mode needs --simulate-inference-ms")
+        }
+
+        let source = try openSource(input, fps: try a.double("fps", min: 0.001))
+        if config.loops > 1 && !source.canRewind {
+            throw UsageError("replay: --loop needs a seekable file; \(source.name) cannot be rewound")
+        }
+        let clock = SystemClock()
+        let runner: InferenceRunner? = simulation.map {
+            SimulatedInference(durationMs: $0.ms, jitterMs: $0.jitterMs,
+                               mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
+        }
+        let pipelineProbe = Pipeline(source: source, sink: nil, runner: nil, trace: NullTraceSink(), clock: clock,
+                                     config: config)
+        var traceConfig: [(String, TraceValue)] = [
+            ("command", .string("replay")), ("source", .string(source.name)), ("pace", .string(config.pace.rawValue)),
+            ("source_fps", .double(1e9 / Double(pipelineProbe.frameIntervalNs))),
+            ("max_in_flight", .int(config.maxInFlight)), ("queue", .int(config.queueCapacity)),
+            ("model", .string(runner?.label ?? "none")), ("simulated", .bool(runner?.isSimulated ?? false)),
+        ]
+        if let simulation {
+            traceConfig += [("simulate_inference_ms", .double(simulation.ms)),
+                            ("simulate_jitter_ms", .double(simulation.jitterMs)),
+                            ("simulate_mode", .string(simulateMode))]
+        }
+        if let budget = pipelineProbe.outputBudgetNs { traceConfig.append(("output_deadline_us", .int(Int(budget / 1000)))) }
+        let trace: TraceWriter? = try a.string("trace").map {
+            try TraceWriter(path: $0, processName: "colorcam replay", config: traceConfig)
+        }
+        // Created last, so a failure above leaves no temporary output behind.
+        let sink: FrameSink? = try a.string("output").map {
+            try Y4MSink(path: $0, header: Y4MHeader(geometry: source.geometry, frameRate: source.frameRate),
+                        writeTimestamps: true)
+        }
+        if runner?.isSimulated == true && !a.flag("quiet") {
+            printError("replay: inference is a DIAGNOSTIC SIMULATION (\(runner!.label)), not a model")
+        }
+
+        let pipeline = Pipeline(source: source, sink: sink, runner: runner, trace: trace ?? NullTraceSink(),
+                                clock: clock, config: config)
+        let signals = SignalStopper { pipeline.requestStop() }
+        let progress = config.pace == .asap && isatty(2) == 1 && !a.flag("quiet")
+            ? ProgressLine(pipeline: pipeline, totalFrames: estimatedFrames(input, source) * config.loops) : nil
+        let result = Result { try pipeline.run() }
+        progress?.finish()
+        signals.cancel()
+        var traceError: Error?
+        if let trace {
+            let stats = try? result.get()
+            do {
+                try trace.close(atNs: clock.nowNs(), summary: [
+                    ("frames_captured", .int(stats?.framesCaptured ?? pipeline.framesCaptured.load(ordering: .relaxed))),
+                    ("frames_output", .int(stats?.framesOutput ?? -1)),
+                    ("completed", .bool(stats != nil)),
+                ])
+            } catch { traceError = error }
+        }
+        let stats = try result.get()
+        if let traceError { throw traceError }
+        if !a.flag("quiet") { printError("replay: " + summaryLine(stats, runner: runner)) }
+        return 0
+    }
+
+    static func parseSimulation(_ text: String) throws -> (ms: Double, jitterMs: Double) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let ms = Double(parts[0]), ms >= 0, ms.isFinite,
+              let jitter = parts.count == 2 ? Double(parts[1]) : 0, jitter >= 0, jitter <= ms else {
+            throw UsageError("replay: --simulate-inference-ms wants N or N:JITTER in ms (0 ≤ JITTER ≤ N), got '\(text)'")
+        }
+        return (ms, jitter)
+    }
+
+    /// A folder of PNGs, stdin, or a .y4m file.
+    static func openSource(_ input: String, fps: Double?) throws -> FrameSource {
+        var isDirectory: ObjCBool = false
+        if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
+            return try PNGFolderSource(directory: input, fps: fps ?? 30)
+        }
+        return try Y4MSource(path: input)
+    }
+
+    static func estimatedFrames(_ input: String, _ source: FrameSource) -> Int? {
+        guard input != "-", let size = try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int else {
+            return nil
+        }
+        return size / (source.geometry.frameBytes + 6)
+    }
+
+    static func summaryLine(_ stats: PipelineStats, runner: InferenceRunner?) -> String {
+        let seconds = Double(stats.durationNs) / 1e9
+        let fps = seconds > 0 ? Double(stats.framesOutput) / seconds : 0
+        let drops = DropReason.allCases.compactMap { reason -> String? in
+            let n = stats.drops[reason] ?? 0
+            return n > 0 ? "\(reason.rawValue) \(n)" : nil
+        }
+        var line = "\(stats.framesCaptured) frames captured, \(stats.framesOutput) output"
+        line += " in \(format(seconds, 2)) s (\(format(fps, 1)) fps)"
+        if let runner {
+            line += "; \(stats.inferences) inferences (\(runner.isSimulated ? "SIMULATED" : runner.label))"
+            line += ", max in flight \(stats.maxInFlightSeen)"
+        }
+        line += "; drops: " + (drops.isEmpty ? "none" : drops.joined(separator: ", "))
+        return line
+    }
+}
+
+func format(_ value: Double, _ decimals: Int) -> String {
+    String(format: "%.\(decimals)f", value)
+}
+
+/// Turns SIGINT/SIGTERM into a call (e.g. `Pipeline.requestStop`) while alive; `cancel()` restores the defaults.
+final class SignalStopper: @unchecked Sendable {
+    // Invariant: sources are created in init and only cancelled in cancel(), from the same thread.
+    private var sources: [DispatchSourceSignal] = []
+
+    init(_ onSignal: @escaping @Sendable () -> Void) {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                printError("stopping on signal \(sig): finishing the current frame")
+                onSignal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+        sources = []
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
+
+/// A one-line progress display on stderr (a terminal), refreshed every 200 ms from a timer thread.
+final class ProgressLine: @unchecked Sendable {
+    // Invariant: `timer` is only touched in init and finish() on the calling thread.
+    private var timer: DispatchSourceTimer?
+    private let startNs = SystemClock.rawNs()
+
+    init(pipeline: Pipeline, totalFrames: Int?) {
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
+        let startNs = self.startNs
+        timer.setEventHandler {
+            let done = pipeline.framesCaptured.load(ordering: .relaxed)
+            let seconds = Double(SystemClock.rawNs() - startNs) / 1e9
+            var bar = ""
+            if let totalFrames, totalFrames > 0 {
+                let fraction = min(1, Double(done) / Double(totalFrames))
+                let filled = Int(fraction * 30)
+                bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+                    + "] \(Int(fraction * 100))% "
+            }
+            var line = "\r\u{1B}[K" + bar + "\(done) frames, \(format(Double(done) / max(seconds, 1e-3), 1)) fps"
+            line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+        }
+        timer.resume()
+        self.timer = timer
+    }
+
+    func finish() {
+        timer?.cancel()
+        timer = nil
+        var clear = "\r\u{1B}[K"
+        clear.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
 }

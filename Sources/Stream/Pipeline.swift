@@ -1,0 +1,317 @@
+import ColorcamCore
+import Foundation
+import Synchronization
+
+/// Runs frames from a source through capture → inference (≤ `maxInFlight` at once) → composite → output on
+/// dedicated threads, tracing every frame's fate.
+///
+/// Threads: a capture thread (paces the source, offers inference, hands frames to output), one inference thread
+/// per in-flight place, an output thread (deadline check, composite, sink). The caller's thread only waits.
+/// Output never waits for inference in `realtime` pace: each frame carries the latest finished result. In `asap`
+/// pace every frame is inferred and output with its own result (batch conversion).
+///
+/// Per frame nothing is allocated: frames come from a `FramePool`, hand-offs are fixed-capacity, trace events
+/// are fixed-size values.
+public final class Pipeline: @unchecked Sendable {
+    // Invariant for @unchecked Sendable: `source` is used only by the capture thread, `sink` only by the output
+    // thread; shared state is `core` (Mutex), the hand-off queues (NSCondition) and atomics.
+
+    private let source: FrameSource
+    private let sink: FrameSink?
+    private let runner: InferenceRunner?
+    private let trace: TraceSink
+    private let clock: MonotonicClock
+    public let config: PipelineConfig
+
+    private let core: Mutex<PipelineCore>
+    private let framePool: FramePool
+    private let inputPool: FramePool?
+    private let scratch: FrameBuffer
+
+    // Hand-off to the inference threads.
+    private let startCondition = NSCondition()
+    private var startQueue: [InferenceJob] = []
+    private var stopping = false
+    // Completion notices (asap waits for free inference places and for a frame's own result).
+    private let resultCondition = NSCondition()
+    // Hand-off to the output thread: FIFO of (frame, inference submitted?) or nil = end of stream.
+    private let outputCondition = NSCondition()
+    private var outputQueue: [(FrameBuffer, Bool)?] = []
+
+    private let failure = Mutex<Error?>(nil)
+    private let stopRequested = Atomic<Bool>(false)
+    /// Frames captured so far (for progress display; any thread may read).
+    public let framesCaptured = Atomic<Int>(0)
+    private let framesOutput = Atomic<Int>(0)
+    private let done = DispatchGroup()
+
+    /// - Parameters:
+    ///   - sink: where output frames go; nil to discard them (still traced).
+    ///   - runner: the inference to schedule; nil runs no inference.
+    public init(source: FrameSource, sink: FrameSink?, runner: InferenceRunner?, trace: TraceSink,
+                clock: MonotonicClock, config: PipelineConfig) {
+        self.source = source
+        self.sink = sink
+        self.runner = runner
+        self.trace = trace
+        self.clock = clock
+        self.config = config
+        core = Mutex(PipelineCore(maxInFlight: config.maxInFlight, queueCapacity: config.queueCapacity))
+        framePool = FramePool(geometry: source.geometry, count: config.framePoolSize)
+        if let runner, runner.needsPixels {
+            inputPool = FramePool(geometry: source.geometry, count: config.maxInFlight + config.queueCapacity + 1)
+        } else {
+            inputPool = nil
+        }
+        scratch = FrameBuffer(geometry: source.geometry)
+        startQueue.reserveCapacity(config.maxInFlight + config.queueCapacity + 1)
+        outputQueue.reserveCapacity(config.framePoolSize + 1)
+    }
+
+    /// The frame interval used for pacing: the `--fps` override or the source's nominal interval.
+    public var frameIntervalNs: Int64 { config.frameIntervalOverrideNs ?? source.nominalFrameIntervalNs }
+
+    /// The realtime output latency budget.
+    public var outputBudgetNs: Int64? {
+        config.pace == .asap ? nil : (config.outputBudgetNs ?? 2 * frameIntervalNs)
+    }
+
+    /// Asks a running pipeline to stop after the current frame (e.g. on SIGINT). Any thread.
+    public func requestStop() { stopRequested.store(true, ordering: .releasing) }
+
+    /// Runs to the end of the source (or `requestStop`, or an error). Blocks the calling thread.
+    /// - Throws: the first error a stage hit (source data, sink I/O); the sink is then aborted, not finished.
+    public func run() throws -> PipelineStats {
+        let startNs = clock.nowNs()
+        if runner != nil {
+            for i in 0..<config.maxInFlight { spawn("colorcam-infer-\(i)") { self.inferenceLoop() } }
+        }
+        spawn("colorcam-output") { self.outputLoop() }
+        spawn("colorcam-capture") { self.captureLoop() }
+        done.wait()
+        let error = failure.withLock { $0 }
+        if let error {
+            sink?.abort()
+            throw error
+        }
+        try sink?.finish()
+        var stats = PipelineStats()
+        core.withLock { core in
+            stats.drops = core.dropCounts
+            stats.inferences = core.inferencesStarted
+            stats.maxInFlightSeen = core.maxInFlightSeen
+        }
+        stats.framesCaptured = framesCaptured.load(ordering: .acquiring)
+        stats.framesOutput = framesOutput.load(ordering: .acquiring)
+        stats.durationNs = clock.nowNs() - startNs
+        return stats
+    }
+
+    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        done.enter()
+        let thread = Thread { [done] in
+            body()
+            done.leave()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    private func fail(_ error: Error) {
+        failure.withLock { if $0 == nil { $0 = error } }
+        stopRequested.store(true, ordering: .releasing)
+    }
+
+    // MARK: capture
+
+    private func captureLoop() {
+        defer {
+            pushOutput(nil)
+            startCondition.lock()
+            stopping = true
+            startCondition.broadcast()
+            startCondition.unlock()
+        }
+        let intervalNs = frameIntervalNs
+        let useSourceTimestamps = config.frameIntervalOverrideNs == nil
+        var sequence = 0
+        var loopBaseNs = clock.nowNs() + config.startLeadNs
+        do {
+            for loop in 0..<config.loops {
+                if loop > 0 { try source.rewind() }
+                var firstSourceTsNs: Int64?
+                var lastOffsetNs: Int64 = -intervalNs
+                var indexInLoop: Int64 = 0
+                while !stopRequested.load(ordering: .acquiring) {
+                    let buffer: FrameBuffer
+                    var discard = false
+                    if config.pace == .asap {
+                        buffer = framePool.acquire()
+                    } else if let free = framePool.tryAcquire() {
+                        buffer = free
+                    } else {
+                        buffer = scratch  // the output is backed up: read the frame and drop it, never buffer
+                        discard = true
+                    }
+                    guard try source.readFrame(into: buffer) else {
+                        if !discard { framePool.release(buffer) }
+                        break
+                    }
+                    var offsetNs = indexInLoop * intervalNs
+                    if useSourceTimestamps, let ts = buffer.sourceTimestampNs {
+                        if firstSourceTsNs == nil { firstSourceTsNs = ts }
+                        offsetNs = max(lastOffsetNs, ts - firstSourceTsNs!)
+                    }
+                    lastOffsetNs = offsetNs
+                    indexInLoop += 1
+                    if config.pace == .realtime { clock.sleep(untilNs: loopBaseNs + offsetNs) }
+                    let captureNs = clock.nowNs()
+                    buffer.sequence = sequence
+                    buffer.captureTimestampNs = captureNs
+                    sequence += 1
+                    framesCaptured.add(1, ordering: .releasing)
+                    if discard {
+                        var span = TraceEvent.span(.capture, frame: buffer.sequence, startNs: captureNs,
+                                                   endNs: clock.nowNs())
+                        span.captureTsNs = captureNs
+                        trace.record(span)
+                        core.withLock {
+                            $0.noteDrop(frame: buffer.sequence, reason: .late, atNs: captureNs, track: .capture,
+                                        trace: trace)
+                        }
+                        continue
+                    }
+                    let submitted = offerInference(buffer, nowNs: captureNs)
+                    var span = TraceEvent.span(.capture, frame: buffer.sequence, startNs: captureNs,
+                                               endNs: clock.nowNs())
+                    span.captureTsNs = captureNs
+                    trace.record(span)
+                    pushOutput((buffer, submitted))
+                }
+                loopBaseNs += lastOffsetNs + intervalNs
+            }
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Offers `frame`'s inference; returns whether it was started or queued.
+    private func offerInference(_ frame: FrameBuffer, nowNs: Int64) -> Bool {
+        guard let runner else { return false }
+        if config.pace == .asap {
+            // Batch conversion: wait for a free inference place so every frame gets its own inference.
+            resultCondition.lock()
+            while !core.withLock({ $0.limiter.canStart }) { resultCondition.wait() }
+            resultCondition.unlock()
+        }
+        var job = InferenceJob(frame: frame.sequence, captureTsNs: frame.captureTimestampNs, arrivedNs: nowNs)
+        if runner.needsPixels, let inputPool {
+            // Places = in flight + queue + 1, so a free one always exists here.
+            guard let input = inputPool.tryAcquire() else { preconditionFailure("inference input pool exhausted") }
+            input.copy(from: frame)
+            job.inputSlot = input.poolIndex
+        }
+        let (start, released) = core.withLock { $0.offer(job, nowNs: clock.nowNs(), trace: trace) }
+        if let released, released.inputSlot >= 0, let inputPool {
+            inputPool.release(inputPool.buffers[released.inputSlot])
+        }
+        if let start {
+            startCondition.lock()
+            startQueue.append(start)
+            startCondition.signal()
+            startCondition.unlock()
+            return true
+        }
+        return released?.frame != job.frame
+    }
+
+    // MARK: inference
+
+    private func inferenceLoop() {
+        guard let runner else { return }
+        while true {
+            startCondition.lock()
+            while startQueue.isEmpty && !stopping { startCondition.wait() }
+            if startQueue.isEmpty {
+                startCondition.unlock()
+                return
+            }
+            var job = startQueue.removeFirst()
+            startCondition.unlock()
+            while true {
+                let startNs = clock.nowNs()
+                let input = job.inputSlot >= 0 ? inputPool?.buffers[job.inputSlot] : nil
+                runner.run(input: input, frame: job.frame)
+                let endNs = clock.nowNs()
+                var span = TraceEvent.span(.infer, frame: job.frame, startNs: startNs, endNs: endNs)
+                span.requestedNs = job.requestedNs
+                span.queuedNs = job.requestedNs - job.arrivedNs
+                span.count = runner.isSimulated ? 1 : 0
+                trace.record(span)
+                if let input, let inputPool { inputPool.release(input) }
+                let next = core.withLock { $0.finish(job, nowNs: endNs, trace: trace) }
+                resultCondition.lock()
+                resultCondition.broadcast()
+                resultCondition.unlock()
+                guard let next else { break }
+                job = next
+            }
+        }
+    }
+
+    // MARK: output
+
+    private func pushOutput(_ item: (FrameBuffer, Bool)?) {
+        outputCondition.lock()
+        outputQueue.append(item)
+        outputCondition.signal()
+        outputCondition.unlock()
+    }
+
+    private func outputLoop() {
+        let budgetNs = outputBudgetNs
+        while true {
+            outputCondition.lock()
+            while outputQueue.isEmpty { outputCondition.wait() }
+            let item = outputQueue.removeFirst()
+            outputCondition.unlock()
+            guard let (frame, submitted) = item else { return }
+            defer { framePool.release(frame) }
+            if failure.withLock({ $0 != nil }) { continue }
+            let nowNs = clock.nowNs()
+            let admitted = core.withLock {
+                $0.admitOutput(frame: frame.sequence, captureTsNs: frame.captureTimestampNs, nowNs: nowNs,
+                               budgetNs: budgetNs, trace: trace)
+            }
+            guard admitted else { continue }
+            if config.pace == .asap && submitted {
+                resultCondition.lock()
+                while (core.withLock { $0.latestResult?.frame ?? -1 }) < frame.sequence { resultCondition.wait() }
+                resultCondition.unlock()
+            }
+            let compositeStartNs = clock.nowNs()
+            let result = core.withLock { $0.latestResult }
+            // Compositing the colorized photos into the frame lands with the end-to-end issue; until then the
+            // frame passes through and the composite stage records which result it would carry.
+            let resultFrame = result?.frame ?? -1
+            let outputStartNs = clock.nowNs()
+            var composite = TraceEvent.span(.composite, frame: frame.sequence, startNs: compositeStartNs,
+                                            endNs: outputStartNs)
+            composite.resultFrame = resultFrame
+            trace.record(composite)
+            do {
+                try sink?.write(frame)
+            } catch {
+                fail(error)
+                continue
+            }
+            var span = TraceEvent.span(.output, frame: frame.sequence, startNs: outputStartNs, endNs: clock.nowNs())
+            span.resultFrame = resultFrame
+            span.resultAgeNs = result.map { frame.captureTimestampNs - $0.captureTsNs } ?? 0
+            span.captureTsNs = frame.captureTimestampNs
+            trace.record(span)
+            framesOutput.add(1, ordering: .releasing)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ColorcamCore
+import Synchronization
+
+/// A DIAGNOSTIC stand-in for the model (`--simulate-inference-ms N[:JITTER]`): holds the inference slot for
+/// N ± JITTER ms, busy-spinning a core (`spin`, like real inference) or sleeping (`sleep`). Never the product:
+/// the trace's `config` and every `infer` event say `simulated: true`.
+///
+/// Durations are drawn from a seeded generator, so a run (and a manual-clock replay) is reproducible.
+public final class SimulatedInference: InferenceRunner, @unchecked Sendable {
+    // Invariant for @unchecked Sendable: `rng` is only touched under its Mutex; the rest is immutable.
+
+    public enum Mode: String, Sendable { case spin, sleep }
+
+    public let durationNs: Int64
+    public let jitterNs: Int64
+    public let mode: Mode
+    private let clock: MonotonicClock
+    private let rng: Mutex<UInt64>
+
+    public init(durationMs: Double, jitterMs: Double = 0, mode: Mode = .spin, clock: MonotonicClock,
+                seed: UInt64 = 0x636f_6c6f_7263_616d) {
+        precondition(durationMs >= 0 && jitterMs >= 0, "simulated durations must be non-negative")
+        durationNs = Int64(durationMs * 1e6)
+        jitterNs = Int64(jitterMs * 1e6)
+        self.mode = mode
+        self.clock = clock
+        rng = Mutex(seed | 1)
+    }
+
+    public var isSimulated: Bool { true }
+    public var needsPixels: Bool { false }
+    public var label: String {
+        let ms = Double(durationNs) / 1e6
+        let jitter = Double(jitterNs) / 1e6
+        return "SIMULATED \(ms) ms" + (jitterNs > 0 ? " ±\(jitter) ms" : "") + " (\(mode.rawValue))"
+    }
+
+    /// The next duration: uniform in [N − J, N + J], never negative.
+    public func nextDurationNs() -> Int64 {
+        guard jitterNs > 0 else { return durationNs }
+        let r: UInt64 = rng.withLock { state in
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
+        let span = UInt64(2 * jitterNs + 1)
+        return max(0, durationNs - jitterNs + Int64(r % span))
+    }
+
+    public func run(input: FrameBuffer?, frame: Int) {
+        let endNs = clock.nowNs() + nextDurationNs()
+        switch mode {
+        case .sleep:
+            clock.sleep(untilNs: endNs)
+        case .spin:
+            var spins = 0
+            while clock.nowNs() < endNs { spins &+= 1 }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ColorcamCore
+import Foundation
+import Synchronization
+
+/// A value in the trace's `config` event.
+public enum TraceValue: Sendable {
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case string(String)
+
+    var json: String {
+        switch self {
+        case .int(let v): return String(v)
+        case .double(let v): return v.isFinite ? String(v) : "null"
+        case .bool(let v): return v ? "true" : "false"
+        case .string(let v): return jsonString(v)
+        }
+    }
+}
+
+/// Quotes and escapes a string for JSON.
+func jsonString(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+            if scalar.value < 0x20 {
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out + "\""
+}
+
+/// Streams trace events to a Chrome Trace Event Format file (JSON array form; see TRACE-FORMAT.md).
+///
+/// Stages call `record(_:)` from any thread: it copies the fixed-size event into a preallocated ring under a
+/// mutex (no allocation, no I/O). A dedicated writer thread drains the ring every `flushIntervalMs`, formats whole
+/// lines and writes them with one `write(2)` per batch, so a killed process leaves only complete lines (plus the
+/// missing `]`, which the format allows). If the ring fills faster than the writer drains it, events are counted
+/// as lost and the count is written in the `summary` event — never silently.
+///
+/// Lifecycle: `init` (file created, header + metadata + config written) → `record`… → `close(summary:)` (drains,
+/// writes `summary` and `]`). `close` is idempotent.
+public final class TraceWriter: TraceSink, @unchecked Sendable {
+    // Invariant for @unchecked Sendable: `ring` storage is touched only under `state`'s lock; `fd` and `path` are
+    // immutable after init; `lineBuffer` is used only by the writer thread (and by `close` after joining it).
+
+    public let path: String
+    private let fd: Int32
+    private let capacity: Int
+    private let ring: UnsafeMutablePointer<TraceEvent>
+    private let drained: UnsafeMutablePointer<TraceEvent>
+    private struct RingState {
+        var head = 0
+        var count = 0
+        var lost = 0
+        var closing = false
+        var writeError: Int32 = 0
+    }
+    private let state = Mutex(RingState())
+    private let flushIntervalNs: Int64
+    private var thread: Thread?
+    private let finished = Atomic<Bool>(false)
+    private var firstLine = true
+
+    /// Creates (truncates) the trace file and writes its header, thread names and the `config` event.
+    /// - Parameters:
+    ///   - config: key/values for the `config` event (see TRACE-FORMAT.md), written in the order given.
+    ///   - capacity: ring size in events; at 30 fps a run makes ~10 events per frame.
+    /// - Throws: `StreamError(.ioError)` when the file cannot be created.
+    public init(path: String, processName: String, config: [(String, TraceValue)], capacity: Int = 1 << 15,
+                flushIntervalMs: Int = 50) throws {
+        self.path = path
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw StreamError(.ioError, file: path, "cannot create trace file: \(String(cString: strerror(errno)))")
+        }
+        self.fd = fd
+        self.capacity = capacity
+        self.flushIntervalNs = Int64(flushIntervalMs) * 1_000_000
+        ring = .allocate(capacity: capacity)
+        ring.initialize(repeating: TraceEvent(kind: .capture), count: capacity)
+        drained = .allocate(capacity: capacity)
+        drained.initialize(repeating: TraceEvent(kind: .capture), count: capacity)
+
+        var header: [String] = []
+        header.append(#"{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":\#(jsonString(processName))}}"#)
+        for track in TraceTrack.allCases {
+            header.append(#"{"name":"thread_name","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"name":"\#(track.name)"}}"#)
+            header.append(#"{"name":"thread_sort_index","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"sort_index":\#(track.rawValue)}}"#)
+        }
+        let args = config.map { "\(jsonString($0.0)):\($0.1.json)" }.joined(separator: ",")
+        header.append(#"{"name":"config","ph":"i","s":"g","ts":0,"pid":1,"tid":6,"args":{\#(args)}}"#)
+        var text = "["
+        for line in header { text += (firstLine ? "" : "\n,") + line; firstLine = false }
+        text += "\n"
+        try writeAll(text)
+
+        let thread = Thread { [unowned self] in self.writerLoop() }
+        thread.name = "colorcam-trace"
+        self.thread = thread
+        thread.start()
+    }
+
+    deinit {
+        ring.deallocate()
+        drained.deallocate()
+    }
+
+    public func record(_ event: TraceEvent) {
+        state.withLock { s in
+            if s.count == capacity {
+                s.lost += 1
+                return
+            }
+            ring[(s.head + s.count) % capacity] = event
+            s.count += 1
+        }
+    }
+
+    /// Drains the ring, writes the `summary` event and the closing `]`, closes the file.
+    /// - Parameter summary: extra key/values for the `summary` event (`trace_events_lost` is added).
+    /// - Throws: `StreamError(.ioError)` if any write failed during the run or now.
+    public func close(atNs: Int64, summary: [(String, TraceValue)]) throws {
+        guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        state.withLock { $0.closing = true }
+        wake.signal()
+        while thread != nil, !writerExited.load(ordering: .acquiring) { usleep(200) }
+        drainOnce()
+        let lost = state.withLock { $0.lost }
+        var fields = summary
+        fields.append(("trace_events_lost", .int(lost)))
+        let args = fields.map { "\(jsonString($0.0)):\($0.1.json)" }.joined(separator: ",")
+        let ts = max(0, atNs / 1000)
+        var tail = "," + #"{"name":"summary","ph":"i","s":"g","ts":\#(ts),"pid":1,"tid":6,"args":{\#(args)}}"#
+        tail += "\n]\n"
+        let writeError = state.withLock { $0.writeError }
+        var thrown: Error?
+        if writeError != 0 {
+            thrown = StreamError(.ioError, file: path, "trace write failed: \(String(cString: strerror(writeError)))")
+        } else {
+            do { try writeAll(tail) } catch { thrown = error }
+        }
+        Glibc.close(fd)
+        if let thrown { throw thrown }
+    }
+
+    private let writerExited = Atomic<Bool>(false)
+    /// Signalled by `close` to cut the writer's sleep short.
+    private let wake = DispatchSemaphore(value: 0)
+
+    private func writerLoop() {
+        while true {
+            let closing = state.withLock { $0.closing }
+            if closing { break }
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(flushIntervalNs)))
+            drainOnce()
+        }
+        writerExited.store(true, ordering: .releasing)
+    }
+
+    /// Moves every queued event out of the ring and writes them as one batch.
+    private func drainOnce() {
+        let n: Int = state.withLock { s in
+            let n = s.count
+            for i in 0..<n { drained[i] = ring[(s.head + i) % capacity] }
+            s.head = (s.head + n) % capacity
+            s.count = 0
+            return n
+        }
+        guard n > 0 else { return }
+        var text = ""
+        text.reserveCapacity(n * 160)
+        for i in 0..<n { appendLines(for: drained[i], to: &text) }
+        do { try writeAll(text) } catch {
+            state.withLock { if $0.writeError == 0 { $0.writeError = errno == 0 ? EIO : errno } }
+        }
+    }
+
+    private func appendLines(for e: TraceEvent, to text: inout String) {
+        let ts = e.startNs / 1000
+        let dur = max(0, e.endNs / 1000 - ts)
+        func span(_ name: String, _ track: TraceTrack, _ args: String) {
+            text += #",{"name":"\#(name)","ph":"X","ts":\#(ts),"dur":\#(dur),"pid":1,"tid":\#(track.rawValue),"args":{\#(args)}}"#
+            text += "\n"
+        }
+        switch e.kind {
+        case .capture:
+            span("capture", .capture, #""frame":\#(e.frame),"capture_ts_us":\#(e.captureTsNs / 1000)"#)
+            text += #",{"name":"frame","cat":"frame","ph":"s","id":\#(e.frame),"ts":\#(ts),"pid":1,"tid":1}"# + "\n"
+        case .detect:
+            span("detect", .detect, #""frame":\#(e.frame),"photos":\#(e.count)"#)
+        case .infer:
+            let requestedUs = e.requestedNs / 1000
+            span("infer", .infer,
+                 #""frame":\#(e.frame),"requested_ts_us":\#(requestedUs),"lag_us":\#(ts - requestedUs),"queued_us":\#(e.queuedNs / 1000),"simulated":\#(e.count != 0)"#)
+        case .composite:
+            span("composite", .composite, #""frame":\#(e.frame),"result_frame":\#(e.resultFrame)"#)
+        case .output:
+            let latencyUs = e.endNs / 1000 - e.captureTsNs / 1000
+            var args = #""frame":\#(e.frame),"result_frame":\#(e.resultFrame)"#
+            if e.resultFrame >= 0 { args += #","result_age_us":\#(e.resultAgeNs / 1000)"# }
+            args += #","latency_us":\#(latencyUs)"#
+            span("output", .output, args)
+            let endTs = ts + dur
+            text += #",{"name":"frame","cat":"frame","ph":"f","bp":"e","id":\#(e.frame),"ts":\#(endTs),"pid":1,"tid":5}"# + "\n"
+        case .drop:
+            text += #",{"name":"drop","ph":"i","s":"t","ts":\#(ts),"pid":1,"tid":\#(e.track.rawValue),"args":{"frame":\#(e.frame),"reason":"\#(e.reason.rawValue)"}}"#
+            text += "\n"
+        case .inFlight, .queueDepth:
+            let name = e.kind == .inFlight ? "in_flight" : "queue_depth"
+            text += #",{"name":"\#(name)","ph":"C","ts":\#(ts),"pid":1,"tid":6,"args":{"value":\#(e.count)}}"#
+            text += "\n"
+        }
+    }
+
+    private func writeAll(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw StreamError(.ioError, file: path, "trace write failed: \(String(cString: strerror(errno)))")
+                }
+                offset += n
+            }
+        }
+    }
+}
