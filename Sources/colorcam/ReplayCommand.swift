@@ -80,7 +80,9 @@ enum ReplayCommand {
                                      config: config)
         var traceConfig: [(String, TraceValue)] = [
             ("command", .string("replay")), ("source", .string(source.name)), ("pace", .string(config.pace.rawValue)),
-            ("source_fps", .double(1e9 / Double(pipelineProbe.frameIntervalNs))),
+            ("source_fps", .double(config.frameIntervalOverrideNs == nil
+                ? Double(source.frameRate.numerator) / Double(source.frameRate.denominator)
+                : try a.double("fps")!)),
             ("max_in_flight", .int(config.maxInFlight)), ("queue", .int(config.queueCapacity)),
             ("model", .string(runner?.label ?? "none")), ("simulated", .bool(runner?.isSimulated ?? false)),
         ]
@@ -106,7 +108,7 @@ enum ReplayCommand {
                                 clock: clock, config: config)
         let signals = SignalStopper { pipeline.requestStop() }
         let progress = config.pace == .asap && isatty(2) == 1 && !a.flag("quiet")
-            ? ProgressLine(pipeline: pipeline, totalFrames: estimatedFrames(input, source) * config.loops) : nil
+            ? ProgressLine(pipeline: pipeline, totalFrames: estimatedFrames(input, source).map { $0 * config.loops }) : nil
         let result = Result { try pipeline.run() }
         progress?.finish()
         signals.cancel()
@@ -140,7 +142,7 @@ enum ReplayCommand {
     static func openSource(_ input: String, fps: Double?) throws -> FrameSource {
         var isDirectory: ObjCBool = false
         if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
-            return try PNGFolderSource(directory: input, fps: fps ?? 30)
+            throw UsageError("replay: PNG folder input is not wired in yet")  // PNGSOURCE (transient)
         }
         return try Y4MSource(path: input)
     }

@@ -1,0 +1,228 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What loading a trace found besides the events: size, form and any truncation.
+public struct TraceLoadInfo: Sendable, Equatable {
+    /// A trailing event object the file ends inside of (a process killed mid-write).
+    public struct PartialEvent: Sendable, Equatable {
+        public var byteOffset: Int
+        public var byteCount: Int
+    }
+
+    public enum Form: String, Sendable {
+        /// `[ {…}, {…} ]`, what colorcam writes.
+        case array
+        /// `{"traceEvents": [ … ], …}`, what some other tools write.
+        case object
+    }
+
+    public var file: String
+    public var byteCount: Int
+    public var form: Form
+    /// Complete event objects read.
+    public var eventCount: Int
+    /// The events array never saw its closing `]` (the file ends first).
+    public var closingBracketMissing: Bool
+    /// Set when the file ends inside an event, which is then ignored.
+    public var partialEvent: PartialEvent?
+
+    /// One line describing truncation, or nil for a complete file, e.g.
+    /// `trace truncated: closing ] missing; partial final event (37 bytes at byte 123456) ignored`.
+    public var truncationNote: String? {
+        guard closingBracketMissing else { return nil }
+        var note = "trace truncated: closing ] missing"
+        if let partialEvent {
+            note += "; partial final event (\(partialEvent.byteCount) bytes at byte \(partialEvent.byteOffset)) ignored"
+        }
+        return note
+    }
+}
+
+/// Reads Chrome-trace JSON tolerantly and streams its events.
+///
+/// Accepts the array form (colorcam's line-per-event file or any well-formed array) and the `{"traceEvents": [...]}`
+/// object form. A file that ends early — no closing `]`, possibly a partial last event — is loaded up to its last
+/// complete event and the damage is reported in `TraceLoadInfo`. Anything else that is not valid JSON, or not an
+/// array of event objects, is a `.badData` `StreamError` naming the file and byte offset.
+///
+/// Threading: stateless; safe from any thread. Memory: the file bytes plus one event at a time.
+public enum TraceReader {
+    /// Reads the whole file.
+    /// - Throws: `StreamError` `.missingInput` when the file does not exist or cannot be read.
+    public static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw StreamError(.missingInput, file: path, "cannot open trace: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            throw StreamError(.missingInput, file: path, "cannot stat trace: \(String(cString: strerror(errno)))")
+        }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw StreamError(.missingInput, file: path, "not a regular file")
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(status.st_size))
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw StreamError(.missingInput, file: path, byteOffset: Int64(bytes.count),
+                                  "read failed: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return bytes
+    }
+
+    /// Parses `bytes` (the contents of `file`) and calls `onEvent` for each complete event object, in file order.
+    /// - Throws: `StreamError` `.badData` for input that is not a trace.
+    public static func parse(_ bytes: [UInt8], file: String,
+                             onEvent: (TraceFileEvent) -> Void) throws -> TraceLoadInfo {
+        try bytes.withUnsafeBufferPointer { buffer in
+            var parser = TraceJSONParser(bytes: buffer)
+            var info = TraceLoadInfo(file: file, byteCount: bytes.count, form: .array, eventCount: 0,
+                                     closingBracketMissing: false, partialEvent: nil)
+            if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { parser.offset = 3 }
+            parser.skipWhitespace()
+            guard !parser.atEnd else {
+                throw StreamError(.badData, file: file, byteOffset: Int64(parser.offset), "empty file, not a trace")
+            }
+            switch buffer[parser.offset] {
+            case UInt8(ascii: "["):
+                try readEventArray(&parser, info: &info, onEvent: onEvent)
+            case UInt8(ascii: "{"):
+                info.form = .object
+                try readTraceObject(&parser, info: &info, onEvent: onEvent)
+            default:
+                throw StreamError(.badData, file: file, byteOffset: Int64(parser.offset),
+                                  "not a JSON trace: expected '[' or '{', found \(parser.describeByte(at: parser.offset))")
+            }
+            if !info.closingBracketMissing {
+                parser.skipWhitespace()
+                if !parser.atEnd {
+                    throw StreamError(.badData, file: file, byteOffset: Int64(parser.offset),
+                                      "unexpected \(parser.describeByte(at: parser.offset)) after the end of the trace")
+                }
+            }
+            return info
+        }
+    }
+
+    /// Reads the events array at `parser.offset` (a `[`). Sets `closingBracketMissing`/`partialEvent` when the
+    /// input ends first.
+    private static func readEventArray(_ parser: inout TraceJSONParser, info: inout TraceLoadInfo,
+                                       onEvent: (TraceFileEvent) -> Void) throws {
+        let file = info.file
+        parser.offset += 1  // [
+        var expectingEvent = true
+        while true {
+            parser.skipWhitespace()
+            guard !parser.atEnd else {
+                info.closingBracketMissing = true
+                return
+            }
+            let start = parser.offset
+            let byte = parser.bytes[start]
+            if byte == UInt8(ascii: "]") {
+                parser.offset += 1
+                return
+            }
+            if !expectingEvent {
+                guard byte == UInt8(ascii: ",") else {
+                    throw StreamError(.badData, file: file, byteOffset: Int64(start),
+                                      "expected ',' or ']' after event \(info.eventCount), found \(parser.describeByte(at: start))")
+                }
+                parser.offset += 1
+                expectingEvent = true
+                continue
+            }
+            guard byte == UInt8(ascii: "{") else {
+                throw StreamError(.badData, file: file, byteOffset: Int64(start),
+                                  "element \(info.eventCount) of the events array is not an event object (found \(parser.describeByte(at: start)))")
+            }
+            let object: [String: JSONValue]
+            do {
+                object = try parser.parseObject(depth: 1)
+            } catch .endOfInput {
+                info.closingBracketMissing = true
+                info.partialEvent = .init(byteOffset: start, byteCount: parser.bytes.count - start)
+                return
+            } catch .syntax(let offset, let message) {
+                throw StreamError(.badData, file: file, byteOffset: Int64(offset), "event \(info.eventCount): \(message)")
+            }
+            info.eventCount += 1
+            onEvent(TraceFileEvent(object: object, byteOffset: start))
+            expectingEvent = false
+        }
+    }
+
+    /// Reads `{"traceEvents": [...], ...}`; other keys are parsed and ignored.
+    private static func readTraceObject(_ parser: inout TraceJSONParser, info: inout TraceLoadInfo,
+                                        onEvent: (TraceFileEvent) -> Void) throws {
+        let file = info.file
+        var sawEvents = false
+        func fail(_ offset: Int, _ message: String) -> StreamError {
+            StreamError(.badData, file: file, byteOffset: Int64(offset), message)
+        }
+        do throws(TraceJSONFailure) {
+            parser.offset += 1  // {
+            parser.skipWhitespace()
+            if try parser.peek() == UInt8(ascii: "}") {
+                throw .syntax(offset: parser.offset, "JSON object has no traceEvents array")
+            }
+            while true {
+                parser.skipWhitespace()
+                guard try parser.peek() == UInt8(ascii: "\"") else {
+                    throw .syntax(offset: parser.offset, "expected a quoted key, found \(parser.describeByte(at: parser.offset))")
+                }
+                let key = try parser.parseString()
+                parser.skipWhitespace()
+                guard try parser.peek() == UInt8(ascii: ":") else {
+                    throw .syntax(offset: parser.offset, "expected ':' after key \"\(key)\"")
+                }
+                parser.offset += 1
+                parser.skipWhitespace()
+                if key == "traceEvents" {
+                    guard try parser.peek() == UInt8(ascii: "[") else {
+                        throw .syntax(offset: parser.offset, "traceEvents is not an array")
+                    }
+                    sawEvents = true
+                    // Errors from here on are StreamErrors already; truncation ends the whole read.
+                    do {
+                        try readEventArray(&parser, info: &info, onEvent: onEvent)
+                    } catch let error as StreamError {
+                        throw .syntax(offset: Int(error.byteOffset ?? 0), error.message)
+                    } catch {
+                        throw .syntax(offset: parser.offset, "\(error)")
+                    }
+                    if info.closingBracketMissing { return }
+                } else {
+                    _ = try parser.parseValue(depth: 1)
+                }
+                parser.skipWhitespace()
+                switch try parser.peek() {
+                case UInt8(ascii: ","): parser.offset += 1
+                case UInt8(ascii: "}"):
+                    parser.offset += 1
+                    if !sawEvents { throw .syntax(offset: parser.offset - 1, "JSON object has no traceEvents array") }
+                    return
+                default:
+                    throw .syntax(offset: parser.offset, "expected ',' or '}' in object, found \(parser.describeByte(at: parser.offset))")
+                }
+            }
+        } catch .endOfInput {
+            guard sawEvents else {
+                throw fail(parser.bytes.count, "trace object ends before its traceEvents array")
+            }
+            // Metadata after a complete events array was cut: the events are all there.
+            return
+        } catch .syntax(let offset, let message) {
+            throw fail(offset, message)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what colorcam needs to build, test and run its demo — idempotent: it installs only what is missing.
+#   tools/deps.sh            Debian packages + Python test oracles
+# Debian packages: the C libraries colorcam links (libpng, OpenBLAS, libv4l2, libturbojpeg) and the tools its tests
+# use as oracles (ffmpeg/ffprobe, v4l2-ctl). Python: pytest for the integration suite, onnx/onnxruntime/numpy for the
+# inference conformance suite.
+set -euo pipefail
+APT_PACKAGES=(pkg-config ffmpeg libpng-dev libopenblas-dev libv4l-dev libturbojpeg0-dev v4l-utils)
+PIP_MODULES=(pytest numpy onnx onnxruntime)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing Debian packages: ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+pip_missing=()
+for mod in "${PIP_MODULES[@]}"; do
+  "$PY" -c "import $mod" 2>/dev/null || pip_missing+=("$mod")
+done
+if ((${#pip_missing[@]})); then
+  echo "deps: installing Python packages: ${pip_missing[*]}" >&2
+  "$PY" -m pip install --quiet "${pip_missing[@]}"
+fi
