@@ -74,7 +74,8 @@ public enum V4L2FrameIntervals: Sendable, Hashable {
     /// `1 2 5 30 fps` or `1-30 fps`.
     public var description: String {
         switch self {
-        case .discrete(let list): return list.map(\.description).joined(separator: " ") + " fps"
+        case .discrete(let list):
+            return list.sorted { $0.framesPerSecond < $1.framesPerSecond }.map(\.description).joined(separator: " ") + " fps"
         case .range(let min, let max): return "\(max)-\(min) fps"
         case .unknown: return "? fps"
         }

@@ -8,6 +8,8 @@ let commands: [Command] = [
     ReplayCommand.command,
     TraceReportCommand.command,
     TestClipCommand.command,
+    DevicesCommand.command,
+    RecordCommand.command,
 ]
 
 func topLevelHelp() -> String {
