@@ -70,12 +70,8 @@ extension V4L2Device {
         precondition(state == .streaming, "dequeue() needs a streaming device")
         var buf = v4l2_buffer()
         var waitedMs: Int32 = 0
+        // Poll first, DQBUF only when poll says a buffer is ready (libv4l2 logs every failed DQBUF on stderr).
         while true {
-            buf = v4l2_buffer()
-            buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-            buf.memory = V4L2_MEMORY_MMAP.rawValue
-            if try ioctl(.dequeueBuffer, &buf, allowing: [EAGAIN]) == 0 { break }
-            // Nothing ready: wait in slices so a hung device is reported after timeoutMs.
             let sliceMs = min(Int32(100), max(timeoutMs - waitedMs, 1))
             let revents = syscalls.poll(fd, sliceMs)
             if revents < 0 {
@@ -90,12 +86,12 @@ extension V4L2Device {
                 }
                 continue
             }
+            buf = v4l2_buffer()
+            buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            buf.memory = V4L2_MEMORY_MMAP.rawValue
+            if try ioctl(.dequeueBuffer, &buf, allowing: [EAGAIN]) == 0 { break }
             if revents & Int32(POLLERR | POLLHUP | POLLNVAL) != 0 {
-                // Let DQBUF name the error; if it still has nothing, report what poll said.
-                buf = v4l2_buffer()
-                buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-                buf.memory = V4L2_MEMORY_MMAP.rawValue
-                if try ioctl(.dequeueBuffer, &buf, allowing: [EAGAIN]) == 0 { break }
+                // DQBUF had nothing to say; report what poll said.
                 throw StreamError(.unavailable, file: path, frame: dequeuedCount,
                                   "poll reported \(revents & Int32(POLLHUP) != 0 ? "POLLHUP" : "POLLERR") (device gone?)")
             }
