@@ -38,7 +38,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StreamTests",
-            dependencies: ["Stream", "ColorcamCore"],
+            dependencies: ["Stream", "ColorcamCore", "CV4L2"],
             path: "Tests/StreamTests"
         ),
     ]

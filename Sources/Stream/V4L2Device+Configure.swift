@@ -154,7 +154,7 @@ extension V4L2Device {
         }
         var parm = v4l2_streamparm()
         parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-        let getErr = try ioctl(.getParm, &parm, allowing: [EINVAL, ENOTTY])
+        let getErr = try ioctl(.getParm, &parm, allowing: .endOfList)
         if getErr != 0 {
             notes.append("driver does not report its frame rate (VIDIOC_G_PARM: \(V4L2Errno(getErr)))")
             return nil

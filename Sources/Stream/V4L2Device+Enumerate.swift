@@ -92,7 +92,7 @@ extension V4L2Device {
             var desc = v4l2_fmtdesc()
             desc.index = UInt32(index)
             desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-            if try ioctl(.enumFormat, &desc, allowing: [EINVAL]) != 0 { break }
+            if try ioctl(.enumFormat, &desc, allowing: .endOfList) != 0 { break }
             result.append(V4L2FormatDescription(
                 pixelFormat: V4L2PixelFormat(rawValue: desc.pixelformat),
                 description: V4L2Device.string(desc.description),
@@ -109,7 +109,7 @@ extension V4L2Device {
             var size = v4l2_frmsizeenum()
             size.index = UInt32(index)
             size.pixel_format = format.rawValue
-            if try ioctl(.enumFrameSizes, &size, allowing: [EINVAL, ENOTTY]) != 0 { break }
+            if try ioctl(.enumFrameSizes, &size, allowing: .endOfList) != 0 { break }
             if size.type == V4L2_FRMSIZE_TYPE_DISCRETE.rawValue {
                 sizes.append((Int(size.discrete.width), Int(size.discrete.height)))
             } else {
@@ -133,7 +133,7 @@ extension V4L2Device {
             ival.pixel_format = format.rawValue
             ival.width = UInt32(widthPx)
             ival.height = UInt32(heightPx)
-            if try ioctl(.enumFrameIntervals, &ival, allowing: [EINVAL, ENOTTY]) != 0 { break }
+            if try ioctl(.enumFrameIntervals, &ival, allowing: .endOfList) != 0 { break }
             if ival.type == V4L2_FRMIVAL_TYPE_DISCRETE.rawValue {
                 list.append(V4L2Fraction(Int(ival.discrete.numerator), Int(ival.discrete.denominator)))
             } else {

@@ -89,7 +89,7 @@ extension V4L2Device {
             buf = v4l2_buffer()
             buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             buf.memory = V4L2_MEMORY_MMAP.rawValue
-            if try ioctl(.dequeueBuffer, &buf, allowing: [EAGAIN]) == 0 { break }
+            if try ioctl(.dequeueBuffer, &buf, allowing: .wouldBlock) == 0 { break }
             if revents & Int32(POLLERR | POLLHUP | POLLNVAL) != 0 {
                 // DQBUF had nothing to say; report what poll said.
                 throw StreamError(.unavailable, file: path, frame: dequeuedCount,

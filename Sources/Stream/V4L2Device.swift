@@ -128,10 +128,23 @@ public final class V4L2Device {
     /// - Returns: 0 on success, or one of `allowing`.
     /// - Throws: `StreamError` `.unavailable`: "`VIDIOC_X failed: ERRNO (text)`", with the frame while streaming.
     @discardableResult
-    func ioctl<T>(_ request: V4L2Request, _ arg: inout T, allowing: [Int32] = []) throws -> Int32 {
+    func ioctl<T>(_ request: V4L2Request, _ arg: inout T, allowing: ExpectedErrno = .none) throws -> Int32 {
         let err = V4L2Device.rawIoctl(syscalls, fd, request, &arg)
         if err == 0 || allowing.contains(err) { return err }
         throw failure(request.name, V4L2Errno(err))
+    }
+
+    /// Up to two errnos a request may return as an expected outcome (a fixed-size value: the funnel is called per
+    /// frame and must not allocate).
+    struct ExpectedErrno {
+        let first: Int32
+        let second: Int32
+        static let none = ExpectedErrno(first: 0, second: 0)
+        /// The end of an enumeration (`EINVAL`), or a driver that does not enumerate at all (`ENOTTY`).
+        static let endOfList = ExpectedErrno(first: EINVAL, second: ENOTTY)
+        /// Nothing ready on a non-blocking descriptor.
+        static let wouldBlock = ExpectedErrno(first: EAGAIN, second: 0)
+        func contains(_ err: Int32) -> Bool { err != 0 && (err == first || err == second) }
     }
 
     /// The EINTR loop under the funnel (also used by init before `self` is complete).

@@ -233,8 +233,9 @@ public final class V4L2Source: FrameSource {
             let reported = deviceFramesPerSecond.map { String(Int($0.rounded())) } ?? "no rate"
             deviceFramesPerSecond = measuredFps
             isDecimating = true
-            lastKeptSlot = Int((Double(sequence - firstSequenceUnwrapped) * requestedFramesPerSecond / measuredFps)
-                .rounded(.down))
+            // Start decimating with this frame (kept), in step with its slot.
+            lastKeptSlot = Int((Double(sequence - firstSequenceUnwrapped) * requestedFramesPerSecond / measuredFps
+                + 1e-9).rounded(.down)) - 1
             say("device delivers \(Int(measuredFps.rounded())) fps although it reported \(reported): decimating to \(V4L2Fraction.format(requestedFramesPerSecond)) fps")
         }
     }
