@@ -30,6 +30,10 @@ run devices "$C" devices
 # 2. 300 frames at 640x360, 30 fps.
 run cap300 "$C" record --device $D --size 640x360 --fps 30 --frames 300 --trace "$W/cap300.json" "$W/cap300.y4m"
 
+# 2b. The same 300 frames read by v4l2-ctl, for the driver's own sequence numbers under the same VM load.
+run seq_v4l2ctl v4l2-ctl -d $D --set-fmt-video=width=640,height=360,pixelformat=YUYV --set-parm=30 \
+    --stream-mmap=3 --stream-count=300 --verbose --stream-to=/dev/null
+
 # 3. Pixel equality with v4l2-ctl, same configuration, for several formats (640x480, 25 fps).
 for f in YUYV UYVY NV12 YU12 GREY RGB3 XR24; do
     run "ref_$f" v4l2-ctl -d $D --set-fmt-video=width=640,height=480,pixelformat=$f --set-parm=25 \
@@ -55,7 +59,12 @@ ctl -c percentage_of_dropped_buffers=0
 
 # 7. CPU per captured frame, 640x360 YUYV 30 fps, 300 frames each, both writing to the guest's RAM disk;
 #    in turn twice so drifting host load hits both alike.
+#    The 1-frame runs measure process start-up and setup, subtracted to get the cost per frame.
 TIMEFORMAT='%U %S %R'
+{ time v4l2-ctl -d $D --set-fmt-video=width=640,height=360,pixelformat=YUYV --set-parm=30 \
+    --stream-mmap=3 --stream-count=1 --stream-to=/tmp/cpu.raw > /dev/null 2>&1 ; } 2> "$W/cpu1_v4l2ctl.time"
+{ time "$C" record --device $D --size 640x360 --fps 30 --format YUYV --frames 1 --quiet /tmp/cpu.y4m \
+    > /dev/null 2>&1 ; } 2> "$W/cpu1_colorcam.time"
 for i in 1 2; do
     { time v4l2-ctl -d $D --set-fmt-video=width=640,height=360,pixelformat=YUYV --set-parm=30 \
         --stream-mmap=3 --stream-count=300 --stream-to=/tmp/cpu.raw > /dev/null 2>&1 ; } 2> "$W/cpu_v4l2ctl_$i.time"
