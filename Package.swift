@@ -38,7 +38,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StreamTests",
-            dependencies: ["Stream", "ColorcamCore", "CV4L2"],
+            dependencies: ["Stream", "ColorcamCore", "CV4L2", "CTurboJPEG"],
             path: "Tests/StreamTests"
         ),
     ]

@@ -1,3 +1,4 @@
+import CTurboJPEG
 import ColorcamCore
 import Foundation
 @testable import Stream
@@ -33,7 +34,7 @@ struct MissingTool: Error, CustomStringConvertible {
     /// Encodes one testsrc2 frame as a JPEG with `pixFmt` (yuvj422p, yuvj420p, yuvj444p, gray) and returns the JPEG
     /// and ffmpeg's decode of it in the JPEG's own layout (planes back to back).
     static func jpegAndReference(_ pixFmt: String) throws -> (jpeg: [UInt8], planes: [UInt8]) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("colorcam-mjpeg-\(getpid())-\(pixFmt)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("colorcam-mjpeg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let jpg = dir.appendingPathComponent("f.jpg").path, raw = dir.appendingPathComponent("f.yuv").path
@@ -73,8 +74,10 @@ struct MissingTool: Error, CustomStringConvertible {
         #expect(Self.maxDiff(frame.luma, ref[0..<(w * h)]) <= Self.toleranceLevels)
         var cbUp: [UInt8] = [], crUp: [UInt8] = []
         for row in 0..<h {
-            cbUp += ref[(w * h + (row / 2) * cw)..<(w * h + (row / 2 + 1) * cw)]
-            crUp += ref[(w * h + c + (row / 2) * cw)..<(w * h + c + (row / 2 + 1) * cw)]
+            let cbStart: Int = w * h + (row / 2) * cw
+            let crStart: Int = cbStart + c
+            cbUp += ref[cbStart..<(cbStart + cw)]
+            crUp += ref[crStart..<(crStart + cw)]
         }
         #expect(Self.maxDiff(frame.cb, cbUp) <= Self.toleranceLevels)
         #expect(Self.maxDiff(frame.cr, crUp) <= Self.toleranceLevels)
@@ -98,10 +101,23 @@ struct MissingTool: Error, CustomStringConvertible {
         #expect(Self.maxDiff(frame.cr, crHalf) <= Self.toleranceLevels)
     }
 
+    /// ffmpeg's MJPEG encoder has no greyscale mode (it writes 4:4:4), so this one JPEG comes from libturbojpeg.
     @Test func greyscaleJpegGetsNeutralChroma() throws {
-        let (jpeg, ref) = try Self.jpegAndReference("gray")
+        let w = Self.widthPx, h = Self.heightPx
+        let ramp = (0..<(w * h)).map { UInt8(($0 % w) * 255 / (w - 1)) }
+        let handle = try #require(tjInitCompress())
+        defer { tjDestroy(handle) }
+        var jpegBuffer: UnsafeMutablePointer<UInt8>?
+        var jpegSize: UInt = 0
+        let status = ramp.withUnsafeBufferPointer {
+            tjCompress2(handle, $0.baseAddress, Int32(w), Int32(w), Int32(h), Int32(TJPF_GRAY.rawValue), &jpegBuffer,
+                        &jpegSize, Int32(TJSAMP_GRAY.rawValue), 95, 0)
+        }
+        #expect(status == 0)
+        let jpeg = Array(UnsafeBufferPointer(start: try #require(jpegBuffer), count: Int(jpegSize)))
+        tjFree(jpegBuffer)
         let frame = try #require(try decode(jpeg))
-        #expect(Self.maxDiff(frame.luma, ref[0..<(Self.widthPx * Self.heightPx)]) <= Self.toleranceLevels)
+        #expect(Self.maxDiff(frame.luma, ramp) <= Self.toleranceLevels)
         #expect(frame.cb.allSatisfy { $0 == 128 } && frame.cr.allSatisfy { $0 == 128 })
     }
 
