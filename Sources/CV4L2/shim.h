@@ -7,7 +7,10 @@
 #define COLORCAM_CV4L2_SHIM_H
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <linux/videodev2.h>
 #include <libv4l2.h>
@@ -21,8 +24,26 @@ _Static_assert(sizeof(struct v4l2_fmtdesc) == 64, "v4l2_fmtdesc layout");
 _Static_assert(sizeof(struct v4l2_frmsizeenum) == 44, "v4l2_frmsizeenum layout");
 _Static_assert(sizeof(struct v4l2_frmivalenum) == 52, "v4l2_frmivalenum layout");
 
-/// v4l2_open(path, flags) (no mode: colorcam never creates device nodes).
-static inline int ccv4l2_open(const char *path, int flags) { return v4l2_open(path, flags); }
+/// Opens a V4L2 node for libv4l2: open(2), a raw VIDIOC_QUERYCAP (so that a node that is not V4L2 fails with
+/// ENOTTY quietly: libv4l2 itself would print to stderr), then v4l2_fd_open. Returns -1 with errno on failure.
+static inline int ccv4l2_open(const char *path, int flags) {
+    int fd = open(path, flags);
+    if (fd < 0) return -1;
+    struct v4l2_capability cap;
+    if (ioctl(fd, VIDIOC_QUERYCAP, &cap) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    int wrapped = v4l2_fd_open(fd, 0);
+    if (wrapped < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+    }
+    return wrapped;
+}
 /// v4l2_close(fd).
 static inline int ccv4l2_close(int fd) { return v4l2_close(fd); }
 /// v4l2_ioctl(fd, request, arg).

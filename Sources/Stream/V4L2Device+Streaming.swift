@@ -70,6 +70,7 @@ extension V4L2Device {
         precondition(state == .streaming, "dequeue() needs a streaming device")
         var buf = v4l2_buffer()
         var waitedMs: Int32 = 0
+        var spuriousWakeups = 0
         // Poll first, DQBUF only when poll says a buffer is ready (libv4l2 logs every failed DQBUF on stderr).
         while true {
             let sliceMs = min(Int32(100), max(timeoutMs - waitedMs, 1))
@@ -90,10 +91,13 @@ extension V4L2Device {
             buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             buf.memory = V4L2_MEMORY_MMAP.rawValue
             if try ioctl(.dequeueBuffer, &buf, allowing: .wouldBlock) == 0 { break }
-            if revents & Int32(POLLERR | POLLHUP | POLLNVAL) != 0 {
-                // DQBUF had nothing to say; report what poll said.
-                throw StreamError(.unavailable, file: path, frame: dequeuedCount,
-                                  "poll reported \(revents & Int32(POLLHUP) != 0 ? "POLLHUP" : "POLLERR") (device gone?)")
+            spuriousWakeups += 1
+            if revents & Int32(POLLERR | POLLHUP | POLLNVAL) != 0 || spuriousWakeups > 10_000 {
+                // DQBUF had nothing to say; report what poll said (or that it keeps saying "ready" for nothing).
+                let what = revents & Int32(POLLHUP) != 0 ? "POLLHUP (device gone?)"
+                    : revents & Int32(POLLERR | POLLNVAL) != 0 ? "POLLERR (device gone?)"
+                    : "POLLIN 10000 times while VIDIOC_DQBUF had no buffer"
+                throw StreamError(.unavailable, file: path, frame: dequeuedCount, "poll reported \(what)")
             }
         }
         let index = Int(buf.index)

@@ -79,7 +79,9 @@ public final class V4L2Device {
         self.syscalls = syscalls
         let fdOrErrno = syscalls.open(path)
         guard fdOrErrno >= 0 else {
-            throw StreamError(.unavailable, file: path, "cannot open device: \(V4L2Errno(-fdOrErrno))")
+            let err = V4L2Errno(-fdOrErrno)
+            throw StreamError(.unavailable, file: path, err.code == ENOTTY
+                ? "not a V4L2 device (VIDIOC_QUERYCAP: \(err))" : "cannot open device: \(err)")
         }
         fd = fdOrErrno
         var cap = v4l2_capability()
