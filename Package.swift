@@ -8,6 +8,7 @@ let package = Package(
     name: "colorcam",
     products: [
         .executable(name: "colorcam", targets: ["colorcam"]),
+        .executable(name: "preview-harness", targets: ["preview-harness"]),
     ],
     targets: [
         .systemLibrary(
@@ -30,6 +31,13 @@ let package = Package(
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
         .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"]),
+        .target(
+            name: "Preview", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Preview",
+            exclude: ["README.md"]
+        ),
+        .executableTarget(
+            name: "preview-harness", dependencies: ["ColorcamCore", "Preview"], path: "Sources/PreviewHarness"
+        ),
         .executableTarget(
             name: "colorcam",
             dependencies: ["ColorcamCore", "Stream"],
@@ -40,6 +48,9 @@ let package = Package(
             name: "StreamTests",
             dependencies: ["Stream", "ColorcamCore", "CV4L2", "CTurboJPEG"],
             path: "Tests/StreamTests"
+        ),
+        .testTarget(
+            name: "PreviewTests", dependencies: ["Preview", "ColorcamCore", "CTurboJPEG"], path: "Tests/PreviewTests"
         ),
     ]
 )

@@ -66,15 +66,26 @@ struct TraceJSONParser {
 
     /// Parses `{ "key": value, … }` starting at the `{`.
     mutating func parseObject(depth: Int) throws(TraceJSONFailure) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        try parseMembers(depth: depth) { key, parser throws(TraceJSONFailure) in
+            members[key] = try parser.parseValue(depth: depth)
+        }
+        return members
+    }
+
+    /// Walks `{ "key": value, … }` starting at the `{`, calling `member` with each key and the parser positioned
+    /// before its value; `member` must consume exactly that one value (e.g. with `parseValue`).
+    mutating func parseMembers(
+        depth: Int, _ member: (String, inout TraceJSONParser) throws(TraceJSONFailure) -> Void
+    ) throws(TraceJSONFailure) {
         guard depth <= TraceJSONParser.maxDepth else {
             throw .syntax(offset: offset, "JSON nested deeper than \(TraceJSONParser.maxDepth) levels")
         }
         offset += 1  // {
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if try peek() == UInt8(ascii: "}") {
             offset += 1
-            return members
+            return
         }
         while true {
             skipWhitespace()
@@ -87,11 +98,12 @@ struct TraceJSONParser {
                 throw .syntax(offset: offset, "expected ':' after key \"\(key)\", found \(describeByte(at: offset))")
             }
             offset += 1
-            members[key] = try parseValue(depth: depth)
+            skipWhitespace()
+            try member(key, &self)
             skipWhitespace()
             switch try peek() {
             case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "}"): offset += 1; return members
+            case UInt8(ascii: "}"): offset += 1; return
             default: throw .syntax(offset: offset, "expected ',' or '}' in object, found \(describeByte(at: offset))")
             }
         }
@@ -195,7 +207,8 @@ struct TraceJSONParser {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
             case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
             case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-            default: throw .syntax(offset: offset, "expected a hex digit in \\u escape, found \(describeByte(at: offset))")
+            default:
+                throw .syntax(offset: offset, "expected a hex digit in \\u escape, found \(describeByte(at: offset))")
             }
             value = value << 4 | digit
             offset += 1
@@ -247,7 +260,8 @@ struct TraceJSONParser {
         }
         if isInteger && !overflow {
             if !negative, magnitude <= UInt64(Int64.max) { return .int(Int64(magnitude)) }
-            if negative, magnitude <= UInt64(Int64.max) + 1 { return .int(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude)) }
+            if negative, magnitude <= UInt64(Int64.max) { return .int(-Int64(magnitude)) }
+            if negative, magnitude == UInt64(Int64.max) + 1 { return .int(.min) }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
         guard let value = Double(text) else { throw .syntax(offset: start, "malformed number \(text)") }

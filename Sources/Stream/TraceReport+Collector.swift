@@ -1,7 +1,8 @@
 extension TraceReport {
     /// Gathers what the report needs from events one at a time (the reader streams them), then computes.
     ///
-    /// Recognises colorcam events by name and phase (TRACE-FORMAT.md); anything else is counted as ignored.
+    /// Recognises colorcam events by name and phase (TRACE-FORMAT.md); anything else is counted as ignored, except
+    /// flow arrows and track names, which are expected but carry nothing the report uses.
     /// Events may arrive in any order (other tools sort differently); everything time-based is sorted in `finish`.
     struct Collector {
         var colorcamEventCount = 0
@@ -40,11 +41,13 @@ extension TraceReport {
                 guard let value = event.intArg("value") else { return malformed(event, "without an integer value") }
                 inFlightCounterMax = max(inFlightCounterMax ?? value, value)
             case ("config", "i"), ("config", "I"):
-                if config == nil { config = event.args }
+                if config == nil { config = event.args.dictionary }
             case ("summary", "i"), ("summary", "I"):
-                summary = event.args
+                summary = event.args.dictionary
             case ("detect", "X"), ("composite", "X"), ("queue_depth", "C"):
                 break
+            case ("frame", "s"), ("frame", "f"), ("process_name", "M"), ("thread_name", "M"):
+                return  // colorcam writes these too, but any Chrome trace may: they neither count nor are ignored
             default:
                 ignoredEventCount += 1
                 return
@@ -117,7 +120,8 @@ extension TraceReport {
                 warnings.append("\(unresolved) outputs have no latency_us and no capture event for their frame")
             }
             if malformedCount > 0, let firstMalformed {
-                warnings.append("\(malformedCount) colorcam events malformed, partly ignored (first: \(firstMalformed))")
+                warnings.append("\(malformedCount) colorcam events malformed, partly ignored "
+                                + "(first: \(firstMalformed))")
             }
             for (reason, count) in unknownDropReasons.sorted(by: { $0.key < $1.key }) {
                 warnings.append("\(count) drops with reason '\(reason)', not a reason in TRACE-FORMAT.md")
@@ -131,15 +135,18 @@ extension TraceReport {
                     warnings.append("writer lost \(lost) trace events: counts below are lower bounds")
                 }
                 if let captured = summary["frames_captured"]?.int64, captured != framesCaptured {
-                    warnings.append("summary says frames_captured \(captured), trace has \(framesCaptured) capture events")
+                    warnings.append("summary says frames_captured \(captured), "
+                                    + "trace has \(framesCaptured) capture events")
                 }
                 if let output = summary["frames_output"]?.int64, output != outputTimesUs.count {
-                    warnings.append("summary says frames_output \(output), trace has \(outputTimesUs.count) output events")
+                    warnings.append("summary says frames_output \(output), "
+                                    + "trace has \(outputTimesUs.count) output events")
                 }
             }
             let spansMax = TraceReport.maxOverlap(inferIntervals)
             if let counterMax = inFlightCounterMax, spansMax > counterMax {
-                warnings.append("in_flight counter peaks at \(counterMax) but infer spans (request→end) overlap \(spansMax) deep")
+                warnings.append("in_flight counter peaks at \(counterMax) "
+                                + "but infer spans (request→end) overlap \(spansMax) deep")
             }
 
             let runUs = max(0, (lastEndUs ?? 0) - (firstTsUs ?? 0))

@@ -8,6 +8,7 @@ extension TraceReport {
         var head = "trace: \(load.file) (\(load.eventCount) events, \(size)"
         if ignoredEventCount > 0 { head += "; \(ignoredEventCount) not colorcam's, ignored" }
         lines.append(head + ")")
+        if let note = load.truncationNote { lines.append(note) }
         if simulated {
             lines.append("*** SIMULATED inference: timings are the simulator's, not a model's ***")
         }
@@ -27,7 +28,8 @@ extension TraceReport {
         lines.append("lag trend: " + trendLine)
         lines.append("capture→output latency: " + TraceReport.describe(latency))
         if let resultAge {
-            lines.append("result age: p50 \(TraceReport.ms(resultAge.p50Us)) ms, max \(TraceReport.ms(resultAge.maxUs)) ms")
+            lines.append("result age: p50 \(TraceReport.ms(resultAge.p50Us)) ms, "
+                         + "max \(TraceReport.ms(resultAge.maxUs)) ms")
         } else {
             lines.append("result age: n/a (no output carried a result)")
         }
@@ -42,7 +44,7 @@ extension TraceReport {
         } else {
             lines.append("writer summary: none (run did not end cleanly)")
         }
-        for warning in warnings { lines.append("warning: " + warning) }
+        for warning in warnings where warning != load.truncationNote { lines.append("warning: " + warning) }
         lines.append(verdict.line)
         return lines.joined(separator: "\n") + "\n"
     }
@@ -62,7 +64,9 @@ extension TraceReport {
         } else if config["simulated"]?.bool == false {
             parts.append("real inference")
         }
-        if let deadline = config["output_deadline_us"]?.int64 { parts.append("output deadline \(TraceReport.ms(deadline)) ms") }
+        if let deadline = config["output_deadline_us"]?.int64 {
+            parts.append("output deadline \(TraceReport.ms(deadline)) ms")
+        }
         return "config: " + parts.joined(separator: ", ")
     }
 
@@ -79,7 +83,8 @@ extension TraceReport {
     private var trendLine: String {
         guard let trend = lagTrend else { return "n/a (no inferences)" }
         var text = "slope \(signedMs(trend.slopeUsPerS / 1000)) ms/s, mean first quarter "
-            + "\(formatMs(trend.firstQuarterMeanUs / 1000)) ms → last quarter \(formatMs(trend.lastQuarterMeanUs / 1000)) ms: "
+            + "\(formatMs(trend.firstQuarterMeanUs / 1000)) ms → last quarter "
+            + "\(formatMs(trend.lastQuarterMeanUs / 1000)) ms: "
         if trend.sampleCount < LagTrend.minimumSamples {
             text += "too few inferences to judge (\(trend.sampleCount) < \(LagTrend.minimumSamples))"
         } else {

@@ -59,7 +59,8 @@ public struct TraceReport: Sendable {
     public var summary: [String: JSONValue]?
     /// Things a reader should know (lost events, malformed events, counter disagreements), one line each.
     public var warnings: [String]
-    /// Events recognised as colorcam's / events ignored (other producers, metadata, malformed).
+    /// Events recognised as colorcam's (malformed ones included) / other producers' events, ignored. Flow
+    /// arrows (`frame` s/f) and track names (M) are in neither count.
     public var colorcamEventCount: Int
     public var ignoredEventCount: Int
     /// First event ts to last span end, over colorcam events.
@@ -106,18 +107,24 @@ public struct TraceReport: Sendable {
         try self.init(bytes: try TraceReader.readFile(path), file: path)
     }
 
-    /// Summarises trace bytes; `file` names them in messages.
+    /// Summarises trace bytes; `file` names them in messages. `onEvent` also sees every event, in file order
+    /// (e.g. to build a `TraceTimeline` in the same pass).
     /// - Throws: `StreamError` `.badData` when the bytes are not a trace or hold no colorcam events.
-    public init(bytes: [UInt8], file: String) throws {
+    public init(bytes: [UInt8], file: String, onEvent: (TraceFileEvent) -> Void = { _ in }) throws {
         var collector = TraceReport.Collector()
-        let load = try TraceReader.parse(bytes, file: file) { collector.add($0) }
+        let load = try TraceReader.parse(bytes, file: file) {
+            collector.add($0)
+            onEvent($0)
+        }
         guard collector.colorcamEventCount > 0 else {
             if load.eventCount == 0, let partial = load.partialEvent {
                 throw StreamError(.badData, file: file, byteOffset: Int64(partial.byteOffset),
-                                  "trace truncated inside its first event (\(partial.byteCount) bytes); no complete events")
+                                  "trace truncated inside its first event (\(partial.byteCount) bytes); "
+                                    + "no complete events")
             }
             throw StreamError(.badData, file: file,
-                              "no colorcam events among \(load.eventCount) events (expected capture, output, infer, drop, config)")
+                              "no colorcam events among \(load.eventCount) events "
+                                + "(expected capture, output, infer, drop, config)")
         }
         self = collector.finish(load: load)
     }

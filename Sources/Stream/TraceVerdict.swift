@@ -49,8 +49,8 @@ public struct TraceVerdict: Sendable {
         if let lag = report.lag {
             let p99Ms = Double(lag.p99Us) / 1000
             let ok = p99Ms <= thresholds.maxLagMs
-            checks.append(Check(name: "lag_p99", passed: ok,
-                                detail: "lag p99 \(formatMs(p99Ms)) ms \(ok ? "≤" : ">") \(formatMs(thresholds.maxLagMs)) ms"))
+            let detail = "lag p99 \(formatMs(p99Ms)) ms \(ok ? "≤" : ">") \(formatMs(thresholds.maxLagMs)) ms"
+            checks.append(Check(name: "lag_p99", passed: ok, detail: detail))
         } else {
             checks.append(Check(name: "lag_p99", passed: true, detail: "lag n/a (no inferences)"))
         }
@@ -62,8 +62,9 @@ public struct TraceVerdict: Sendable {
         if let minFps = thresholds.minFps {
             if let worst = report.output.worstWindowFrames {
                 let ok = Double(worst) >= minFps
+                let relation = ok ? "≥" : "<"
                 checks.append(Check(name: "min_fps", passed: ok,
-                                    detail: "worst 1-s window \(worst) frames \(ok ? "≥" : "<") \(formatMs(minFps)) fps"))
+                                    detail: "worst 1-s window \(worst) frames \(relation) \(formatMs(minFps)) fps"))
             } else {
                 checks.append(Check(name: "min_fps", passed: false,
                                     detail: "worst 1-s window n/a (under 1 s of output) < \(formatMs(minFps)) fps"))

@@ -5,6 +5,11 @@ import ColorcamCore
 /// colorcam reads and writes one parameter, `Xts_us=<integer microseconds>` (the source time of the frame);
 /// all others are ignored, as the format asks. Parsing and formatting work on caller-provided bytes and
 /// allocate nothing, so they can run once per frame in the hot loop.
+///
+/// Interop note: ffmpeg (5.1, `yuv4mpegdec.c`) skips FRAME parameters but computes each frame's pts as
+/// `byte offset / (frame bytes + 6)`, i.e. it assumes bare `FRAME\n` lines. Every `Xts_us` adds ~10–25 bytes,
+/// so ffmpeg's pts run ahead by one frame every `frameBytes / extraBytes` frames (≈25,000 frames for 640×480
+/// 4:2:0) and a constant-rate ffmpeg output duplicates a frame there. `-fps_mode passthrough` avoids that.
 enum Y4MFrameLine {
     /// Longest FRAME line accepted, in bytes including the newline.
     static let maxLineBytes = 1024

@@ -34,34 +34,51 @@ public final class Y4MSink: FrameSink {
     ///   - path: the output file, or `-` for stdout.
     ///   - header: geometry, rate and aspect to write (`YUV4MPEG2 W H F Ip A C`).
     ///   - writeTimestamps: write `Xts_us` on frames that carry a `sourceTimestampNs`.
-    /// - Throws: `StreamError(.ioError)` when the output cannot be created or written (naming the path).
-    public init(path: String, header: Y4MHeader, writeTimestamps: Bool = false) throws {
+    /// - Throws: `StreamError(.ioError)` when the output cannot be created or written (naming the path),
+    ///   `.usage` when the path is a directory.
+    public convenience init(path: String, header: Y4MHeader, writeTimestamps: Bool = false) throws {
+        guard header.frameRate.numerator > 0 && header.frameRate.denominator > 0 else {
+            throw StreamError(.internalError, file: path, "frame rate \(header.frameRate.numerator):"
+                              + "\(header.frameRate.denominator) cannot be written; both parts must be positive")
+        }
+        if path == "-" {
+            try self.init(descriptor: try FileDescriptorIO.createForWriting("-"), header: header,
+                          writeTimestamps: writeTimestamps)
+            return
+        }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        var info = stat()
+        if base.isEmpty || (stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR) {
+            throw StreamError(.usage, file: path, "output path is a directory, not a file")
+        }
+        let temporary = directory + "." + base + ".tmp-\(getpid())"
+        let file: FileDescriptorIO
+        do {
+            file = try FileDescriptorIO.createForWriting(temporary)
+        } catch let error as StreamError {
+            // Name the output the user asked for; creation failures are output failures, never "missing input".
+            throw StreamError(.ioError, file: path, error.message)
+        }
+        try self.init(path: path, temporaryPath: temporary, file: file, header: header,
+                      writeTimestamps: writeTimestamps)
+    }
+
+    /// Writes straight to an open descriptor (no temporary file, no rename), e.g. stdout or a pipe.
+    /// `finish()` closes the descriptor if `descriptor` owns it.
+    convenience init(descriptor: FileDescriptorIO, header: Y4MHeader, writeTimestamps: Bool) throws {
+        try self.init(path: descriptor.name, temporaryPath: nil, file: descriptor, header: header,
+                      writeTimestamps: writeTimestamps)
+    }
+
+    private init(path: String, temporaryPath: String?, file: FileDescriptorIO, header: Y4MHeader,
+                 writeTimestamps: Bool) throws {
         self.path = path
+        self.temporaryPath = temporaryPath
+        self.file = file
         self.header = header
         self.writeTimestamps = writeTimestamps
-        if path == "-" {
-            temporaryPath = nil
-            file = try FileDescriptorIO.createForWriting("-")
-        } else {
-            let slash = path.lastIndex(of: "/")
-            let directory = slash.map { String(path[...$0]) } ?? ""
-            let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
-            guard !base.isEmpty else {
-                throw StreamError(.usage, file: path, "output path names a directory, not a file")
-            }
-            var info = stat()
-            if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
-                throw StreamError(.usage, file: path, "output path is a directory, not a file")
-            }
-            let temporary = directory + "." + base + ".tmp-\(getpid())"
-            temporaryPath = temporary
-            do {
-                file = try FileDescriptorIO.createForWriting(temporary)
-            } catch let error as StreamError {
-                // Name the output the user asked for; creation failures are output failures, never "missing input".
-                throw StreamError(.ioError, file: path, error.message)
-            }
-        }
         frameLine = UnsafeMutableRawBufferPointer.allocate(byteCount: Y4MFrameLine.maxFormattedBytes, alignment: 16)
         var line = header.line
         do {

@@ -1,0 +1,165 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPNG
+import ColorcamCore
+
+/// A folder of PNG files played as a stream: its `*.png` files (dot-files skipped), sorted byte-wise by name,
+/// decoded with libpng's simplified API and converted to BT.601 full-range YCbCr 4:2:0 (`420jpeg`).
+///
+/// Every file must have the first file's size. Transparent pixels are composited onto black. Frames carry no
+/// source timestamps; the pipeline paces them at `fps`. The file list and one RGB scratch frame are made at
+/// `init`; per frame, libpng allocates its own decoder state (outside colorcam's control) and nothing else is
+/// allocated.
+///
+/// Lifecycle: `init` lists the folder and reads the first file's header → `readFrame` per file until it returns
+/// false → `rewind` to loop. Threading: one thread at a time (the capture thread).
+public final class PNGFolderSource: FrameSource {
+    public let geometry: FrameGeometry
+    public let name: String
+    public var canRewind: Bool { true }
+    /// The pacing rate as a fraction: `fps`/1 for whole rates, else `fps` in thousandths, reduced.
+    public let frameRate: (numerator: Int, denominator: Int)
+    /// `1e9 / fps`, rounded to the nearest nanosecond.
+    public let nominalFrameIntervalNs: Int64
+    /// Frames are full-range YCbCr; write this into a Y4M header (`XCOLORRANGE=FULL`) so ffmpeg reads them right.
+    public var colorRange: Y4MColorRange { .full }
+    /// The PNG paths in play order.
+    public let files: [String]
+
+    /// Packed RGB for one decoded image (`widthPx × heightPx × 3` bytes).
+    private let rgb: UnsafeMutableRawBufferPointer
+    /// libpng's control structure. It must not move between `begin_read` and `finish_read`: libpng keeps its
+    /// address as the error handler's context, so it lives at a fixed heap address, never in a Swift variable.
+    private let image: UnsafeMutablePointer<png_image>
+    private var nextIndex = 0
+
+    /// Lists `directory` and reads the first PNG's size.
+    /// - Parameters:
+    ///   - directory: the folder path.
+    ///   - fps: the rate to pace frames at, frames per second (finite, 0.001...10,000).
+    /// - Throws: `StreamError`: `.missingInput` when the folder does not exist or cannot be read, `.badData`
+    ///   when it holds no PNG or the first PNG cannot be read or is too large, `.usage` for a non-positive fps.
+    public init(directory: String, fps: Double = 30) throws {
+        guard fps.isFinite, fps >= 0.001, fps <= 10_000 else {
+            throw StreamError(.usage, file: directory, "fps must be in 0.001...10000, got \(fps)")
+        }
+        name = directory
+        frameRate = PNGFolderSource.fraction(fps)
+        nominalFrameIntervalNs = Int64((1e9 / fps).rounded())
+        files = try PNGFolderSource.listPNGs(in: directory)
+        guard let first = files.first else {
+            throw StreamError(.badData, file: directory, "the folder holds no .png files")
+        }
+        let probe = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
+        defer { probe.deallocate() }
+        try PNGFolderSource.beginRead(first, frame: 0, into: probe)
+        png_image_free(probe)
+        let widthPx = Int(probe.pointee.width), heightPx = Int(probe.pointee.height)
+        guard widthPx <= FrameGeometry.maxDimensionPx, heightPx <= FrameGeometry.maxDimensionPx,
+              widthPx * heightPx * 3 <= FrameGeometry.maxFrameBytes
+        else {
+            throw StreamError(.badData, file: first, frame: 0,
+                              "image is \(widthPx)x\(heightPx), over colorcam's limit of "
+                              + "\(FrameGeometry.maxDimensionPx) pixels a side / \(FrameGeometry.maxFrameBytes) bytes")
+        }
+        geometry = FrameGeometry(widthPx: widthPx, heightPx: heightPx, chroma: .yuv420(.jpeg))
+        rgb = UnsafeMutableRawBufferPointer.allocate(byteCount: widthPx * heightPx * 3, alignment: 64)
+        image = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
+        image.initialize(to: png_image())
+    }
+
+    deinit {
+        rgb.deallocate()
+        image.deallocate()
+    }
+
+    /// Decodes the next PNG into `buffer` (`sequence` = its index in `files`, no source timestamp).
+    /// - Returns: false after the last file.
+    /// - Throws: `StreamError(.badData)` naming the PNG that fails to decode or has a different size.
+    public func readFrame(into buffer: FrameBuffer) throws -> Bool {
+        guard nextIndex < files.count else { return false }
+        guard buffer.geometry == geometry else {
+            throw StreamError(.internalError, file: name, frame: nextIndex,
+                              "frame buffer is \(buffer.geometry), the folder is \(geometry)")
+        }
+        let path = files[nextIndex]
+        try PNGFolderSource.beginRead(path, frame: nextIndex, into: image)
+        let (widthPx, heightPx) = (image.pointee.width, image.pointee.height)
+        guard Int(widthPx) == geometry.widthPx && Int(heightPx) == geometry.heightPx else {
+            png_image_free(image)
+            throw StreamError(.badData, file: path, frame: nextIndex,
+                              "image is \(widthPx)x\(heightPx) but the folder's first image "
+                              + "(\(files[0])) is \(geometry.widthPx)x\(geometry.heightPx)")
+        }
+        image.pointee.format = ccpng_format_rgb
+        var black = png_color(red: 0, green: 0, blue: 0)
+        let ok = png_image_finish_read(image, &black, rgb.baseAddress, 0, nil)
+        if ok == 0 || ccpng_image_failed(image) != 0 {
+            let reason = PNGFolderSource.message(of: image)
+            png_image_free(image)
+            throw StreamError(.badData, file: path, frame: nextIndex, "PNG does not decode: \(reason)")
+        }
+        RGBToYCbCr.convert(rgb: UnsafeRawBufferPointer(rgb), widthPx: geometry.widthPx, heightPx: geometry.heightPx,
+                           into: buffer)
+        buffer.sequence = nextIndex
+        buffer.sourceTimestampNs = nil
+        nextIndex += 1
+        return true
+    }
+
+    /// `fps` as a reduced fraction: exact for whole rates, to a thousandth otherwise.
+    static func fraction(_ fps: Double) -> (numerator: Int, denominator: Int) {
+        if fps == fps.rounded() { return (Int(fps), 1) }
+        var numerator = Int((fps * 1000).rounded()), denominator = 1000
+        var (a, b) = (numerator, denominator)
+        while b != 0 { (a, b) = (b, a % b) }
+        numerator /= a
+        denominator /= a
+        return (numerator, denominator)
+    }
+
+    /// Starts again at the first file.
+    public func rewind() throws { nextIndex = 0 }
+
+    /// Reads a PNG's header into `image` (reset first) with `png_image_begin_read_from_file`.
+    private static func beginRead(_ path: String, frame: Int, into image: UnsafeMutablePointer<png_image>) throws {
+        image.pointee = png_image()
+        image.pointee.version = ccpng_image_version
+        if png_image_begin_read_from_file(image, path) == 0 {
+            let reason = message(of: image)
+            png_image_free(image)
+            throw StreamError(.badData, file: path, frame: frame, "not a readable PNG: \(reason)")
+        }
+    }
+
+    /// libpng's message for a failed `png_image` call (a fixed 64-byte C string inside the struct).
+    private static func message(of image: UnsafeMutablePointer<png_image>) -> String {
+        withUnsafeBytes(of: &image.pointee.message) { bytes in
+            let text = bytes.prefix(while: { $0 != 0 })
+            return text.isEmpty ? "unknown libpng error" : String(decoding: text, as: UTF8.self)
+        }
+    }
+
+    /// The folder's `*.png` names (case-insensitive suffix, dot-files skipped) as full paths, sorted byte-wise.
+    private static func listPNGs(in directory: String) throws -> [String] {
+        guard let handle = opendir(directory) else {
+            let code = errno
+            let kind: FailureKind = (code == ENOENT || code == EACCES) ? .missingInput : .badData
+            let reason = String(cString: strerror(code))
+            throw StreamError(kind, file: directory, "cannot open the folder: \(reason) (errno \(code))")
+        }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: &entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard !name.hasPrefix("."), name.count > 4 else { continue }
+            if name.utf8.suffix(4).map({ $0 | 0x20 }) == Array(".png".utf8) { names.append(name) }
+        }
+        names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        return names.map { prefix + $0 }
+    }
+}

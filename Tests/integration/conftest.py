@@ -1,0 +1,39 @@
+"""Shared fixtures for the CLI integration suite: the colorcam binary, ffmpeg as the oracle, temp dirs."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def colorcam():
+    path = Path(os.environ.get("COLORCAM", ROOT / ".build/debug/colorcam"))
+    if not path.is_absolute():
+        path = ROOT / path
+    assert path.exists(), f"colorcam binary not found at {path}: run 'swift build' (or make test)"
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def ffmpeg():
+    exe = shutil.which("ffmpeg")
+    assert exe, "ffmpeg is required as the test oracle: apt-get install ffmpeg (make test installs it)"
+    return exe
+
+
+def run(*args, check=True, **kwargs):
+    """Runs a command, returns CompletedProcess with text output."""
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args} exited {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}")
+    return proc
+
+
+def framemd5(path):
+    """Per-frame MD5s of a video, as ffmpeg decodes it."""
+    out = run("ffmpeg", "-v", "error", "-i", path, "-f", "framemd5", "-").stdout
+    return [line.split(",")[-1].strip() for line in out.splitlines() if line and not line.startswith("#")]
