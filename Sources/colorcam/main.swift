@@ -7,10 +7,12 @@ import ColorcamCore
 let commands: [Command] = [
     ReplayCommand.command,
     TraceReportCommand.command,
-    TestClipCommand.command,
     LiveCommand.command,
+    DevicesCommand.command,
+    RecordCommand.command,
     DoctorCommand.command,
     BenchCommand.command,
+    TestClipCommand.command,
 ]
 
 func topLevelHelp() -> String {
