@@ -100,6 +100,7 @@ public final class LiveDaemon: @unchecked Sendable {
                                     processor: processor, trace: trace, clock: clock, config: config)
             current.withLock { $0 = pipeline }
             if isStopping { pipeline.requestStop() }
+            defer { current.withLock { $0 = nil } }  // releases the source (a device closes) before any retry
             do {
                 let stats = try pipeline.run()
                 add(stats, to: &totals)

@@ -177,11 +177,19 @@ public final class Pipeline: @unchecked Sendable {
                     }
                     lastOffsetNs = offsetNs
                     indexInLoop += 1
-                    if config.pace == .realtime { clock.sleep(untilNs: loopBaseNs + offsetNs) }
-                    let captureNs = clock.nowNs()
-                    buffer.sequence = sequence
-                    buffer.captureTimestampNs = captureNs
-                    sequence += 1
+                    let captureNs: Int64
+                    if source.isLive {
+                        // The device paced the frame and stamped it; its gaps become driver_gap drops.
+                        captureNs = buffer.captureTimestampNs
+                        traceSourceLosses(before: buffer, atNs: captureNs)
+                        sequence = buffer.sequence + 1
+                    } else {
+                        if config.pace == .realtime { clock.sleep(untilNs: loopBaseNs + offsetNs) }
+                        captureNs = clock.nowNs()
+                        buffer.sequence = sequence
+                        buffer.captureTimestampNs = captureNs
+                        sequence += 1
+                    }
                     framesCaptured.add(1, ordering: .releasing)
                     lastCapture.store(captureNs, ordering: .relaxed)
                     if discard {
@@ -214,6 +222,21 @@ public final class Pipeline: @unchecked Sendable {
             }
         } catch {
             fail(error)
+        }
+    }
+
+    /// Traces the frames a live source lost before `frame`: sequence gaps as `driver_gap` (one per missing
+    /// number), undecodable frames as `decode_error` (frame -1: their numbers are unknown).
+    private func traceSourceLosses(before frame: FrameBuffer, atNs: Int64) {
+        let gap = source.gapBeforeLastFrame
+        let errors = source.decodeErrorsBeforeLastFrame
+        guard gap > 0 || errors > 0 else { return }
+        core.withLock { core in
+            for i in 0..<min(gap, 100_000) {
+                core.noteDrop(frame: frame.sequence - gap + i, reason: .driverGap, atNs: atNs, track: .capture,
+                              trace: trace)
+            }
+            for _ in 0..<errors { core.noteDrop(frame: -1, reason: .decodeError, atNs: atNs, track: .capture, trace: trace) }
         }
     }
 

@@ -263,3 +263,9 @@ public final class V4L2Source: FrameSource {
         text.withCString { _ = write(2, $0, strlen($0)) }
     }
 }
+
+extension V4L2Source {
+    public var isLive: Bool { true }
+    public var gapBeforeLastFrame: Int { lastFrameInfo.skippedSequenceCount }
+    public var decodeErrorsBeforeLastFrame: Int { lastFrameInfo.decodeErrorCount }
+}

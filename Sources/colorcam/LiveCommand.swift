@@ -14,14 +14,17 @@ enum LiveCommand {
         run: { try run($0) })
 
     static let help = """
-    usage: colorcam live --source FILE.y4m [options]
+    usage: colorcam live (--device /dev/videoN | --source FILE.y4m) [options]
 
     Runs the pipeline until SIGINT/SIGTERM, serving a live preview. SIGINT/SIGTERM stop capture, let the in-flight
     inference finish, flush the trace and outputs, and exit 0. SIGHUP reloads the model without stopping the stream.
 
     source:
+      --device /dev/videoN      a V4L2 camera (default when no --source: /dev/video0)
+      --size WxH                camera frame size (default 640x480)
+      --fps N                   camera rate to set (default 30; a faster device is decimated, and says so);
+                                for --source, pace the file at N frames/s instead of its own rate
       --source FILE.y4m         replay a file in a loop at real time through the daemon (demos, tests)
-      --fps N                   pace the file at N frames/s instead of its own rate
 
     options:
       --listen ADDR:PORT        preview address (default 127.0.0.1:8080; another address only when asked, with a
@@ -41,7 +44,7 @@ enum LiveCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "live",
-                              valued: ["source", "fps", "listen", "output", "trace", "max-in-flight", "queue",
+                              valued: ["source", "device", "size", "fps", "listen", "output", "trace", "max-in-flight", "queue",
                                        "max-latency-ms", "simulate-inference-ms", "simulate-mode", "log-level"],
                               boolean: ["exit-on-device-loss"])
         _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
@@ -51,16 +54,21 @@ enum LiveCommand {
             }
             Log.level = parsed
         }
-        guard let sourcePath = a.string("source") else {
-            throw UsageError("live: give a source: --source FILE.y4m (see --help)")
+        if a.string("source") != nil && a.string("device") != nil {
+            throw UsageError("live: give either --device or --source, not both")
         }
+        let sourcePath = a.string("source") ?? a.string("device") ?? "/dev/video0"
+        let isDevice = a.string("source") == nil
+        let (width, height) = try parseSize(a.string("size") ?? "640x480", command: "live")
+        if !isDevice && a.string("size") != nil { throw UsageError("live: --size applies to --device only") }
         var options = LiveOptions()
         options.exitOnDeviceLoss = a.flag("exit-on-device-loss")
         options.pipeline.pace = .realtime
         options.pipeline.loops = Int.max / 2
         options.pipeline.maxInFlight = try a.int("max-in-flight", default: 1, range: 1...64)!
         options.pipeline.queueCapacity = try a.int("queue", default: 1, range: 0...64)!
-        if let fps = try a.double("fps", min: 0.001) { options.pipeline.frameIntervalOverrideNs = Int64((1e9 / fps).rounded()) }
+        let fps = try a.double("fps", min: 0.001)
+        if let fps, !isDevice { options.pipeline.frameIntervalOverrideNs = Int64((1e9 / fps).rounded()) }
         if let ms = try a.double("max-latency-ms", min: 0) { options.pipeline.outputBudgetNs = Int64(ms * 1e6) }
         let listenText = a.string("listen") ?? "127.0.0.1:8080"
         guard let listen = SocketAddress(listenText) else {
@@ -74,9 +82,20 @@ enum LiveCommand {
             SimulatedInference(durationMs: $0.ms, jitterMs: $0.jitterMs,
                                mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
         }
-        let openSource: () throws -> FrameSource = { try Y4MSource(path: sourcePath) }
-        let probe = try openSource()  // fail fast on a missing or bad file
-        if !probe.canRewind { throw UsageError("live: --source must be a seekable file (it is looped)") }
+        let makeSource: () throws -> FrameSource = {
+            if isDevice {
+                return try V4L2Source(path: sourcePath,
+                                      request: V4L2CaptureRequest(widthPx: width, heightPx: height,
+                                                                  framesPerSecond: fps ?? 30),
+                                      clock: clock)
+            }
+            return try Y4MSource(path: sourcePath)
+        }
+        let probe = try makeSource()  // fail fast on a missing device or a bad file
+        if !isDevice && !probe.canRewind { throw UsageError("live: --source must be a seekable file (it is looped)") }
+        if isDevice { options.pipeline.loops = 1 }
+        let firstSource = SourceHandOff(probe)
+        let openSource: () throws -> FrameSource = { try firstSource.take() ?? makeSource() }
 
         let metrics = PreviewMetrics(dropReasons: DropReason.allCases.map(\.rawValue))
         let server = try PreviewServer(config: PreviewServerConfig(listenAddress: listen), metrics: metrics)
@@ -155,5 +174,16 @@ final class DaemonSignals: @unchecked Sendable {
         for source in sources { source.cancel() }
         sources = []
         for sig in [SIGINT, SIGTERM, SIGHUP] { signal(sig, SIG_DFL) }
+    }
+}
+
+/// Hands the already-opened first source to the daemon once; later opens make a new one.
+final class SourceHandOff: @unchecked Sendable {
+    // Invariant: used from the daemon's run thread only.
+    private var source: FrameSource?
+    init(_ source: FrameSource) { self.source = source }
+    func take() -> FrameSource? {
+        defer { source = nil }
+        return source
     }
 }
