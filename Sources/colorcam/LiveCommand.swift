@@ -91,7 +91,10 @@ enum LiveCommand {
             }
             return try Y4MSource(path: sourcePath)
         }
-        let probe = try makeSource()  // fail fast on a missing device or a bad file
+        // Fail fast on a missing device or a bad file. The daemon gets this very source; no other reference is
+        // kept (`probe` is cleared below), so a lost device's handle closes when the daemon drops it — vivid and
+        // real drivers only come back once every handle is closed.
+        var probe: FrameSource! = try makeSource()
         if !isDevice && !probe.canRewind { throw UsageError("live: --source must be a seekable file (it is looped)") }
         if isDevice { options.pipeline.loops = 1 }
         let firstSource = SourceHandOff(probe)
@@ -117,6 +120,7 @@ enum LiveCommand {
                         ?? Y4MHeader(geometry: probe.geometry, frameRate: probe.frameRate), writeTimestamps: true)
         }
         let sink = TeeSink([preview] + (record.map { [$0] } ?? []))
+        probe = nil
 
         try server.start()
         Log.info("preview at http://\(listen)/ (metrics /metrics, health /healthz)")

@@ -82,5 +82,8 @@ sleep 4
 ctl -c disconnect=1
 wait $pid
 echo $? > "$W/disc.rc"
+
+# 9. colorcam live --device: preview endpoints, device loss and recovery, SIGTERM (Tests/vivid/guest_live.sh).
+bash "$(dirname "$0")/guest_live.sh" "$W" "$C"
 ls -a "$W" > "$W/listing.txt"
 echo done > "$W/finished"
