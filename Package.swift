@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"]),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream"],
+            dependencies: ["ColorcamCore", "Stream", "Detect"],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),
@@ -36,5 +36,6 @@ let package = Package(
             dependencies: ["Stream", "ColorcamCore"],
             path: "Tests/StreamTests"
         ),
+        .testTarget(name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests"),
     ]
 )

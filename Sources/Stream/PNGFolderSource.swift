@@ -36,14 +36,23 @@ public final class PNGFolderSource: FrameSource {
     ///   - fps: the rate to pace frames at (> 0).
     /// - Throws: `StreamError`: `.missingInput` when the folder does not exist or cannot be read, `.badData`
     ///   when it holds no PNG or the first PNG cannot be read or is too large, `.usage` for a non-positive fps.
-    public init(directory: String, fps: Int = 30) throws {
+    public convenience init(directory: String, fps: Int = 30) throws {
         guard fps > 0 else { throw StreamError(.usage, file: directory, "fps must be positive, got \(fps)") }
-        name = directory
-        frameRate = (fps, 1)
-        files = try PNGFolderSource.listPNGs(in: directory)
-        guard let first = files.first else {
+        let files = try PNGFolderSource.listPNGs(in: directory)
+        guard !files.isEmpty else {
             throw StreamError(.badData, file: directory, "the folder holds no .png files")
         }
+        try self.init(files: files, name: directory, fps: fps)
+    }
+
+    /// Plays the given PNG files in the given order (e.g. one image: `files: [path]`).
+    /// - Throws: as `init(directory:fps:)`; `.usage` for an empty list.
+    public init(files: [String], name: String, fps: Int = 30) throws {
+        guard fps > 0 else { throw StreamError(.usage, file: name, "fps must be positive, got \(fps)") }
+        guard let first = files.first else { throw StreamError(.usage, file: name, "no PNG files given") }
+        self.name = name
+        frameRate = (fps, 1)
+        self.files = files
         let probe = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
         defer { probe.deallocate() }
         try PNGFolderSource.beginRead(first, frame: 0, into: probe)

@@ -1,0 +1,164 @@
+/// Canny-style edges on a `CoarseFrame`: Sobel gradients of luma and chroma (per pixel the strongest channel),
+/// non-maximum suppression, and hysteresis with thresholds that adapt to the frame's gradient statistics
+/// (a textured table raises them, a clean one lowers them to fixed floors).
+///
+/// Ownership: all buffers are allocated once in `init` for one coarse size. Threading: one thread at a time.
+final class EdgeDetector {
+    let widthPx: Int
+    let heightPx: Int
+    /// Gradient magnitude per coarse pixel (Sobel units: a step of 1 level gives 4).
+    let magnitude: UnsafeMutablePointer<Float>
+    private let gradX: UnsafeMutablePointer<Float>
+    private let gradY: UnsafeMutablePointer<Float>
+    /// 1 where an edge survives hysteresis, else 0.
+    let edges: UnsafeMutablePointer<UInt8>
+    private let stack: UnsafeMutablePointer<Int32>
+    private var histogram: [Int]
+    /// The 8 neighbour offsets in a row-major plane (stored so the hot loop does not build an array).
+    private let neighbourOffsets: [Int]
+    /// The thresholds the last `detect` used (for diagnostics).
+    private(set) var lowThreshold: Float = 0
+    private(set) var highThreshold: Float = 0
+
+    /// Chroma gradients are scaled by this before competing with luma (chroma spans a smaller range).
+    var chromaWeight: Float = 2.0
+    /// Threshold floors and multiples of the median gradient magnitude.
+    var lowFloor: Float = 18
+    var highFloor: Float = 36
+    var lowMedianMultiple: Float = 3
+    var highMedianMultiple: Float = 6
+
+    init(widthPx: Int, heightPx: Int) {
+        self.widthPx = widthPx
+        self.heightPx = heightPx
+        let count = widthPx * heightPx
+        magnitude = .allocate(capacity: count)
+        gradX = .allocate(capacity: count)
+        gradY = .allocate(capacity: count)
+        edges = .allocate(capacity: count)
+        stack = .allocate(capacity: count)
+        magnitude.initialize(repeating: 0, count: count)
+        gradX.initialize(repeating: 0, count: count)
+        gradY.initialize(repeating: 0, count: count)
+        edges.initialize(repeating: 0, count: count)
+        stack.initialize(repeating: 0, count: count)
+        histogram = [Int](repeating: 0, count: 1024)
+        neighbourOffsets = [-widthPx - 1, -widthPx, -widthPx + 1, -1, 1, widthPx - 1, widthPx, widthPx + 1]
+    }
+
+    deinit {
+        magnitude.deallocate()
+        gradX.deallocate()
+        gradY.deallocate()
+        edges.deallocate()
+        stack.deallocate()
+    }
+
+    /// Computes `edges` for `frame`; `sensitivity` scales both thresholds (1 = default, 0.6 = finds weaker edges).
+    func detect(_ frame: CoarseFrame, useChroma: Bool, sensitivity: Float) {
+        computeGradients(frame, useChroma: useChroma)
+        chooseThresholds(sensitivity: sensitivity)
+        suppressAndLink()
+    }
+
+    /// Recomputes only the hysteresis (gradients from the previous `detect`) at another sensitivity.
+    func relink(sensitivity: Float) {
+        chooseThresholds(sensitivity: sensitivity)
+        suppressAndLink()
+    }
+
+    private func computeGradients(_ frame: CoarseFrame, useChroma: Bool) {
+        let w = widthPx, h = heightPx
+        let count = w * h
+        magnitude.update(repeating: 0, count: count)
+        gradX.update(repeating: 0, count: count)
+        gradY.update(repeating: 0, count: count)
+        guard w >= 3, h >= 3 else { return }
+        let planes = useChroma && frame.geometry.chroma.hasChroma ? 3 : 1
+        let weight2 = chromaWeight * chromaWeight
+        for j in 1..<(h - 1) {
+            for i in 1..<(w - 1) {
+                let c = j * w + i
+                var bestX: Float = 0, bestY: Float = 0, best: Float = -1
+                for p in 0..<planes {
+                    let src = p == 0 ? frame.luma : (p == 1 ? frame.cb : frame.cr)
+                    let tl = src[c - w - 1], t = src[c - w], tr = src[c - w + 1]
+                    let l = src[c - 1], r = src[c + 1]
+                    let bl = src[c + w - 1], b = src[c + w], br = src[c + w + 1]
+                    let gx = (tr + 2 * r + br) - (tl + 2 * l + bl)
+                    let gy = (bl + 2 * b + br) - (tl + 2 * t + tr)
+                    let m2 = (gx * gx + gy * gy) * (p == 0 ? 1 : weight2)
+                    if m2 > best { best = m2; bestX = gx; bestY = gy }
+                }
+                gradX[c] = bestX
+                gradY[c] = bestY
+                magnitude[c] = best.squareRoot()
+            }
+        }
+    }
+
+    private func chooseThresholds(sensitivity: Float) {
+        let count = widthPx * heightPx
+        for k in 0..<histogram.count { histogram[k] = 0 }
+        let last = histogram.count - 1
+        for k in 0..<count { histogram[min(last, Int(magnitude[k]))] += 1 }
+        var seen = 0
+        var median: Float = 0
+        for k in 0..<histogram.count {
+            seen += histogram[k]
+            if seen * 2 >= count { median = Float(k) + 0.5; break }
+        }
+        lowThreshold = max(lowFloor, lowMedianMultiple * median) * sensitivity
+        highThreshold = max(highFloor, highMedianMultiple * median) * sensitivity
+    }
+
+    /// Non-maximum suppression along the gradient direction, then hysteresis from strong pixels.
+    private func suppressAndLink() {
+        let w = widthPx, h = heightPx
+        edges.update(repeating: 0, count: w * h)
+        guard w >= 3, h >= 3 else { return }
+        let low = lowThreshold, high = highThreshold
+        let tan22: Float = 0.41421356
+        // Pass 1: mark NMS survivors above `low` as 2 (candidate), strong ones pushed as seeds.
+        var top = 0
+        for j in 1..<(h - 1) {
+            for i in 1..<(w - 1) {
+                let c = j * w + i
+                let m = magnitude[c]
+                if m < low { continue }
+                let gx = gradX[c], gy = gradY[c]
+                let ax = abs(gx), ay = abs(gy)
+                let a: Float, b: Float
+                if ay <= tan22 * ax {
+                    a = magnitude[c - 1]; b = magnitude[c + 1]
+                } else if ax <= tan22 * ay {
+                    a = magnitude[c - w]; b = magnitude[c + w]
+                } else if (gx > 0) == (gy > 0) {
+                    a = magnitude[c - w - 1]; b = magnitude[c + w + 1]
+                } else {
+                    a = magnitude[c - w + 1]; b = magnitude[c + w - 1]
+                }
+                if m < a || m <= b { continue }
+                if m >= high {
+                    edges[c] = 1
+                    stack[top] = Int32(c); top += 1
+                } else {
+                    edges[c] = 2
+                }
+            }
+        }
+        // Pass 2: grow from the seeds through 8-connected candidates.
+        while top > 0 {
+            top -= 1
+            let c = Int(stack[top])
+            for offset in neighbourOffsets {
+                let n = c + offset
+                if edges[n] == 2 {
+                    edges[n] = 1
+                    stack[top] = Int32(n); top += 1
+                }
+            }
+        }
+        for k in 0..<(w * h) where edges[k] == 2 { edges[k] = 0 }
+    }
+}

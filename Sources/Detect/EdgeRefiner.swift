@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Refines a coarse quad at full resolution: along each side it samples points, finds the photo's edge along the
+/// side's normal (the outermost strong gradient peak, sub-pixel by a parabola), fits a line through them (total least
+/// squares with one outlier pass) and intersects adjacent lines for the corners.
+///
+/// It also scores the quad: the fraction of samples with a clear edge on the fitted line (occlusion or a fake
+/// outline scores low). Reuses its scratch storage (no allocation once grown). Threading: one thread at a time.
+struct EdgeRefiner {
+    struct Result {
+        var quad: Quad
+        /// Per-side fraction of samples that found an edge on the fitted line, 0...1.
+        var sideSupport: (Double, Double, Double, Double)
+        var meanSupport: Double { (sideSupport.0 + sideSupport.1 + sideSupport.2 + sideSupport.3) / 4 }
+        var minSupport: Double { min(min(sideSupport.0, sideSupport.1), min(sideSupport.2, sideSupport.3)) }
+    }
+
+    /// Weakest edge that counts, in levels of change across 2 px (luma; chroma weighted by `chromaWeight`).
+    var minimumEdgeStrength = 9.0
+    var chromaWeight = 2.0
+    private var points: [PixelPoint] = []
+    private var found: [Bool] = []
+
+    init() {
+        points.reserveCapacity(128)
+        found.reserveCapacity(128)
+    }
+
+    /// Edge strength across the direction `n` at `p`: |Δ| over ±1 px of luma and weighted chroma combined.
+    @inline(__always) private func strength(_ s: PlaneSampler, _ p: PixelPoint, _ n: PixelPoint) -> Double {
+        let a = p + n, b = p - n
+        let dy = s.lumaAt(a) - s.lumaAt(b)
+        var total = dy * dy
+        if s.cb != nil {
+            let (cba, cra) = s.chromaAt(a), (cbb, crb) = s.chromaAt(b)
+            let w2 = chromaWeight * chromaWeight
+            total += w2 * ((cba - cbb) * (cba - cbb) + (cra - crb) * (cra - crb))
+        }
+        return total.squareRoot()
+    }
+
+    /// Refines `quad` (clockwise on screen) in `sampler`'s frame.
+    /// - Parameters:
+    ///   - inwardPx: how far inside each side to search, pixels.
+    ///   - outwardPx: how far outside.
+    /// - Returns: nil when a side finds too few edge points to fit a line or the lines do not meet sensibly.
+    mutating func refine(_ quad: Quad, in sampler: PlaneSampler, inwardPx: Double, outwardPx: Double) -> Result? {
+        var linePoint = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
+        var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
+        var support = (0.0, 0.0, 0.0, 0.0)
+        for side in 0..<4 {
+            let a = quad[side], b = quad[side + 1]
+            let along = b - a
+            let length = (along * along).sum().squareRoot()
+            guard length > 4 else { return nil }
+            let u = along / length
+            // Clockwise on screen: the outward normal is (u.y, -u.x).
+            let n = PixelPoint(u.y, -u.x)
+            let samples = min(80, max(12, Int(length / 3)))
+            points.removeAll(keepingCapacity: true)
+            let steps = Int((inwardPx + outwardPx).rounded(.up))
+            for s in 0..<samples {
+                let t = 0.08 + 0.84 * (Double(s) + 0.5) / Double(samples)
+                let base = a + along * t
+                // Profile from inside to outside; keep the outermost peak at least half the strongest.
+                var maxValue = 0.0
+                for k in 0...steps {
+                    let d = -inwardPx + Double(k)
+                    maxValue = max(maxValue, strength(sampler, base + n * d, n))
+                }
+                guard maxValue >= minimumEdgeStrength else { continue }
+                var chosen = -1.0e9
+                var previous = strength(sampler, base + n * (-inwardPx - 1), n)
+                var current = strength(sampler, base + n * (-inwardPx), n)
+                for k in 0...steps {
+                    let d = -inwardPx + Double(k)
+                    let next = strength(sampler, base + n * (d + 1), n)
+                    if current >= 0.5 * maxValue && current >= previous && current >= next {
+                        // Parabolic sub-pixel offset.
+                        let denom = previous - 2 * current + next
+                        let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
+                        chosen = d + offset
+                    }
+                    previous = current
+                    current = next
+                }
+                if chosen > -1.0e8 { points.append(base + n * chosen) }
+            }
+            guard points.count >= max(4, samples / 4) else { return nil }
+            guard var fit = EdgeRefiner.fitLine(points, excludingBeyond: nil) else { return nil }
+            if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
+            // Support: inliers within 1.5 px of the final line over all samples.
+            var inliers = 0
+            let normal = PixelPoint(-fit.direction.y, fit.direction.x)
+            for p in points where abs(((p - fit.point) * normal).sum()) <= 1.5 { inliers += 1 }
+            let fraction = Double(inliers) / Double(samples)
+            switch side {
+            case 0: linePoint.0 = fit.point; lineDir.0 = fit.direction; support.0 = fraction
+            case 1: linePoint.1 = fit.point; lineDir.1 = fit.direction; support.1 = fraction
+            case 2: linePoint.2 = fit.point; lineDir.2 = fit.direction; support.2 = fraction
+            default: linePoint.3 = fit.point; lineDir.3 = fit.direction; support.3 = fraction
+            }
+        }
+        // Corner i is where side i-1 meets side i.
+        guard let c0 = EdgeRefiner.intersect(linePoint.3, lineDir.3, linePoint.0, lineDir.0),
+              let c1 = EdgeRefiner.intersect(linePoint.0, lineDir.0, linePoint.1, lineDir.1),
+              let c2 = EdgeRefiner.intersect(linePoint.1, lineDir.1, linePoint.2, lineDir.2),
+              let c3 = EdgeRefiner.intersect(linePoint.2, lineDir.2, linePoint.3, lineDir.3)
+        else { return nil }
+        return Result(quad: Quad(c0, c1, c2, c3), sideSupport: support)
+    }
+
+    /// Total-least-squares line through `points`; with `excludingBeyond` = (point, direction, distance), only points
+    /// within `distance` of that line take part. Nil when fewer than 3 points take part.
+    static func fitLine(_ points: [PixelPoint],
+                        excludingBeyond: (PixelPoint, PixelPoint, Double)?) -> (point: PixelPoint, direction: PixelPoint)? {
+        var count = 0.0
+        var mean = PixelPoint.zero
+        func keep(_ p: PixelPoint) -> Bool {
+            guard let (c, d, limit) = excludingBeyond else { return true }
+            let normal = PixelPoint(-d.y, d.x)
+            return abs(((p - c) * normal).sum()) <= limit
+        }
+        for p in points where keep(p) { mean += p; count += 1 }
+        guard count >= 3 else { return nil }
+        mean /= count
+        var sxx = 0.0, sxy = 0.0, syy = 0.0
+        for p in points where keep(p) {
+            let d = p - mean
+            sxx += d.x * d.x; sxy += d.x * d.y; syy += d.y * d.y
+        }
+        // Principal axis of the 2×2 covariance.
+        let angle = 0.5 * atan2(2 * sxy, sxx - syy)
+        return (mean, PixelPoint(cos(angle), sin(angle)))
+    }
+
+    static func intersect(_ p1: PixelPoint, _ d1: PixelPoint, _ p2: PixelPoint, _ d2: PixelPoint) -> PixelPoint? {
+        let denom = d1.x * d2.y - d1.y * d2.x
+        guard abs(denom) > 1e-6 else { return nil }
+        let diff = p2 - p1
+        let t = (diff.x * d2.y - diff.y * d2.x) / denom
+        return p1 + d1 * t
+    }
+}

@@ -1,0 +1,135 @@
+import ColorcamCore
+
+/// Finds rectangular photos (prints) in a frame.
+///
+/// Pipeline: box-downscale luma and chroma to a coarse grid (~240 px on the short side) → Canny-style edges at two
+/// sensitivities → regions the table background cannot reach (`RegionExtractor`) → largest quad on each region's
+/// hull (`QuadFitter`) → shape checks → full-resolution edge refinement and scoring (`EdgeRefiner`) → parameter
+/// filters (aspect, right angles, size, confidence) → overlap suppression, best first.
+///
+/// Usage:
+/// ```swift
+/// let detector = PhotoDetector(geometry: frame.geometry)
+/// let observations = detector.detect(frame)   // [Observation], best first
+/// ```
+///
+/// Ownership and threading: all working memory is allocated in `init` for one `FrameGeometry`; `detect` allocates
+/// nothing once the result array and scratch lists have reached their working size (after the first few frames).
+/// One thread at a time (the capture thread); the frame must not change during `detect`. Not `Sendable`.
+public final class PhotoDetector {
+    public let geometry: FrameGeometry
+    public var parameters: DetectorParameters
+    private let coarse: CoarseFrame
+    private let edgeDetector: EdgeDetector
+    private let regions: RegionExtractor
+    private var fitter = QuadFitter()
+    private var refiner = EdgeRefiner()
+    private var candidates: [Observation] = []
+    private var results: [Observation] = []
+    /// Edge sensitivities tried per frame (1 = default thresholds; lower finds weaker outlines).
+    var sensitivities: [Float] = [1.0, 0.6]
+
+    /// - Precondition: `parameters.validationError() == nil`.
+    public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters()) {
+        precondition(parameters.validationError() == nil, parameters.validationError() ?? "")
+        self.geometry = geometry
+        self.parameters = parameters
+        coarse = CoarseFrame(geometry: geometry)
+        edgeDetector = EdgeDetector(widthPx: coarse.widthPx, heightPx: coarse.heightPx)
+        regions = RegionExtractor(widthPx: coarse.widthPx, heightPx: coarse.heightPx)
+        candidates.reserveCapacity(64)
+        results.reserveCapacity(64)
+    }
+
+    /// Detects photos in `frame` (whose geometry must equal `geometry`).
+    /// - Returns: observations sorted by confidence, best first, at most `parameters.maximumObservations` (0 = all).
+    ///   The returned array shares storage with the detector's: copy it before the next `detect` if you keep it.
+    public func detect(_ frame: FrameBuffer) -> [Observation] {
+        precondition(frame.geometry == geometry, "PhotoDetector made for \(geometry), given \(frame.geometry)")
+        candidates.removeAll(keepingCapacity: true)
+        results.removeAll(keepingCapacity: true)
+        let shortSide = Double(min(geometry.widthPx, geometry.heightPx))
+        let minimumSidePx = max(8.0, parameters.minimumSize * shortSide)
+        guard coarse.widthPx >= 16, coarse.heightPx >= 16, minimumSidePx < shortSide else { return results }
+        coarse.load(from: frame)
+        let sampler = PlaneSampler(frame)
+        let f = Double(coarse.factor)
+        let minimumCoarseSide = max(4, Int(minimumSidePx / f * 0.8))
+        for (index, sensitivity) in sensitivities.enumerated() {
+            if index == 0 {
+                edgeDetector.detect(coarse, useChroma: parameters.useChroma, sensitivity: sensitivity)
+            } else {
+                edgeDetector.relink(sensitivity: sensitivity)
+            }
+            regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide)
+            for region in regions.regions {
+                considerRegion(region, sampler: sampler, factor: f, minimumSidePx: minimumSidePx)
+            }
+        }
+        // Best first; drop any candidate whose centre lies inside a better one (same photo found twice, or a
+        // picture found inside its own white border).
+        candidates.sort { $0.confidence > $1.confidence }
+        for candidate in candidates {
+            let centre = candidate.quad.centroid
+            var duplicate = false
+            for kept in results where kept.quad.contains(centre) || candidate.quad.contains(kept.quad.centroid) {
+                duplicate = true
+                break
+            }
+            if duplicate { continue }
+            results.append(candidate)
+            if parameters.maximumObservations > 0 && results.count >= parameters.maximumObservations { break }
+        }
+        return results
+    }
+
+    private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
+                                minimumSidePx: Double) {
+        let hull = regions.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
+        guard let coarseQuad = fitter.fit(hull) else { return }
+        let quadArea = coarseQuad.area
+        guard quadArea > 0 else { return }
+        // The region must be quad-shaped and solid: its hull hugs the quad and its pixels fill the hull.
+        var hullArea = 0.0
+        for k in 0..<region.hullCount {
+            let p = hull[hull.startIndex + k], q = hull[hull.startIndex + (k + 1) % region.hullCount]
+            hullArea += p.x * q.y - q.x * p.y
+        }
+        hullArea = abs(hullArea) / 2
+        guard hullArea <= quadArea * 1.12, Double(region.pixelCount) >= 0.8 * hullArea else { return }
+        var scaled = coarseQuad
+        for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
+        guard scaled.isConvex else { return }
+        // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
+        // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
+        guard let first = refiner.refine(scaled, in: sampler, inwardPx: 2.5 * f, outwardPx: 1.0 * f),
+              first.quad.isConvex,
+              let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
+              second.quad.isConvex
+        else { return }
+        guard second.minSupport >= 0.3, second.meanSupport >= 0.55 else { return }
+        // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
+        for i in 0..<4 {
+            let d = second.quad[i] - scaled[i]
+            if (d * d).sum() > (4 * f) * (4 * f) { return }
+        }
+        let quad = second.quad.canonicallyOrdered()
+        guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { return }
+        let sides = quad.meanSideLengthsPx
+        let shortSide = min(sides.width, sides.height), longSide = max(sides.width, sides.height)
+        guard longSide > 0, shortSide >= minimumSidePx else { return }
+        let aspect = shortSide / longSide
+        guard aspect >= parameters.minimumAspectRatio - 1e-9, aspect <= parameters.maximumAspectRatio + 1e-9 else {
+            return
+        }
+        for i in 0..<4 {
+            let p = quad[i]
+            if p.x < -2 || p.y < -2 || p.x > Double(geometry.widthPx) + 2 || p.y > Double(geometry.heightPx) + 2 {
+                return
+            }
+        }
+        let confidence = min(1, max(0, second.meanSupport))
+        guard confidence >= parameters.minimumConfidence else { return }
+        candidates.append(Observation(quad: quad, confidence: confidence, aspectRatio: aspect))
+    }
+}

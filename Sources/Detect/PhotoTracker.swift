@@ -1,0 +1,185 @@
+/// Tuning of `PhotoTracker`.
+public struct TrackerParameters: Sendable, Hashable {
+    /// A track is shown once it was observed in `appearHits` of the last `appearWindow` frames.
+    public var appearHits = 2
+    public var appearWindow = 3
+    /// A shown track disappears after this many frames in a row without an observation.
+    public var disappearMisses = 6
+    /// One-Euro settings for the corner coordinates (pixels).
+    public var minCutoffHz = 0.6
+    public var beta = 0.08
+    public var derivativeCutoffHz = 1.5
+    public var lagCompensation = 1.0
+    /// An observation matches a track when its mean corner distance to the track's predicted corners is below this
+    /// fraction of the track's size (square root of its area).
+    public var matchDistanceFraction = 0.4
+
+    public init() {}
+}
+
+/// A photo followed across frames.
+public struct Track: Sendable, Hashable {
+    /// Stable identity: the same photo keeps its id for as long as it is tracked; ids are never reused.
+    public var id: Int
+    /// Smoothed corners, canonical order (clockwise from the corner nearest the frame's top-left).
+    public var quad: Quad
+    public var confidence: Double
+    public var aspectRatio: Double
+    /// Frames since the last matching observation (0 = observed this frame).
+    public var missedFrames: Int
+}
+
+/// Follows photos across frames: matches each frame's observations to tracks (greedy on predicted corner distance,
+/// with a constant-velocity prediction so camera motion does not break matches), smooths corners with One-Euro
+/// filters, shows a track after N-of-M observations and drops it after K misses.
+///
+/// Ownership and threading: one instance per stream, called from one thread (the capture thread) in timestamp
+/// order. `update` allocates nothing once its arrays have reached their working size. Not `Sendable`.
+public final class PhotoTracker {
+    private struct State {
+        var id: Int  // -1 until confirmed
+        var filters: [OneEuroFilter]  // 8: x0 y0 x1 y1 …
+        var raw: Quad
+        var smoothed: Quad
+        var velocityPxPerFrame: [PixelPoint]  // 4
+        var history: UInt32  // bit 0 = this frame observed
+        var missed: Int
+        var confidence: Double
+        var aspectRatio: Double
+        var matched: Bool
+    }
+
+    public var parameters: TrackerParameters
+    private var states: [State] = []
+    private var output: [Track] = []
+    private var used: [Bool] = []
+    private var pairs: [(cost: Double, track: Int, observation: Int, shift: Int)] = []
+    private var nextID = 1
+
+    public init(parameters: TrackerParameters = TrackerParameters()) {
+        self.parameters = parameters
+        states.reserveCapacity(32)
+        output.reserveCapacity(32)
+        used.reserveCapacity(64)
+        pairs.reserveCapacity(1024)
+    }
+
+    /// Mean corner distance between `a` and `b` with `b`'s corners cyclically shifted by `shift`.
+    @inline(__always) private static func distance(_ a: Quad, _ b: Quad, shift: Int) -> Double {
+        var sum = 0.0
+        for i in 0..<4 {
+            let d = a[i] - b[i + shift]
+            sum += (d * d).sum().squareRoot()
+        }
+        return sum / 4
+    }
+
+    /// Feeds one frame's observations.
+    /// - Parameters:
+    ///   - observations: this frame's detections (any order).
+    ///   - timestampNs: the frame's capture time on a monotonic clock, nanoseconds; must not decrease.
+    /// - Returns: the shown tracks, by id. Shares storage with the tracker: copy it to keep it past the next call.
+    public func update(_ observations: [Observation], timestampNs: Int64) -> [Track] {
+        let p = parameters
+        // Predict.
+        var predicted = states.map { _ in Quad(.zero, .zero, .zero, .zero) }
+        for t in states.indices {
+            var q = states[t].raw
+            for i in 0..<4 { q[i] = q[i] + states[t].velocityPxPerFrame[i] }
+            predicted[t] = q
+            states[t].matched = false
+        }
+        // Candidate pairs, cheapest first.
+        pairs.removeAll(keepingCapacity: true)
+        for t in states.indices {
+            let size = predicted[t].area.squareRoot()
+            for (o, observation) in observations.enumerated() {
+                var best = Double.infinity, bestShift = 0
+                for shift in 0..<4 {
+                    let d = PhotoTracker.distance(predicted[t], observation.quad, shift: shift)
+                    if d < best { best = d; bestShift = shift }
+                }
+                if best <= p.matchDistanceFraction * size { pairs.append((best, t, o, bestShift)) }
+            }
+        }
+        pairs.sort { $0.cost < $1.cost }
+        used.removeAll(keepingCapacity: true)
+        used.append(contentsOf: repeatElement(false, count: observations.count))
+        for pair in pairs where !states[pair.track].matched && !used[pair.observation] {
+            used[pair.observation] = true
+            states[pair.track].matched = true
+            let observation = observations[pair.observation]
+            var quad = observation.quad
+            if pair.shift != 0 {
+                // Keep the track's own corner numbering so each filter follows one physical corner.
+                quad = Quad(quad[pair.shift], quad[pair.shift + 1], quad[pair.shift + 2], quad[pair.shift + 3])
+            }
+            var state = states[pair.track]
+            for i in 0..<4 {
+                let v = quad[i] - state.raw[i]
+                state.velocityPxPerFrame[i] = state.velocityPxPerFrame[i] * 0.5 + v * 0.5
+            }
+            state.raw = quad
+            var smoothed = quad
+            for i in 0..<4 {
+                smoothed[i] = PixelPoint(state.filters[2 * i].filter(quad[i].x, timestampNs: timestampNs),
+                                         state.filters[2 * i + 1].filter(quad[i].y, timestampNs: timestampNs))
+            }
+            state.smoothed = smoothed
+            state.history = (state.history << 1) | 1
+            state.missed = 0
+            state.confidence = observation.confidence
+            state.aspectRatio = observation.aspectRatio
+            states[pair.track] = state
+        }
+        // Misses.
+        for t in states.indices where !states[t].matched {
+            states[t].history <<= 1
+            states[t].missed += 1
+            for i in 0..<4 { states[t].velocityPxPerFrame[i] = .zero }
+        }
+        // New tentative tracks.
+        for (o, observation) in observations.enumerated() where !used[o] {
+            var filters: [OneEuroFilter] = []
+            filters.reserveCapacity(8)
+            var smoothed = observation.quad
+            for i in 0..<4 {
+                for axis in 0..<2 {
+                    var filter = OneEuroFilter(minCutoffHz: p.minCutoffHz, beta: p.beta,
+                                               derivativeCutoffHz: p.derivativeCutoffHz,
+                                               lagCompensation: p.lagCompensation)
+                    let v = filter.filter(axis == 0 ? observation.quad[i].x : observation.quad[i].y,
+                                          timestampNs: timestampNs)
+                    if axis == 0 { smoothed[i].x = v } else { smoothed[i].y = v }
+                    filters.append(filter)
+                }
+            }
+            states.append(State(id: -1, filters: filters, raw: observation.quad, smoothed: smoothed,
+                                velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
+                                confidence: observation.confidence, aspectRatio: observation.aspectRatio,
+                                matched: true))
+        }
+        // Confirm, expire, report.
+        let windowMask: UInt32 = p.appearWindow >= 32 ? ~0 : (1 << UInt32(p.appearWindow)) - 1
+        states.removeAll { state in
+            state.id < 0 ? (state.history & windowMask) == 0 || state.missed >= p.appearWindow
+                : state.missed > p.disappearMisses
+        }
+        output.removeAll(keepingCapacity: true)
+        for t in states.indices {
+            if states[t].id < 0 && (states[t].history & windowMask).nonzeroBitCount >= p.appearHits {
+                states[t].id = nextID
+                nextID += 1
+            }
+            guard states[t].id >= 0 else { continue }
+            output.append(Track(id: states[t].id, quad: states[t].smoothed.canonicallyOrdered(),
+                                confidence: states[t].confidence, aspectRatio: states[t].aspectRatio,
+                                missedFrames: states[t].missed))
+        }
+        output.sort { $0.id < $1.id }
+        return output
+    }
+
+    /// Forgets every track (ids keep counting up).
+    public func reset() { states.removeAll(keepingCapacity: true) }
+}
