@@ -1,4 +1,9 @@
 import ColorcamCore
+#if canImport(Glibc)
+import Glibc
+#endif
+let detectDebug = getenv("COLORCAM_DETECT_DEBUG") != nil
+func dbg(_ s: @autoclosure () -> String) { if detectDebug { print(s()) } }
 
 /// Finds rectangular photos (prints) in a frame.
 ///
@@ -27,7 +32,12 @@ public final class PhotoDetector {
     private var candidates: [Observation] = []
     private var results: [Observation] = []
     /// Edge sensitivities tried per frame (1 = default thresholds; lower finds weaker outlines).
-    var sensitivities: [Float] = [1.0, 0.6]
+    /// Per pass: edge sensitivity (1 = default thresholds; lower finds weaker outlines) and whether edges are dilated
+    /// before the background flood (closes small gaps, but also joins prints lying close together).
+    var passes: [(sensitivity: Float, dilate: Bool)] = [(1.0, true), (0.6, false)]
+    /// A candidate needs this fraction of edge samples on its weakest side and on average.
+    var minimumSideSupport = 0.15
+    var minimumMeanSupport = 0.5
 
     /// - Precondition: `parameters.validationError() == nil`.
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters()) {
@@ -55,13 +65,13 @@ public final class PhotoDetector {
         let sampler = PlaneSampler(frame)
         let f = Double(coarse.factor)
         let minimumCoarseSide = max(4, Int(minimumSidePx / f * 0.8))
-        for (index, sensitivity) in sensitivities.enumerated() {
+        for (index, pass) in passes.enumerated() {
             if index == 0 {
-                edgeDetector.detect(coarse, useChroma: parameters.useChroma, sensitivity: sensitivity)
+                edgeDetector.detect(coarse, useChroma: parameters.useChroma, sensitivity: pass.sensitivity)
             } else {
-                edgeDetector.relink(sensitivity: sensitivity)
+                edgeDetector.relink(sensitivity: pass.sensitivity)
             }
-            regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide)
+            regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide, dilate: pass.dilate)
             for region in regions.regions {
                 considerRegion(region, sampler: sampler, factor: f, minimumSidePx: minimumSidePx)
             }
@@ -86,6 +96,7 @@ public final class PhotoDetector {
     private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
                                 minimumSidePx: Double) {
         let hull = regions.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
+        dbg("region px=\(region.pixelCount) bbox=\(region.minX),\(region.minY)-\(region.maxX),\(region.maxY) hull=\(region.hullCount)")
         guard let coarseQuad = fitter.fit(hull) else { return }
         let quadArea = coarseQuad.area
         guard quadArea > 0 else { return }
@@ -96,18 +107,21 @@ public final class PhotoDetector {
             hullArea += p.x * q.y - q.x * p.y
         }
         hullArea = abs(hullArea) / 2
-        guard hullArea <= quadArea * 1.12, Double(region.pixelCount) >= 0.8 * hullArea else { return }
+        dbg("  quad area \(quadArea) hull \(hullArea) px \(region.pixelCount)")
+        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else { return }
         var scaled = coarseQuad
         for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
         guard scaled.isConvex else { return }
         // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
         // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
         guard let first = refiner.refine(scaled, in: sampler, inwardPx: 2.5 * f, outwardPx: 1.0 * f),
+              { dbg("  first ok"); return true }(),
               first.quad.isConvex,
               let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
               second.quad.isConvex
         else { return }
-        guard second.minSupport >= 0.3, second.meanSupport >= 0.55 else { return }
+        dbg("  refined support \(second.sideSupport) coarse \((0..<4).map { scaled[$0] }) first \((0..<4).map { first.quad[$0] }) second \((0..<4).map { second.quad[$0] })")
+        guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { return }
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
         for i in 0..<4 {
             let d = second.quad[i] - scaled[i]

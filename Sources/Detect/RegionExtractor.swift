@@ -55,7 +55,8 @@ final class RegionExtractor {
     }
 
     /// Extracts the regions enclosed by `edges` whose bounding box is at least `minimumSidePx` on both sides.
-    func extract(edges: UnsafePointer<UInt8>, minimumSidePx: Int) {
+    /// With `dilate` false the edges are used as they are (a 4-connected flood cannot cross an 8-connected edge).
+    func extract(edges: UnsafePointer<UInt8>, minimumSidePx: Int, dilate: Bool) {
         regions.removeAll(keepingCapacity: true)
         hullPoints.removeAll(keepingCapacity: true)
         let w = widthPx, h = heightPx, count = w * h
@@ -64,6 +65,7 @@ final class RegionExtractor {
         for k in 0..<count { labels[k] = 0 }
         for j in 0..<h {
             for i in 0..<w where edges[j * w + i] != 0 {
+                if !dilate { labels[j * w + i] = 2; continue }
                 for dj in -1...1 {
                     let y = j + dj
                     if y < 0 || y >= h { continue }

@@ -136,7 +136,7 @@ def place_prints(rng, photos, width, height, camera, count):
                 continue
             mask = np.zeros_like(occupied)
             cv2.fillConvexPoly(mask, np.round(corners * 4).astype(np.int32), 1, shift=2)
-            grown = cv2.dilate(mask, np.ones((9, 9), np.uint8))
+            grown = cv2.dilate(mask, np.ones((17, 17), np.uint8))  # prints lie at least 8 px apart
             if (grown & occupied).any():
                 continue
             occupied |= mask
