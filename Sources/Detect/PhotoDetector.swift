@@ -125,14 +125,16 @@ public final class PhotoDetector {
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
         for i in 0..<4 {
             let d = second.quad[i] - scaled[i]
-            if (d * d).sum() > (4 * f) * (4 * f) { return }
+            if (d * d).sum() > (6 * f) * (6 * f) { dbg("  wandered"); return }
         }
         let quad = second.quad.canonicallyOrdered()
+        dbg("  angle \(quad.maxRightAngleDeviationDegrees)")
         guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { return }
         let sides = quad.meanSideLengthsPx
         let shortSide = min(sides.width, sides.height), longSide = max(sides.width, sides.height)
         guard longSide > 0, shortSide >= minimumSidePx else { return }
         let aspect = shortSide / longSide
+        dbg("  aspect \(aspect) short \(shortSide)")
         guard aspect >= parameters.minimumAspectRatio - 1e-9, aspect <= parameters.maximumAspectRatio + 1e-9 else {
             return
         }

@@ -2,8 +2,10 @@
 /// without crossing an edge. Each such region is a candidate photo; its outline is the outermost edge around it,
 /// which for a print with a white border is the print's outer edge, not the picture's.
 ///
-/// Steps: dilate edges 3×3 (closes 1–2 px gaps) → flood the background from the border (4-connected) → label the
-/// rest (8-connected) → per region its pixel count, bounding box and convex hull of its row extents.
+/// Steps: dilate edges 3×3 (closes 1–2 px gaps) → flood the background from the border (4-connected) → open the
+/// rest with a 5×5 square (removes thin structures: a finger's outline, a hand's edge reaching into a print, edge
+/// bands left between prints) → label it (8-connected) → per region its pixel count, bounding box and the convex
+/// hull of its row extents.
 ///
 /// Ownership: buffers are allocated once in `init` for one coarse size; `regions` and the hull storage are reused
 /// (capacity kept) between calls. Threading: one thread at a time.
@@ -21,6 +23,11 @@ final class RegionExtractor {
     /// 0 = unvisited, 1 = background, 2 = barrier (dilated edge), 3+ = region label.
     private let labels: UnsafeMutablePointer<Int32>
     private let queue: UnsafeMutablePointer<Int32>
+    /// Foreground masks for the opening (1 = not background).
+    private let mask: UnsafeMutablePointer<UInt8>
+    private let maskScratch: UnsafeMutablePointer<UInt8>
+    /// Half-width of the opening's square structuring element, coarse px (2 → 5×5).
+    var openingRadius = 2
     private let rowMin: UnsafeMutablePointer<Int32>
     private let rowMax: UnsafeMutablePointer<Int32>
     private(set) var regions: [Region] = []
@@ -35,6 +42,10 @@ final class RegionExtractor {
         let count = widthPx * heightPx
         labels = .allocate(capacity: count)
         queue = .allocate(capacity: count)
+        mask = .allocate(capacity: count)
+        maskScratch = .allocate(capacity: count)
+        mask.initialize(repeating: 0, count: count)
+        maskScratch.initialize(repeating: 0, count: count)
         rowMin = .allocate(capacity: heightPx)
         rowMax = .allocate(capacity: heightPx)
         labels.initialize(repeating: 0, count: count)
@@ -50,6 +61,8 @@ final class RegionExtractor {
     deinit {
         labels.deallocate()
         queue.deallocate()
+        mask.deallocate()
+        maskScratch.deallocate()
         rowMin.deallocate()
         rowMax.deallocate()
     }
@@ -91,9 +104,14 @@ final class RegionExtractor {
             if k >= w { seed(k - w) }
             if k < count - w { seed(k + w) }
         }
-        // Label what is left (barrier and enclosed pixels), 8-connected.
+        // Open the foreground (erode then dilate, each a separable min/max over a square).
+        for k in 0..<count { mask[k] = labels[k] == 1 ? 0 : 1 }
+        morphology(erode: true)
+        morphology(erode: false)
+        for k in 0..<count { labels[k] = mask[k] != 0 ? 0 : 1 }
+        // Label what is left, 8-connected.
         var next: Int32 = 3
-        for start in 0..<count where labels[start] == 0 || labels[start] == 2 {
+        for start in 0..<count where labels[start] == 0 {
             let label = next
             next += 1
             head = 0; tail = 0
@@ -108,7 +126,7 @@ final class RegionExtractor {
                 for offset in neighbourOffsets {
                     let n = k + offset
                     let l = labels[n]
-                    if l == 0 || l == 2 { labels[n] = label; queue[tail] = Int32(n); tail += 1 }
+                    if l == 0 { labels[n] = label; queue[tail] = Int32(n); tail += 1 }
                 }
             }
             if maxX - minX + 1 < minimumSidePx || maxY - minY + 1 < minimumSidePx { continue }
@@ -129,6 +147,36 @@ final class RegionExtractor {
             hull.compute(&scratch, into: &hullPoints)
             regions.append(Region(pixelCount: tail, minX: minX, minY: minY, maxX: maxX, maxY: maxY,
                                   hullStart: hullStart, hullCount: hullPoints.count - hullStart))
+        }
+    }
+
+    /// Erodes (min) or dilates (max) `mask` in place with a (2r+1)² square; outside the frame counts as background.
+    private func morphology(erode: Bool) {
+        let w = widthPx, h = heightPx, r = openingRadius
+        // Horizontal pass: mask → maskScratch.
+        for j in 0..<h {
+            let row = mask + j * w, out = maskScratch + j * w
+            for i in 0..<w {
+                var value: UInt8 = erode ? 1 : 0
+                for d in -r...r {
+                    let x = i + d
+                    let v: UInt8 = (x < 0 || x >= w) ? 0 : row[x]
+                    if erode { if v == 0 { value = 0; break } } else if v != 0 { value = 1; break }
+                }
+                out[i] = value
+            }
+        }
+        // Vertical pass: maskScratch → mask.
+        for j in 0..<h {
+            for i in 0..<w {
+                var value: UInt8 = erode ? 1 : 0
+                for d in -r...r {
+                    let y = j + d
+                    let v: UInt8 = (y < 0 || y >= h) ? 0 : maskScratch[y * w + i]
+                    if erode { if v == 0 { value = 0; break } } else if v != 0 { value = 1; break }
+                }
+                mask[j * w + i] = value
+            }
         }
     }
 }
