@@ -46,7 +46,10 @@ struct EdgeRefiner {
     ///   - inwardPx: how far inside each side to search, pixels.
     ///   - outwardPx: how far outside.
     /// - Returns: nil when a side finds too few edge points to fit a line or the lines do not meet sensibly.
-    mutating func refine(_ quad: Quad, in sampler: PlaneSampler, inwardPx: Double, outwardPx: Double) -> Result? {
+    ///   - firstFromInside: pick the innermost clear peak instead of the outermost (used to step outwards from a
+    ///     picture's edge to the outer edge of its white border).
+    mutating func refine(_ quad: Quad, in sampler: PlaneSampler, inwardPx: Double, outwardPx: Double,
+                         firstFromInside: Bool = false) -> Result? {
         var linePoint = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var support = (0.0, 0.0, 0.0, 0.0)
@@ -77,7 +80,9 @@ struct EdgeRefiner {
                 for k in 0...steps {
                     let d = -inwardPx + Double(k)
                     let next = strength(sampler, base + n * (d + 1), n)
-                    if current >= 0.5 * maxValue && current >= previous && current >= next {
+                    let clear = firstFromInside ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
+                                                : current >= 0.5 * maxValue
+                    if clear && current >= previous && current >= next && !(firstFromInside && chosen > -1.0e8) {
                         // Parabolic sub-pixel offset.
                         let denom = previous - 2 * current + next
                         let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0

@@ -76,21 +76,73 @@ public final class PhotoDetector {
                 considerRegion(region, sampler: sampler, factor: f, minimumSidePx: minimumSidePx)
             }
         }
-        // Best first; drop any candidate whose centre lies inside a better one (same photo found twice, or a
-        // picture found inside its own white border).
-        candidates.sort { $0.confidence > $1.confidence }
+        // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
+        // a shape inside a picture): keep the larger unless it is clearly less certain.
+        insertionSortByConfidence()
         for candidate in candidates {
             let centre = candidate.quad.centroid
-            var duplicate = false
-            for kept in results where kept.quad.contains(centre) || candidate.quad.contains(kept.quad.centroid) {
-                duplicate = true
+            var duplicateOf = -1
+            for (k, kept) in results.enumerated()
+            where kept.quad.contains(centre) || candidate.quad.contains(kept.quad.centroid) {
+                duplicateOf = k
                 break
             }
-            if duplicate { continue }
+            if duplicateOf >= 0 {
+                let kept = results[duplicateOf]
+                if candidate.quad.area > 1.1 * kept.quad.area && candidate.confidence >= kept.confidence - 0.2 {
+                    results[duplicateOf] = candidate
+                }
+                continue
+            }
             results.append(candidate)
-            if parameters.maximumObservations > 0 && results.count >= parameters.maximumObservations { break }
+        }
+        if parameters.maximumObservations > 0 && results.count > parameters.maximumObservations {
+            results.removeLast(results.count - parameters.maximumObservations)
         }
         return results
+    }
+
+    /// Sorts `candidates` by confidence, best first, in place without allocating (there are few).
+    private func insertionSortByConfidence() {
+        guard candidates.count > 1 else { return }
+        for i in 1..<candidates.count {
+            let item = candidates[i]
+            var j = i - 1
+            while j >= 0 && candidates[j].confidence < item.confidence {
+                candidates[j + 1] = candidates[j]
+                j -= 1
+            }
+            candidates[j + 1] = item
+        }
+    }
+
+    /// When `inner` is a picture inside a white border, the border's outer outline: found by stepping outwards from
+    /// each side to the first clear edge (up to 15 % of the photo's size), accepted only when all four sides find
+    /// it and the band between is bright (paper). Nil otherwise.
+    private func whiteBorderOutline(around inner: Quad, sampler: PlaneSampler) -> EdgeRefiner.Result? {
+        let size = inner.area.squareRoot()
+        guard let outer = refiner.refine(inner, in: sampler, inwardPx: -2.5, outwardPx: 0.15 * size,
+                                         firstFromInside: true),
+              outer.quad.isConvex, outer.minSupport >= 0.5, outer.meanSupport >= 0.7,
+              outer.quad.area > inner.area * 1.04
+        else { return nil }
+        // The band between the two outlines must be bright and even: sample it midway along each side.
+        var sum = 0.0, sumSquares = 0.0, n = 0.0
+        for side in 0..<4 {
+            for k in 1..<8 {
+                let t = Double(k) / 8
+                let a = inner[side] + (inner[side + 1] - inner[side]) * t
+                let b = outer.quad[side] + (outer.quad[side + 1] - outer.quad[side]) * t
+                let v = sampler.lumaAt((a + b) / 2)
+                sum += v; sumSquares += v * v; n += 1
+            }
+        }
+        let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
+        dbg("  border band mean \(mean) sd \(variance.squareRoot())")
+        guard mean >= 140, variance.squareRoot() <= 25 else { return nil }
+        guard let tight = refiner.refine(outer.quad, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex
+        else { return nil }
+        return tight
     }
 
     private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
@@ -127,7 +179,12 @@ public final class PhotoDetector {
             let d = second.quad[i] - scaled[i]
             if (d * d).sum() > (6 * f) * (6 * f) { dbg("  wandered"); return }
         }
-        let quad = second.quad.canonicallyOrdered()
+        var quad = second.quad.canonicallyOrdered()
+        var support = second.meanSupport
+        if let outer = whiteBorderOutline(around: second.quad, sampler: sampler) {
+            quad = outer.quad.canonicallyOrdered()
+            support = outer.meanSupport
+        }
         dbg("  angle \(quad.maxRightAngleDeviationDegrees)")
         guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { return }
         let sides = quad.meanSideLengthsPx
@@ -144,7 +201,7 @@ public final class PhotoDetector {
                 return
             }
         }
-        let confidence = min(1, max(0, second.meanSupport))
+        let confidence = min(1, max(0, support))
         guard confidence >= parameters.minimumConfidence else { return }
         candidates.append(Observation(quad: quad, confidence: confidence, aspectRatio: aspect))
     }
