@@ -90,6 +90,8 @@ enum DetectCommand {
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
     }
 
+    static func number3(_ value: Double) -> String { String((value * 1000).rounded() / 1000) }
+
     static func jsonLine(_ rows: [(quad: Quad, confidence: Double, id: Int)], geometry: FrameGeometry,
                          frame: Int?) -> String {
         var s = "{"

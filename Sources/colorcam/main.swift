@@ -9,6 +9,7 @@ let commands: [Command] = [
     TraceReportCommand.command,
     TestClipCommand.command,
     DetectCommand.command,
+    BenchDetectCommand.command,
 ]
 
 func topLevelHelp() -> String {
