@@ -43,8 +43,24 @@ final class CoarseFrame {
     func load(from frame: FrameBuffer) {
         precondition(frame.geometry == geometry, "CoarseFrame geometry mismatch")
         let f = factor, fullWidth = geometry.widthPx
-        let src = frame.luma.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        let src = UnsafePointer(frame.luma.baseAddress!.assumingMemoryBound(to: UInt8.self))
         let scale = 1 / Float(f * f)
+        if f == 2 {
+            for j in 0..<heightPx {
+                let out = luma + j * widthPx
+                let r0 = src + 2 * j * fullWidth, r1 = r0 + fullWidth
+                for i in 0..<widthPx {
+                    let sum = Int(r0[2 * i]) + Int(r0[2 * i + 1]) + Int(r1[2 * i]) + Int(r1[2 * i + 1])
+                    out[i] = Float(sum) * 0.25
+                }
+            }
+        } else {
+            loadLuma(src, factor: f, fullWidth: fullWidth, scale: scale)
+        }
+        loadChroma(from: frame)
+    }
+
+    private func loadLuma(_ src: UnsafePointer<UInt8>, factor f: Int, fullWidth: Int, scale: Float) {
         for j in 0..<heightPx {
             let out = luma + j * widthPx
             for i in 0..<widthPx {
@@ -56,6 +72,10 @@ final class CoarseFrame {
                 out[i] = Float(sum) * scale
             }
         }
+    }
+
+    private func loadChroma(from frame: FrameBuffer) {
+        let f = factor
         let count = widthPx * heightPx
         guard geometry.chroma.hasChroma else {
             cb.update(repeating: 0, count: count)

@@ -74,25 +74,31 @@ final class EdgeDetector {
         gradX.update(repeating: 0, count: count)
         gradY.update(repeating: 0, count: count)
         guard w >= 3, h >= 3 else { return }
-        let planes = useChroma && frame.geometry.chroma.hasChroma ? 3 : 1
-        let weight2 = chromaWeight * chromaWeight
+        // Squared magnitude goes in `magnitude` first; plane by plane, a stronger (weighted) plane replaces the
+        // direction and magnitude. Each row loop is branch-light so the compiler can vectorise it.
+        sobel(frame.luma, weight2: 1, first: true)
+        if useChroma && frame.geometry.chroma.hasChroma {
+            let weight2 = chromaWeight * chromaWeight
+            sobel(frame.cb, weight2: weight2, first: false)
+            sobel(frame.cr, weight2: weight2, first: false)
+        }
+        for k in 0..<count { magnitude[k] = magnitude[k].squareRoot() }
+    }
+
+    /// Sobel of `src`; where `weight2 · |g|²` beats the stored squared magnitude (or for the `first` plane), stores it.
+    private func sobel(_ src: UnsafeMutablePointer<Float>, weight2: Float, first: Bool) {
+        let w = widthPx, h = heightPx
         for j in 1..<(h - 1) {
+            let up = src + (j - 1) * w, mid = src + j * w, down = src + (j + 1) * w
+            let gxRow = gradX + j * w, gyRow = gradY + j * w, mRow = magnitude + j * w
             for i in 1..<(w - 1) {
-                let c = j * w + i
-                var bestX: Float = 0, bestY: Float = 0, best: Float = -1
-                for p in 0..<planes {
-                    let src = p == 0 ? frame.luma : (p == 1 ? frame.cb : frame.cr)
-                    let tl = src[c - w - 1], t = src[c - w], tr = src[c - w + 1]
-                    let l = src[c - 1], r = src[c + 1]
-                    let bl = src[c + w - 1], b = src[c + w], br = src[c + w + 1]
-                    let gx = (tr + 2 * r + br) - (tl + 2 * l + bl)
-                    let gy = (bl + 2 * b + br) - (tl + 2 * t + tr)
-                    let m2 = (gx * gx + gy * gy) * (p == 0 ? 1 : weight2)
-                    if m2 > best { best = m2; bestX = gx; bestY = gy }
-                }
-                gradX[c] = bestX
-                gradY[c] = bestY
-                magnitude[c] = best.squareRoot()
+                let gx = (up[i + 1] + 2 * mid[i + 1] + down[i + 1]) - (up[i - 1] + 2 * mid[i - 1] + down[i - 1])
+                let gy = (down[i - 1] + 2 * down[i] + down[i + 1]) - (up[i - 1] + 2 * up[i] + up[i + 1])
+                let m2 = (gx * gx + gy * gy) * weight2
+                let take = first || m2 > mRow[i]
+                gxRow[i] = take ? gx : gxRow[i]
+                gyRow[i] = take ? gy : gyRow[i]
+                mRow[i] = take ? m2 : mRow[i]
             }
         }
     }

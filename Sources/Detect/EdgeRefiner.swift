@@ -20,12 +20,16 @@ struct EdgeRefiner {
     /// Weakest edge that counts, in levels of change across 2 px (luma; chroma weighted by `chromaWeight`).
     var minimumEdgeStrength = 9.0
     var chromaWeight = 2.0
+    /// Samples per side at most (fewer on short sides: one per 4 px, at least 12).
+    var maximumSamplesPerSide = 40
     private var points: [PixelPoint] = []
-    private var found: [Bool] = []
+    /// Edge strength along one sample's normal (fixed capacity: the search window is clamped to fit).
+    private var profile: [Double]
+    private let profileCapacity = 128
 
     init() {
         points.reserveCapacity(128)
-        found.reserveCapacity(128)
+        profile = [Double](repeating: 0, count: profileCapacity)
     }
 
     /// Edge strength across the direction `n` at `p`: |Δ| over ±1 px of luma and weighted chroma combined.
@@ -61,35 +65,31 @@ struct EdgeRefiner {
             let u = along / length
             // Clockwise on screen: the outward normal is (u.y, -u.x).
             let n = PixelPoint(u.y, -u.x)
-            let samples = min(80, max(12, Int(length / 3)))
+            let samples = min(maximumSamplesPerSide, max(12, Int(length / 4)))
             points.removeAll(keepingCapacity: true)
-            let steps = Int((inwardPx + outwardPx).rounded(.up))
+            let steps = min(profileCapacity - 3, Int((inwardPx + outwardPx).rounded(.up)))
             for s in 0..<samples {
                 let t = 0.08 + 0.84 * (Double(s) + 0.5) / Double(samples)
                 let base = a + along * t
-                // Profile from inside to outside; keep the outermost peak at least half the strongest.
+                // Profile from inside to outside at offsets -inwardPx - 1 … -inwardPx + steps + 1.
                 var maxValue = 0.0
-                for k in 0...steps {
-                    let d = -inwardPx + Double(k)
-                    maxValue = max(maxValue, strength(sampler, base + n * d, n))
+                for k in 0...(steps + 2) {
+                    let v = strength(sampler, base + n * (-inwardPx - 1 + Double(k)), n)
+                    profile[k] = v
+                    if k >= 1 && k <= steps + 1 { maxValue = max(maxValue, v) }
                 }
                 guard maxValue >= minimumEdgeStrength else { continue }
+                // Keep the outermost peak at least half the strongest (or, stepping outwards, the first clear one).
                 var chosen = -1.0e9
-                var previous = strength(sampler, base + n * (-inwardPx - 1), n)
-                var current = strength(sampler, base + n * (-inwardPx), n)
-                for k in 0...steps {
-                    let d = -inwardPx + Double(k)
-                    let next = strength(sampler, base + n * (d + 1), n)
+                for k in 1...(steps + 1) {
+                    let previous = profile[k - 1], current = profile[k], next = profile[k + 1]
                     let clear = firstFromInside ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
                                                 : current >= 0.5 * maxValue
-                    if clear && current >= previous && current >= next && !(firstFromInside && chosen > -1.0e8) {
-                        // Parabolic sub-pixel offset.
-                        let denom = previous - 2 * current + next
-                        let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
-                        chosen = d + offset
-                    }
-                    previous = current
-                    current = next
+                    guard clear && current >= previous && current >= next else { continue }
+                    let denom = previous - 2 * current + next
+                    let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
+                    chosen = -inwardPx + Double(k - 1) + offset
+                    if firstFromInside { break }
                 }
                 if chosen > -1.0e8 { points.append(base + n * chosen) }
             }

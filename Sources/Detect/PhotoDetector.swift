@@ -164,6 +164,14 @@ public final class PhotoDetector {
         var scaled = coarseQuad
         for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
         guard scaled.isConvex else { return }
+        // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
+        let centre = scaled.centroid
+        for kept in candidates where kept.quad.contains(centre) { return }  // found in an earlier pass
+        guard scaled.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance + 15 else { return }
+        let coarseSides = scaled.meanSideLengthsPx
+        let coarseShort = min(coarseSides.width, coarseSides.height), coarseLong = max(coarseSides.width, coarseSides.height)
+        guard coarseShort >= 0.8 * minimumSidePx, coarseShort >= (parameters.minimumAspectRatio - 0.15) * coarseLong
+        else { return }
         // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
         // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
         guard let first = refiner.refine(scaled, in: sampler, inwardPx: 2.5 * f, outwardPx: 1.0 * f),

@@ -26,6 +26,7 @@ final class RegionExtractor {
     /// Foreground masks for the opening (1 = not background).
     private let mask: UnsafeMutablePointer<UInt8>
     private let maskScratch: UnsafeMutablePointer<UInt8>
+    private let columnOnes: UnsafeMutablePointer<Int32>
     /// Half-width of the opening's square structuring element, coarse px (2 → 5×5).
     var openingRadius = 2
     private let rowMin: UnsafeMutablePointer<Int32>
@@ -44,6 +45,8 @@ final class RegionExtractor {
         queue = .allocate(capacity: count)
         mask = .allocate(capacity: count)
         maskScratch = .allocate(capacity: count)
+        columnOnes = .allocate(capacity: widthPx)
+        columnOnes.initialize(repeating: 0, count: widthPx)
         mask.initialize(repeating: 0, count: count)
         maskScratch.initialize(repeating: 0, count: count)
         rowMin = .allocate(capacity: heightPx)
@@ -63,6 +66,7 @@ final class RegionExtractor {
         queue.deallocate()
         mask.deallocate()
         maskScratch.deallocate()
+        columnOnes.deallocate()
         rowMin.deallocate()
         rowMax.deallocate()
     }
@@ -89,26 +93,29 @@ final class RegionExtractor {
                 }
             }
         }
-        // Background flood from every border pixel, 4-connected.
+        // Background flood from every border pixel, 4-connected. All border pixels are labelled by the seeding, so
+        // a neighbour step that wraps around a row end lands on an already-labelled border pixel: no x test needed.
         var head = 0, tail = 0
-        func seed(_ k: Int) {
+        @inline(__always) func seed(_ k: Int) {
             if labels[k] == 0 { labels[k] = 1; queue[tail] = Int32(k); tail += 1 }
         }
         for i in 0..<w { seed(i); seed((h - 1) * w + i) }
         for j in 0..<h { seed(j * w); seed(j * w + w - 1) }
         while head < tail {
             let k = Int(queue[head]); head += 1
-            let x = k % w
-            if x > 0 { seed(k - 1) }
-            if x < w - 1 { seed(k + 1) }
+            if k > 0 { seed(k - 1) }
+            if k < count - 1 { seed(k + 1) }
             if k >= w { seed(k - w) }
             if k < count - w { seed(k + w) }
         }
-        // Open the foreground (erode then dilate, each a separable min/max over a square).
+        // Open the foreground (erode then dilate, each a separable min/max over a square), then clear the border
+        // ring so the labelling below never steps off the frame.
         for k in 0..<count { mask[k] = labels[k] == 1 ? 0 : 1 }
         morphology(erode: true)
         morphology(erode: false)
         for k in 0..<count { labels[k] = mask[k] != 0 ? 0 : 1 }
+        for i in 0..<w { labels[i] = 1; labels[(h - 1) * w + i] = 1 }
+        for j in 0..<h { labels[j * w] = 1; labels[j * w + w - 1] = 1 }
         // Label what is left, 8-connected.
         var next: Int32 = 3
         for start in 0..<count where labels[start] == 0 {
@@ -120,13 +127,10 @@ final class RegionExtractor {
             var minX = w, minY = h, maxX = -1, maxY = -1
             while head < tail {
                 let k = Int(queue[head]); head += 1
-                let x = k % w, y = k / w
+                let y = k / w, x = k - y * w
                 minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
-                if x == 0 || y == 0 || x == w - 1 || y == h - 1 { continue }
-                for offset in neighbourOffsets {
-                    let n = k + offset
-                    let l = labels[n]
-                    if l == 0 { labels[n] = label; queue[tail] = Int32(n); tail += 1 }
+                for offset in neighbourOffsets where labels[k + offset] == 0 {
+                    labels[k + offset] = label; queue[tail] = Int32(k + offset); tail += 1
                 }
             }
             if maxX - minX + 1 < minimumSidePx || maxY - minY + 1 < minimumSidePx { continue }
@@ -151,31 +155,31 @@ final class RegionExtractor {
     }
 
     /// Erodes (min) or dilates (max) `mask` in place with a (2r+1)² square; outside the frame counts as background.
+    /// Separable, with a sliding count of set pixels per window: O(1) per pixel whatever the radius.
     private func morphology(erode: Bool) {
-        let w = widthPx, h = heightPx, r = openingRadius
+        let w = widthPx, h = heightPx, r = openingRadius, full = 2 * r + 1
         // Horizontal pass: mask → maskScratch.
         for j in 0..<h {
             let row = mask + j * w, out = maskScratch + j * w
+            var ones = 0
+            for x in 0..<min(r, w) { ones += Int(row[x]) }
             for i in 0..<w {
-                var value: UInt8 = erode ? 1 : 0
-                for d in -r...r {
-                    let x = i + d
-                    let v: UInt8 = (x < 0 || x >= w) ? 0 : row[x]
-                    if erode { if v == 0 { value = 0; break } } else if v != 0 { value = 1; break }
-                }
-                out[i] = value
+                if i + r < w { ones += Int(row[i + r]) }
+                if i - r - 1 >= 0 { ones -= Int(row[i - r - 1]) }
+                out[i] = erode ? (ones == full ? 1 : 0) : (ones > 0 ? 1 : 0)
             }
         }
-        // Vertical pass: maskScratch → mask.
+        // Vertical pass: maskScratch → mask, all columns at once row by row with per-column counts in `columnOnes`.
+        for i in 0..<w { columnOnes[i] = 0 }
+        for y in 0..<min(r, h) { for i in 0..<w { columnOnes[i] += Int32(maskScratch[y * w + i]) } }
         for j in 0..<h {
-            for i in 0..<w {
-                var value: UInt8 = erode ? 1 : 0
-                for d in -r...r {
-                    let y = j + d
-                    let v: UInt8 = (y < 0 || y >= h) ? 0 : maskScratch[y * w + i]
-                    if erode { if v == 0 { value = 0; break } } else if v != 0 { value = 1; break }
-                }
-                mask[j * w + i] = value
+            if j + r < h { let row = maskScratch + (j + r) * w; for i in 0..<w { columnOnes[i] += Int32(row[i]) } }
+            if j - r - 1 >= 0 { let row = maskScratch + (j - r - 1) * w; for i in 0..<w { columnOnes[i] -= Int32(row[i]) } }
+            let out = mask + j * w
+            if erode {
+                for i in 0..<w { out[i] = columnOnes[i] == Int32(full) ? 1 : 0 }
+            } else {
+                for i in 0..<w { out[i] = columnOnes[i] > 0 ? 1 : 0 }
             }
         }
     }
