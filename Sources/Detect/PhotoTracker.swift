@@ -5,11 +5,9 @@ public struct TrackerParameters: Sendable, Hashable {
     public var appearWindow = 3
     /// A shown track disappears after this many frames in a row without an observation.
     public var disappearMisses = 6
-    /// One-Euro settings for the corner coordinates (pixels).
-    public var minCutoffHz = 0.6
-    public var beta = 0.08
-    public var derivativeCutoffHz = 1.5
-    public var lagCompensation = 1.0
+    /// Corner smoothing (constant-velocity alpha-beta filter per coordinate, see `AlphaBetaFilter`).
+    public var smoothingAlpha = 0.25
+    public var smoothingBeta = 0.03
     /// An observation matches a track when its mean corner distance to the track's predicted corners is below this
     /// fraction of the track's size (square root of its area).
     public var matchDistanceFraction = 0.4
@@ -30,15 +28,16 @@ public struct Track: Sendable, Hashable {
 }
 
 /// Follows photos across frames: matches each frame's observations to tracks (greedy on predicted corner distance,
-/// with a constant-velocity prediction so camera motion does not break matches), smooths corners with One-Euro
-/// filters, shows a track after N-of-M observations and drops it after K misses.
+/// with a constant-velocity prediction so camera motion does not break matches), smooths corners with
+/// constant-velocity alpha-beta filters (no lag on steady motion; a One-Euro low-pass lags by its time constant),
+/// shows a track after N-of-M observations and drops it after K misses.
 ///
 /// Ownership and threading: one instance per stream, called from one thread (the capture thread) in timestamp
 /// order. `update` allocates nothing once its arrays have reached their working size. Not `Sendable`.
 public final class PhotoTracker {
     private struct State {
         var id: Int  // -1 until confirmed
-        var filters: [OneEuroFilter]  // 8: x0 y0 x1 y1 …
+        var filters: [AlphaBetaFilter]  // 8: x0 y0 x1 y1 …
         var raw: Quad
         var smoothed: Quad
         var velocityPxPerFrame: [PixelPoint]  // 4
@@ -51,6 +50,7 @@ public final class PhotoTracker {
 
     public var parameters: TrackerParameters
     private var states: [State] = []
+    private var predicted: [Quad] = []
     private var output: [Track] = []
     private var used: [Bool] = []
     private var pairs: [(cost: Double, track: Int, observation: Int, shift: Int)] = []
@@ -82,11 +82,11 @@ public final class PhotoTracker {
     public func update(_ observations: [Observation], timestampNs: Int64) -> [Track] {
         let p = parameters
         // Predict.
-        var predicted = states.map { _ in Quad(.zero, .zero, .zero, .zero) }
+        predicted.removeAll(keepingCapacity: true)
         for t in states.indices {
             var q = states[t].raw
             for i in 0..<4 { q[i] = q[i] + states[t].velocityPxPerFrame[i] }
-            predicted[t] = q
+            predicted.append(q)
             states[t].matched = false
         }
         // Candidate pairs, cheapest first.
@@ -99,10 +99,21 @@ public final class PhotoTracker {
                     let d = PhotoTracker.distance(predicted[t], observation.quad, shift: shift)
                     if d < best { best = d; bestShift = shift }
                 }
-                if best <= p.matchDistanceFraction * size { pairs.append((best, t, o, bestShift)) }
+                // Shown tracks claim observations before tentative ones (a tentative duplicate never steals a
+                // shown track's photo).
+                let penalty = states[t].id >= 0 ? 0 : 1e6
+                if best <= p.matchDistanceFraction * size { pairs.append((best + penalty, t, o, bestShift)) }
             }
         }
-        pairs.sort { $0.cost < $1.cost }
+        // Insertion sort: few pairs, and no allocation.
+        if pairs.count > 1 {
+            for i in 1..<pairs.count {
+                let item = pairs[i]
+                var j = i - 1
+                while j >= 0 && pairs[j].cost > item.cost { pairs[j + 1] = pairs[j]; j -= 1 }
+                pairs[j + 1] = item
+            }
+        }
         used.removeAll(keepingCapacity: true)
         used.append(contentsOf: repeatElement(false, count: observations.count))
         for pair in pairs where !states[pair.track].matched && !used[pair.observation] {
@@ -138,16 +149,18 @@ public final class PhotoTracker {
             states[t].missed += 1
             for i in 0..<4 { states[t].velocityPxPerFrame[i] = .zero }
         }
-        // New tentative tracks.
+        // New tentative tracks, except on top of a shown one (the same photo seen with a jumpy outline).
         for (o, observation) in observations.enumerated() where !used[o] {
-            var filters: [OneEuroFilter] = []
+            let centre = observation.quad.centroid
+            if states.contains(where: { $0.id >= 0 && $0.smoothed.isConvex && $0.smoothed.contains(centre) }) {
+                continue
+            }
+            var filters: [AlphaBetaFilter] = []
             filters.reserveCapacity(8)
             var smoothed = observation.quad
             for i in 0..<4 {
                 for axis in 0..<2 {
-                    var filter = OneEuroFilter(minCutoffHz: p.minCutoffHz, beta: p.beta,
-                                               derivativeCutoffHz: p.derivativeCutoffHz,
-                                               lagCompensation: p.lagCompensation)
+                    var filter = AlphaBetaFilter(alpha: p.smoothingAlpha, beta: p.smoothingBeta)
                     let v = filter.filter(axis == 0 ? observation.quad[i].x : observation.quad[i].y,
                                           timestampNs: timestampNs)
                     if axis == 0 { smoothed[i].x = v } else { smoothed[i].y = v }
@@ -176,7 +189,16 @@ public final class PhotoTracker {
                                 confidence: states[t].confidence, aspectRatio: states[t].aspectRatio,
                                 missedFrames: states[t].missed))
         }
-        output.sort { $0.id < $1.id }
+        // States are appended in creation order and ids are assigned in state order, so `output` is already by id
+        // except when an older tentative state is confirmed after a newer one: fix with an insertion pass.
+        if output.count > 1 {
+            for i in 1..<output.count {
+                let item = output[i]
+                var j = i - 1
+                while j >= 0 && output[j].id > item.id { output[j + 1] = output[j]; j -= 1 }
+                output[j + 1] = item
+            }
+        }
         return output
     }
 

@@ -40,18 +40,18 @@ import Testing
 /// small print; maximumObservations caps the count.
 @Test func parametersFilterLikeVision() {
     let strip = placedQuad(centre: PixelPoint(320, 150), widthPx: 300, heightPx: 90, angleDegrees: 5)
-    let small = placedQuad(centre: PixelPoint(150, 370), widthPx: 60, heightPx: 50, angleDegrees: 0)
+    let small = placedQuad(centre: PixelPoint(150, 370), widthPx: 75, heightPx: 64, angleDegrees: 0)
     let big = placedQuad(centre: PixelPoint(450, 350), widthPx: 150, heightPx: 130, angleDegrees: -12)
     let frame = renderFrame(widthPx: 640, heightPx: 480, table: (50, 128, 128), photos: [
         (SyntheticPhoto(widthPx: 300, heightPx: 90, seed: 4), strip),
-        (SyntheticPhoto(widthPx: 60, heightPx: 50, seed: 5), small),
+        (SyntheticPhoto(widthPx: 75, heightPx: 64, seed: 5), small),
         (SyntheticPhoto(widthPx: 150, heightPx: 130, seed: 6), big),
     ], noiseSigma: 1)
     var p = DetectorParameters()
     #expect(PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame).count == 2)  // small + big
     p.minimumAspectRatio = 0.25
     #expect(PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame).count == 3)
-    p.minimumSize = 0.2  // 96 px: the 50 px print goes
+    p.minimumSize = 0.2  // 96 px: the 64 px print goes
     #expect(PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame).count == 2)
     p.maximumObservations = 1
     #expect(PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame).count == 1)

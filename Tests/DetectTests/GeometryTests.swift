@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ColorcamCore
 import Testing
 @testable import Detect

@@ -282,11 +282,23 @@ def render_sequence(seed, photos, width, height, fps, seconds, out_dir):
     for p in placements:
         p.table_h = inset @ p.table_h
     mover = int(rng.integers(len(placements))) if placements else -1
-    velocity = rng.uniform(-1, 1, 2)
-    velocity = velocity / (np.linalg.norm(velocity) + 1e-9) * rng.uniform(15, 35)  # px per second on the table
     frames = int(round(fps * seconds))
     amp_t = rng.uniform(8, 18)
     amp_r = np.radians(rng.uniform(0.5, 2.0))
+    # The sliding print stays fully in view: shrink its speed until its path (± camera shake) stays 10 px inside.
+    velocity = rng.uniform(-1, 1, 2)
+    velocity = velocity / (np.linalg.norm(velocity) + 1e-9) * rng.uniform(15, 35)  # px per second on the table
+    if mover >= 0:
+        for _ in range(12):
+            travel = velocity * seconds / 4
+            corners = placements[mover].corners_table()
+            reach = np.concatenate([corners - travel, corners + travel])
+            img = apply_h(base_camera, reach)
+            margin = 10 + amp_t
+            if (img[:, 0].min() >= margin and img[:, 1].min() >= margin and img[:, 0].max() <= width - margin
+                    and img[:, 1].max() <= height - margin):
+                break
+            velocity *= 0.7
     truth = {"seed": seed, "width": width, "height": height, "fps": fps, "mover": mover, "frames": []}
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "sequence.y4m"), "wb") as handle:
