@@ -116,7 +116,6 @@ final class EdgeDetector {
         }
         lowThreshold = max(lowFloor, lowMedianMultiple * median) * sensitivity
         highThreshold = max(highFloor, highMedianMultiple * median) * sensitivity
-        dbg("thresholds median \(median) low \(lowThreshold) high \(highThreshold)")
     }
 
     /// Non-maximum suppression along the gradient direction, then hysteresis from strong pixels.

@@ -1,9 +1,4 @@
 import ColorcamCore
-#if canImport(Glibc)
-import Glibc
-#endif
-let detectDebug = getenv("COLORCAM_DETECT_DEBUG") != nil
-func dbg(_ s: @autoclosure () -> String) { if detectDebug { print(s()) } }
 
 /// Finds rectangular photos (prints) in a frame.
 ///
@@ -138,7 +133,6 @@ public final class PhotoDetector {
             }
         }
         let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
-        dbg("  border band mean \(mean) sd \(variance.squareRoot())")
         guard mean >= 140, variance.squareRoot() <= 25 else { return nil }
         guard let tight = refiner.refine(outer.quad, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex
         else { return nil }
@@ -148,7 +142,6 @@ public final class PhotoDetector {
     private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
                                 minimumSidePx: Double) {
         let hull = regions.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
-        dbg("region px=\(region.pixelCount) bbox=\(region.minX),\(region.minY)-\(region.maxX),\(region.maxY) hull=\(region.hullCount)")
         guard let coarseQuad = fitter.fit(hull) else { return }
         let quadArea = coarseQuad.area
         guard quadArea > 0 else { return }
@@ -159,7 +152,6 @@ public final class PhotoDetector {
             hullArea += p.x * q.y - q.x * p.y
         }
         hullArea = abs(hullArea) / 2
-        dbg("  quad area \(quadArea) hull \(hullArea) px \(region.pixelCount)")
         guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else { return }
         var scaled = coarseQuad
         for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
@@ -175,17 +167,15 @@ public final class PhotoDetector {
         // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
         // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
         guard let first = refiner.refine(scaled, in: sampler, inwardPx: 2.5 * f, outwardPx: 1.0 * f),
-              { dbg("  first ok"); return true }(),
               first.quad.isConvex,
               let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
               second.quad.isConvex
         else { return }
-        dbg("  refined support \(second.sideSupport) coarse \((0..<4).map { scaled[$0] }) first \((0..<4).map { first.quad[$0] }) second \((0..<4).map { second.quad[$0] })")
         guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { return }
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
         for i in 0..<4 {
             let d = second.quad[i] - scaled[i]
-            if (d * d).sum() > (6 * f) * (6 * f) { dbg("  wandered"); return }
+            if (d * d).sum() > (6 * f) * (6 * f) { return }
         }
         var quad = second.quad.canonicallyOrdered()
         var support = second.meanSupport
@@ -193,13 +183,11 @@ public final class PhotoDetector {
             quad = outer.quad.canonicallyOrdered()
             support = outer.meanSupport
         }
-        dbg("  angle \(quad.maxRightAngleDeviationDegrees)")
         guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { return }
         let sides = quad.meanSideLengthsPx
         let shortSide = min(sides.width, sides.height), longSide = max(sides.width, sides.height)
         guard longSide > 0, shortSide >= minimumSidePx else { return }
         let aspect = shortSide / longSide
-        dbg("  aspect \(aspect) short \(shortSide)")
         guard aspect >= parameters.minimumAspectRatio - 1e-9, aspect <= parameters.maximumAspectRatio + 1e-9 else {
             return
         }

@@ -6,8 +6,8 @@ public struct TrackerParameters: Sendable, Hashable {
     /// A shown track disappears after this many frames in a row without an observation.
     public var disappearMisses = 6
     /// Corner smoothing (constant-velocity alpha-beta filter per coordinate, see `AlphaBetaFilter`).
-    public var smoothingAlpha = 0.25
-    public var smoothingBeta = 0.03
+    public var smoothingAlpha = 0.5
+    public var smoothingBeta = 0.15
     /// An observation matches a track when its mean corner distance to the track's predicted corners is below this
     /// fraction of the track's size (square root of its area).
     public var matchDistanceFraction = 0.4
@@ -143,11 +143,16 @@ public final class PhotoTracker {
             state.aspectRatio = observation.aspectRatio
             states[pair.track] = state
         }
-        // Misses.
+        // Misses: coast on the predicted motion (camera motion goes on while a detection drops out).
         for t in states.indices where !states[t].matched {
             states[t].history <<= 1
             states[t].missed += 1
-            for i in 0..<4 { states[t].velocityPxPerFrame[i] = .zero }
+            states[t].raw = predicted[t]
+            for i in 0..<4 {
+                let x = states[t].filters[2 * i].coast(timestampNs: timestampNs) ?? states[t].smoothed[i].x
+                let y = states[t].filters[2 * i + 1].coast(timestampNs: timestampNs) ?? states[t].smoothed[i].y
+                states[t].smoothed[i] = PixelPoint(x, y)
+            }
         }
         // New tentative tracks, except on top of a shown one (the same photo seen with a jumpy outline).
         for (o, observation) in observations.enumerated() where !used[o] {
