@@ -149,8 +149,11 @@ func placedQuad(centre: PixelPoint, widthPx: Double, heightPx: Double, angleDegr
     return Quad(pts[0], pts[1], pts[2], pts[3])
 }
 
-/// Largest distance between corresponding corners of two quads in canonical order.
+/// Largest distance between corresponding corners of two quads, both taken clockwise, over the best cyclic
+/// pairing (two corners equally near the origin may start either quad's canonical order).
 func maxCornerError(_ a: Quad, _ b: Quad) -> Double {
     let x = a.canonicallyOrdered(), y = b.canonicallyOrdered()
-    return (0..<4).map { i in ((x[i] - y[i]) * (x[i] - y[i])).sum().squareRoot() }.max()!
+    return (0..<4).map { shift in
+        (0..<4).map { i in ((x[i] - y[i + shift]) * (x[i] - y[i + shift])).sum().squareRoot() }.max()!
+    }.min()!
 }
