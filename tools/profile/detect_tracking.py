@@ -154,9 +154,9 @@ def main():
         all_switches += r["switches"]
         coverages.append(r["coverage"])
     max_jitter = max(all_jitter) if all_jitter else 0.0
-    max_lag = max(all_lag) if all_lag else 0.0
+    max_lag = max(abs(l) for l in all_lag) if all_lag else 0.0
     print(f"summary: ID switches {all_switches}, worst static jitter {max_jitter:.3f} px, "
-          f"worst lag {max_lag:.2f} frames, min coverage {100 * min(coverages):.1f}%")
+          f"worst |lag| {max_lag:.2f} frames, min coverage {100 * min(coverages):.1f}%")
     if args.max_switches is not None and all_switches > args.max_switches:
         print("FAIL: ID switches"); ok = False
     if args.max_jitter is not None and max_jitter > args.max_jitter:
