@@ -27,9 +27,11 @@ public final class PhotoDetector {
     private var candidates: [Observation] = []
     private var results: [Observation] = []
     /// Edge sensitivities tried per frame (1 = default thresholds; lower finds weaker outlines).
-    /// Per pass: edge sensitivity (1 = default thresholds; lower finds weaker outlines) and whether edges are dilated
-    /// before the background flood (closes small gaps, but also joins prints lying close together).
-    var passes: [(sensitivity: Float, dilate: Bool)] = [(1.0, true), (0.6, false)]
+    /// Per pass: edge sensitivity (1 = default thresholds; lower finds weaker outlines), the radius edges are dilated
+    /// by before the background flood (closes gaps in an outline, but also joins prints lying close together) and
+    /// the opening radius (removes fingers and edge bands thinner than 2r+1 coarse px). The third pass bridges
+    /// outlines with long weak stretches (a print whose picture matches the table along part of its edge).
+    var passes: [(sensitivity: Float, dilationRadius: Int, openingRadius: Int)] = [(1.0, 1, 2), (0.6, 0, 2), (0.8, 2, 3)]
     /// A candidate needs this fraction of edge samples on its weakest side and on average.
     var minimumSideSupport = 0.15
     var minimumMeanSupport = 0.5
@@ -66,7 +68,8 @@ public final class PhotoDetector {
             } else {
                 edgeDetector.relink(sensitivity: pass.sensitivity)
             }
-            regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide, dilate: pass.dilate)
+            regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide,
+                            dilationRadius: pass.dilationRadius, openingRadius: pass.openingRadius)
             for region in regions.regions {
                 considerRegion(region, sampler: sampler, factor: f, minimumSidePx: minimumSidePx)
             }

@@ -2,8 +2,8 @@
 /// without crossing an edge. Each such region is a candidate photo; its outline is the outermost edge around it,
 /// which for a print with a white border is the print's outer edge, not the picture's.
 ///
-/// Steps: dilate edges 3×3 (closes 1–2 px gaps) → flood the background from the border (4-connected) → open the
-/// rest with a 5×5 square (removes thin structures: a finger's outline, a hand's edge reaching into a print, edge
+/// Steps: dilate edges (e.g. 3×3: closes 1–2 px gaps) → flood the background from the border (4-connected) → open the
+/// rest with a square (5×5 by default) (removes thin structures: a finger's outline, a hand's edge reaching into a print, edge
 /// bands left between prints) → label it (8-connected) → per region its pixel count, bounding box and the convex
 /// hull of its row extents.
 ///
@@ -27,8 +27,6 @@ final class RegionExtractor {
     private let mask: UnsafeMutablePointer<UInt8>
     private let maskScratch: UnsafeMutablePointer<UInt8>
     private let columnOnes: UnsafeMutablePointer<Int32>
-    /// Half-width of the opening's square structuring element, coarse px (2 → 5×5).
-    var openingRadius = 2
     private let rowMin: UnsafeMutablePointer<Int32>
     private let rowMax: UnsafeMutablePointer<Int32>
     private(set) var regions: [Region] = []
@@ -72,27 +70,19 @@ final class RegionExtractor {
     }
 
     /// Extracts the regions enclosed by `edges` whose bounding box is at least `minimumSidePx` on both sides.
-    /// With `dilate` false the edges are used as they are (a 4-connected flood cannot cross an 8-connected edge).
-    func extract(edges: UnsafePointer<UInt8>, minimumSidePx: Int, dilate: Bool) {
+    /// - Parameters:
+    ///   - dilationRadius: edges are dilated by a (2r+1)² square first; 0 uses them as they are (a 4-connected
+    ///     flood cannot cross an 8-connected edge).
+    ///   - openingRadius: the foreground is opened with a (2r+1)² square (removes structures thinner than 2r+1).
+    func extract(edges: UnsafePointer<UInt8>, minimumSidePx: Int, dilationRadius: Int, openingRadius: Int) {
         regions.removeAll(keepingCapacity: true)
         hullPoints.removeAll(keepingCapacity: true)
         let w = widthPx, h = heightPx, count = w * h
         guard w >= 3, h >= 3 else { return }
-        // Dilated barrier.
-        for k in 0..<count { labels[k] = 0 }
-        for j in 0..<h {
-            for i in 0..<w where edges[j * w + i] != 0 {
-                if !dilate { labels[j * w + i] = 2; continue }
-                for dj in -1...1 {
-                    let y = j + dj
-                    if y < 0 || y >= h { continue }
-                    for di in -1...1 {
-                        let x = i + di
-                        if x >= 0 && x < w { labels[y * w + x] = 2 }
-                    }
-                }
-            }
-        }
+        // Barrier: the edges, dilated by a (2r+1)² square when asked (closes gaps of up to 2r px).
+        for k in 0..<count { mask[k] = edges[k] != 0 ? 1 : 0 }
+        if dilationRadius > 0 { morphology(erode: false, radius: dilationRadius) }
+        for k in 0..<count { labels[k] = mask[k] != 0 ? 2 : 0 }
         // Background flood from every border pixel, 4-connected. All border pixels are labelled by the seeding, so
         // a neighbour step that wraps around a row end lands on an already-labelled border pixel: no x test needed.
         var head = 0, tail = 0
@@ -111,8 +101,8 @@ final class RegionExtractor {
         // Open the foreground (erode then dilate, each a separable min/max over a square), then clear the border
         // ring so the labelling below never steps off the frame.
         for k in 0..<count { mask[k] = labels[k] == 1 ? 0 : 1 }
-        morphology(erode: true)
-        morphology(erode: false)
+        morphology(erode: true, radius: openingRadius)
+        morphology(erode: false, radius: openingRadius)
         for k in 0..<count { labels[k] = mask[k] != 0 ? 0 : 1 }
         for i in 0..<w { labels[i] = 1; labels[(h - 1) * w + i] = 1 }
         for j in 0..<h { labels[j * w] = 1; labels[j * w + w - 1] = 1 }
@@ -156,8 +146,8 @@ final class RegionExtractor {
 
     /// Erodes (min) or dilates (max) `mask` in place with a (2r+1)² square; outside the frame counts as background.
     /// Separable, with a sliding count of set pixels per window: O(1) per pixel whatever the radius.
-    private func morphology(erode: Bool) {
-        let w = widthPx, h = heightPx, r = openingRadius, full = 2 * r + 1
+    private func morphology(erode: Bool, radius r: Int) {
+        let w = widthPx, h = heightPx, full = 2 * r + 1
         // Horizontal pass: mask → maskScratch.
         for j in 0..<h {
             let row = mask + j * w, out = maskScratch + j * w
