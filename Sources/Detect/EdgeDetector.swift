@@ -12,6 +12,8 @@ final class EdgeDetector {
     private let gradY: UnsafeMutablePointer<Float>
     /// 1 where an edge survives hysteresis, else 0.
     let edges: UnsafeMutablePointer<UInt8>
+    /// Gradient magnitude at non-maximum-suppression survivors, 0 elsewhere.
+    private let peaks: UnsafeMutablePointer<Float>
     private let stack: UnsafeMutablePointer<Int32>
     private var histogram: [Int]
     /// The 8 neighbour offsets in a row-major plane (stored so the hot loop does not build an array).
@@ -36,6 +38,8 @@ final class EdgeDetector {
         gradX = .allocate(capacity: count)
         gradY = .allocate(capacity: count)
         edges = .allocate(capacity: count)
+        peaks = .allocate(capacity: count)
+        peaks.initialize(repeating: 0, count: count)
         stack = .allocate(capacity: count)
         magnitude.initialize(repeating: 0, count: count)
         gradX.initialize(repeating: 0, count: count)
@@ -51,12 +55,15 @@ final class EdgeDetector {
         gradX.deallocate()
         gradY.deallocate()
         edges.deallocate()
+        peaks.deallocate()
         stack.deallocate()
     }
 
     /// Computes `edges` for `frame`; `sensitivity` scales both thresholds (1 = default, 0.6 = finds weaker edges).
     func detect(_ frame: CoarseFrame, useChroma: Bool, sensitivity: Float) {
         computeGradients(frame, useChroma: useChroma)
+        computeMedian()
+        suppressNonMaxima()
         chooseThresholds(sensitivity: sensitivity)
         suppressAndLink()
     }
@@ -103,35 +110,42 @@ final class EdgeDetector {
         }
     }
 
-    private func chooseThresholds(sensitivity: Float) {
+    /// Median gradient magnitude of the last `detect` (computed once per frame).
+    private var median: Float = 0
+
+    private func computeMedian() {
         let count = widthPx * heightPx
-        for k in 0..<histogram.count { histogram[k] = 0 }
-        let last = histogram.count - 1
-        for k in 0..<count { histogram[min(last, Int(magnitude[k]))] += 1 }
-        var seen = 0
-        var median: Float = 0
-        for k in 0..<histogram.count {
-            seen += histogram[k]
-            if seen * 2 >= count { median = Float(k) + 0.5; break }
+        histogram.withUnsafeMutableBufferPointer { bins in
+            bins.update(repeating: 0)
+            let last = bins.count - 1
+            for k in 0..<count { bins[min(last, Int(magnitude[k]))] += 1 }
+            var seen = 0
+            median = 0
+            for k in 0..<bins.count {
+                seen += bins[k]
+                if seen * 2 >= count { median = Float(k) + 0.5; break }
+            }
         }
+    }
+
+    private func chooseThresholds(sensitivity: Float) {
         lowThreshold = max(lowFloor, lowMedianMultiple * median) * sensitivity
         highThreshold = max(highFloor, highMedianMultiple * median) * sensitivity
     }
 
-    /// Non-maximum suppression along the gradient direction, then hysteresis from strong pixels.
-    private func suppressAndLink() {
+    /// Non-maximum suppression along the gradient direction: `peaks` = magnitude where it is a local maximum
+    /// across the edge, else 0. Independent of the thresholds, so it runs once per frame.
+    private func suppressNonMaxima() {
         let w = widthPx, h = heightPx
-        edges.update(repeating: 0, count: w * h)
+        peaks.update(repeating: 0, count: w * h)
         guard w >= 3, h >= 3 else { return }
-        let low = lowThreshold, high = highThreshold
         let tan22: Float = 0.41421356
-        // Pass 1: mark NMS survivors above `low` as 2 (candidate), strong ones pushed as seeds.
-        var top = 0
+        let floor = min(lowFloor, lowMedianMultiple * median) * 0.5
         for j in 1..<(h - 1) {
             for i in 1..<(w - 1) {
                 let c = j * w + i
                 let m = magnitude[c]
-                if m < low { continue }
+                if m < floor { continue }
                 let gx = gradX[c], gy = gradY[c]
                 let ax = abs(gx), ay = abs(gy)
                 let a: Float, b: Float
@@ -144,15 +158,26 @@ final class EdgeDetector {
                 } else {
                     a = magnitude[c - w + 1]; b = magnitude[c + w - 1]
                 }
-                if m < a || m <= b { continue }
-                if m >= high {
-                    edges[c] = 1
-                    stack[top] = Int32(c); top += 1
-                } else {
-                    edges[c] = 2
-                }
+                if m >= a && m > b { peaks[c] = m }
             }
         }
+    }
+
+    /// Hysteresis on `peaks`: edges are peaks ≥ high, grown through 8-connected peaks ≥ low.
+    private func suppressAndLink() {
+        let w = widthPx, h = heightPx, count = w * h
+        let low = lowThreshold, high = highThreshold
+        var top = 0
+        for c in 0..<count {
+            let m = peaks[c]
+            if m >= high {
+                edges[c] = 1
+                stack[top] = Int32(c); top += 1
+            } else {
+                edges[c] = m >= low && m > 0 ? 2 : 0
+            }
+        }
+        guard w >= 3, h >= 3 else { return }
         // Pass 2: grow from the seeds through 8-connected candidates.
         while top > 0 {
             top -= 1

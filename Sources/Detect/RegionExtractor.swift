@@ -148,29 +148,31 @@ final class RegionExtractor {
     /// Separable, with a sliding count of set pixels per window: O(1) per pixel whatever the radius.
     private func morphology(erode: Bool, radius r: Int) {
         let w = widthPx, h = heightPx, full = 2 * r + 1
-        // Horizontal pass: mask → maskScratch.
+        // Horizontal pass: mask → maskScratch, the window count split into its three ranges (no per-pixel tests).
+        let want = erode ? full : 1
         for j in 0..<h {
             let row = mask + j * w, out = maskScratch + j * w
             var ones = 0
-            for x in 0..<min(r, w) { ones += Int(row[x]) }
-            for i in 0..<w {
-                if i + r < w { ones += Int(row[i + r]) }
-                if i - r - 1 >= 0 { ones -= Int(row[i - r - 1]) }
-                out[i] = erode ? (ones == full ? 1 : 0) : (ones > 0 ? 1 : 0)
+            for x in 0..<min(r, w) { ones &+= Int(row[x]) }
+            // i in 0..<w: add row[i + r] when i + r < w, drop row[i - r - 1] when i > r.
+            let addEnd = max(0, w - r), dropStart = min(w, r + 1)
+            var i = 0
+            while i < w {
+                if i < addEnd { ones &+= Int(row[i &+ r]) }
+                if i >= dropStart { ones &-= Int(row[i &- r &- 1]) }
+                out[i] = ones >= want ? 1 : 0
+                i &+= 1
             }
         }
         // Vertical pass: maskScratch → mask, all columns at once row by row with per-column counts in `columnOnes`.
         for i in 0..<w { columnOnes[i] = 0 }
-        for y in 0..<min(r, h) { for i in 0..<w { columnOnes[i] += Int32(maskScratch[y * w + i]) } }
+        for y in 0..<min(r, h) { for i in 0..<w { columnOnes[i] &+= Int32(maskScratch[y * w + i]) } }
         for j in 0..<h {
-            if j + r < h { let row = maskScratch + (j + r) * w; for i in 0..<w { columnOnes[i] += Int32(row[i]) } }
-            if j - r - 1 >= 0 { let row = maskScratch + (j - r - 1) * w; for i in 0..<w { columnOnes[i] -= Int32(row[i]) } }
+            if j + r < h { let row = maskScratch + (j + r) * w; for i in 0..<w { columnOnes[i] &+= Int32(row[i]) } }
+            if j - r - 1 >= 0 { let row = maskScratch + (j - r - 1) * w; for i in 0..<w { columnOnes[i] &-= Int32(row[i]) } }
             let out = mask + j * w
-            if erode {
-                for i in 0..<w { out[i] = columnOnes[i] == Int32(full) ? 1 : 0 }
-            } else {
-                for i in 0..<w { out[i] = columnOnes[i] > 0 ? 1 : 0 }
-            }
+            let want32 = Int32(want)
+            for i in 0..<w { out[i] = columnOnes[i] >= want32 ? 1 : 0 }
         }
     }
 }
