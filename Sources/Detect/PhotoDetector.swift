@@ -142,6 +142,33 @@ public final class PhotoDetector {
         return tight
     }
 
+    /// Re-finds one known photo near `quad` (e.g. a track's predicted corners) with the full-resolution edge search
+    /// only: no coarse search, about a tenth of `detect`'s cost. Same checks as `detect` (support, shape,
+    /// parameters).
+    /// - Returns: the observation, or nil when the outline is not clearly there.
+    public func refine(_ quad: Quad, in frame: FrameBuffer) -> Observation? {
+        precondition(frame.geometry == geometry, "PhotoDetector made for \(geometry), given \(frame.geometry)")
+        let sampler = PlaneSampler(frame)
+        var start = quad
+        if start.signedArea < 0 { start = Quad(quad[3], quad[2], quad[1], quad[0]) }
+        guard start.isConvex,
+              let first = refiner.refine(start, in: sampler, inwardPx: 3, outwardPx: 3), first.quad.isConvex,
+              let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2), second.quad.isConvex,
+              second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport
+        else { return nil }
+        let result = second.quad.canonicallyOrdered()
+        let shortSide = Double(min(geometry.widthPx, geometry.heightPx))
+        let sides = result.meanSideLengthsPx
+        let shortPx = min(sides.width, sides.height), longPx = max(sides.width, sides.height)
+        guard longPx > 0, shortPx >= parameters.minimumSize * shortSide,
+              result.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance,
+              shortPx / longPx >= parameters.minimumAspectRatio - 1e-9,
+              shortPx / longPx <= parameters.maximumAspectRatio + 1e-9,
+              second.meanSupport >= parameters.minimumConfidence
+        else { return nil }
+        return Observation(quad: result, confidence: min(1, second.meanSupport), aspectRatio: shortPx / longPx)
+    }
+
     private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
                                 minimumSidePx: Double) {
         let hull = regions.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]

@@ -207,6 +207,17 @@ public final class PhotoTracker {
         return output
     }
 
+    /// Where each live track (shown or tentative) is expected in the next frame: its last observed corners moved by
+    /// its velocity. Appends to `into` (cleared first) so the caller's array is reused.
+    public func predictedQuads(into quads: inout [Quad]) {
+        quads.removeAll(keepingCapacity: true)
+        for state in states {
+            var q = state.raw
+            for i in 0..<4 { q[i] = q[i] + state.velocityPxPerFrame[i] }
+            quads.append(q)
+        }
+    }
+
     /// Forgets every track (ids keep counting up).
     public func reset() { states.removeAll(keepingCapacity: true) }
 }

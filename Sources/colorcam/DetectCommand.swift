@@ -22,6 +22,9 @@ enum DetectCommand {
                                 clip: one such object per frame and line, with "frame":n
       --draw OUT.png            write the image (for a clip: its last frame) with the detections outlined
       --no-track                clip: report each frame's raw detections (ids are per-frame ranks)
+      --full-detection-interval K
+                                clip: search the whole frame every K-th frame (default 3); in between, tracked
+                                photos are re-found from their predicted corners (1 = search every frame)
       --min-size F              smallest photo side as a fraction of the shorter image side (default 0.1)
       --min-aspect F            smallest short/long side ratio (default 0.5)
       --max-aspect F            largest short/long side ratio (default 1.0)
@@ -32,7 +35,7 @@ enum DetectCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "detect",
-                              valued: ["draw", "min-size", "min-aspect", "max-aspect", "quadrature-tolerance",
+                              valued: ["draw", "full-detection-interval", "min-size", "min-aspect", "max-aspect", "quadrature-tolerance",
                                        "min-confidence", "max-observations"],
                               boolean: ["json", "no-track"])
         let input = try a.positionals(exactly: 1, usage: "detect INPUT [--json] [--draw OUT.png] (see --help)")[0]
@@ -41,22 +44,23 @@ enum DetectCommand {
         let source: FrameSource = isImage ? try PNGFolderSource(files: [input], name: input)
                                           : try Y4MSource(path: input)
         let detector = PhotoDetector(geometry: source.geometry, parameters: parameters)
-        let tracker = PhotoTracker()
+        let interval = try a.int("full-detection-interval", default: 3, range: 1...1000)!
+        let session = PhotoTrackingSession(geometry: source.geometry, parameters: parameters,
+                                           fullDetectionInterval: interval)
         let frame = FrameBuffer(geometry: source.geometry)
         let json = a.flag("json"), track = !isImage && !a.flag("no-track")
         var drawn: [Quad] = []
         var index = 0
         var out = ""
         while try source.readFrame(into: frame) {
-            let observations = detector.detect(frame)
             var rows: [(quad: Quad, confidence: Double, id: Int)] = []
             if track {
                 let timestampNs = frame.sourceTimestampNs ?? Int64(index) * source.nominalFrameIntervalNs
-                for t in tracker.update(observations, timestampNs: timestampNs) {
+                for t in session.process(frame, timestampNs: timestampNs) {
                     rows.append((t.quad, t.confidence, t.id))
                 }
             } else {
-                for (rank, o) in observations.enumerated() { rows.append((o.quad, o.confidence, rank + 1)) }
+                for (rank, o) in detector.detect(frame).enumerated() { rows.append((o.quad, o.confidence, rank + 1)) }
             }
             drawn = rows.map(\.quad)
             out += json ? jsonLine(rows, geometry: source.geometry, frame: isImage ? nil : index)

@@ -120,6 +120,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--colorcam", default=os.environ.get("COLORCAM", os.path.join(ROOT, ".build/release/colorcam")))
     parser.add_argument("--out", default=os.path.join(ROOT, ".build", "sequences"))
+    parser.add_argument("--full-detection-interval", type=int, default=3,
+                        help="passed to colorcam detect (1 = full search on every frame)")
     parser.add_argument("--max-jitter", type=float)
     parser.add_argument("--max-lag", type=float)
     parser.add_argument("--max-switches", type=int)
@@ -135,7 +137,8 @@ def main():
                             args.set, "--seed", str(seed), "--seconds", str(args.seconds), "--out", directory],
                            check=True)
         truth = json.load(open(truth_path))
-        out = subprocess.run([args.colorcam, "detect", os.path.join(directory, "sequence.y4m"), "--json"],
+        out = subprocess.run([args.colorcam, "detect", os.path.join(directory, "sequence.y4m"), "--json",
+                              "--full-detection-interval", str(args.full_detection_interval)],
                              capture_output=True, text=True)
         if out.returncode != 0:
             raise SystemExit(f"colorcam detect failed: {out.stderr.strip()}")
