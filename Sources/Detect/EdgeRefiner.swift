@@ -148,4 +148,48 @@ struct EdgeRefiner {
         let t = (diff.x * d2.y - diff.y * d2.x) / denom
         return p1 + d1 * t
     }
+
+    /// Repairs a side that cut across the photo (the coarse region lost a corner): slides a line parallel to the
+    /// opposite side outwards from the weak side by up to `maximumOffsetPx`, scoring each position by the fraction
+    /// of 16 points between the two neighbouring sides' lines that sit on a clear edge, and moves the side to the
+    /// best position when it scores at least 0.6 and clearly beats the current one.
+    /// - Returns: the repaired quad, or nil when no better position was found.
+    func repairSide(_ quad: Quad, side: Int, currentSupport: Double, in sampler: PlaneSampler,
+                    maximumOffsetPx: Double) -> Quad? {
+        let oppositeStart = quad[side + 2], oppositeEnd = quad[side + 3]
+        var d = oppositeStart - oppositeEnd  // runs the same way as the weak side
+        let length = (d * d).sum().squareRoot()
+        guard length > 4 else { return nil }
+        d /= length
+        let n = PixelPoint(d.y, -d.x)  // outward for a clockwise quad
+        let previousPoint = quad[side - 1], previousDirection = quad[side] - quad[side - 1]
+        let nextPoint = quad[side + 1], nextDirection = quad[side + 2] - quad[side + 1]
+        let weakMid = (quad[side] + quad[side + 1]) / 2
+        let startOffset = ((weakMid - oppositeStart) * n).sum()
+        var bestScore = 0.0, bestOffset = startOffset
+        var offset = startOffset - 2
+        while offset <= startOffset + maximumOffsetPx {
+            let anchor = oppositeStart + n * offset
+            guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
+                  let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
+            else { offset += 1; continue }
+            var hits = 0
+            for k in 0..<16 {
+                let t = 0.1 + 0.8 * (Double(k) + 0.5) / 16
+                if strength(sampler, a + (b - a) * t, n) >= 1.5 * minimumEdgeStrength { hits += 1 }
+            }
+            let score = Double(hits) / 16
+            if score > bestScore + 1e-9 { bestScore = score; bestOffset = offset }
+            offset += 1
+        }
+        guard bestScore >= 0.6, bestScore >= currentSupport + 0.2 else { return nil }
+        let anchor = oppositeStart + n * bestOffset
+        guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
+              let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
+        else { return nil }
+        var repaired = quad
+        repaired[side] = a
+        repaired[side + 1] = b
+        return repaired
+    }
 }

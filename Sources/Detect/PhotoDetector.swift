@@ -87,7 +87,10 @@ public final class PhotoDetector {
             }
             if duplicateOf >= 0 {
                 let kept = results[duplicateOf]
-                if candidate.quad.area > 1.1 * kept.quad.area && candidate.confidence >= kept.confidence - 0.2 {
+                // The larger outline wins when it encloses the other (a picture inside its own white border; prints
+                // do not lie inside prints) and is itself well supported.
+                if candidate.quad.area > 1.1 * kept.quad.area && candidate.quad.contains(kept.quad.centroid)
+                    && (candidate.confidence >= 0.6 || candidate.confidence >= kept.confidence - 0.2) {
                     results[duplicateOf] = candidate
                 }
                 continue
@@ -198,15 +201,30 @@ public final class PhotoDetector {
         // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
         guard let first = refiner.refine(scaled, in: sampler, inwardPx: 2.5 * f, outwardPx: 1.0 * f),
               first.quad.isConvex,
-              let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
+              var second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
               second.quad.isConvex
         else { return }
+        // A side with little support may be a cut across a lost corner: try moving it out to the real edge.
+        let size = second.quad.area.squareRoot()
+        for side in 0..<4 {
+            let support = [second.sideSupport.0, second.sideSupport.1, second.sideSupport.2, second.sideSupport.3][side]
+            guard support < 0.6,
+                  let repaired = refiner.repairSide(second.quad, side: side, currentSupport: support, in: sampler,
+                                                    maximumOffsetPx: 0.6 * size),
+                  repaired.isConvex,
+                  let tight = refiner.refine(repaired, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex,
+                  tight.meanSupport > second.meanSupport
+            else { continue }
+            second = tight
+        }
         guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { return }
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
+        var moved = 0
         for i in 0..<4 {
             let d = second.quad[i] - scaled[i]
-            if (d * d).sum() > (6 * f) * (6 * f) { return }
+            if (d * d).sum() > (6 * f) * (6 * f) { moved += 1 }
         }
+        if moved > 2 { return }
         var quad = second.quad.canonicallyOrdered()
         var support = second.meanSupport
         if let outer = whiteBorderOutline(around: second.quad, sampler: sampler) {
