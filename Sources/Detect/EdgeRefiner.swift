@@ -182,7 +182,7 @@ struct EdgeRefiner {
             if score > bestScore + 1e-9 { bestScore = score; bestOffset = offset }
             offset += 1
         }
-        guard bestScore >= 0.6, bestScore >= currentSupport + 0.2 else { return nil }
+        guard bestScore >= 0.6, bestScore >= currentSupport + 0.15 else { return nil }
         let anchor = oppositeStart + n * bestOffset
         guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
               let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)

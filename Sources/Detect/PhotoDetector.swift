@@ -208,7 +208,7 @@ public final class PhotoDetector {
         let size = second.quad.area.squareRoot()
         for side in 0..<4 {
             let support = [second.sideSupport.0, second.sideSupport.1, second.sideSupport.2, second.sideSupport.3][side]
-            guard support < 0.6,
+            guard support < 0.85,
                   let repaired = refiner.repairSide(second.quad, side: side, currentSupport: support, in: sampler,
                                                     maximumOffsetPx: 0.6 * size),
                   repaired.isConvex,
