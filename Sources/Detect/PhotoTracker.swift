@@ -11,6 +11,12 @@ public struct TrackerParameters: Sendable, Hashable {
     /// An observation matches a track when its mean corner distance to the track's predicted corners is below this
     /// fraction of the track's size (square root of its area).
     public var matchDistanceFraction = 0.4
+    /// A shown track ignores (coasts through) an observation whose area is smaller than its own by more than this
+    /// fraction: the detector found an inner outline of the same photo (the picture inside a white border, a side
+    /// cut short by a finger). After `shapeRejectionLimit` such frames in a row the new outline is accepted. A larger
+    /// outline (the white border's outer edge found again) is taken at once, with the smoothing restarted.
+    public var shapeTolerance = 0.08
+    public var shapeRejectionLimit = 30
 
     public init() {}
 }
@@ -46,6 +52,8 @@ public final class PhotoTracker {
         var confidence: Double
         var aspectRatio: Double
         var matched: Bool
+        /// Observations in a row whose area disagreed with the track's (another outline of the same photo).
+        var shapeRejections: Int
     }
 
     public var parameters: TrackerParameters
@@ -126,6 +134,26 @@ public final class PhotoTracker {
                 quad = Quad(quad[pair.shift], quad[pair.shift + 1], quad[pair.shift + 2], quad[pair.shift + 3])
             }
             var state = states[pair.track]
+            let areaRatio = quad.area / max(1e-9, state.raw.area)
+            if state.id >= 0 && areaRatio < 1 - p.shapeTolerance && state.shapeRejections < p.shapeRejectionLimit {
+                state.shapeRejections += 1
+                state.history = (state.history << 1) | 1
+                state.missed = 0
+                state.raw = predicted[pair.track]
+                for i in 0..<4 {
+                    let x = state.filters[2 * i].coast(timestampNs: timestampNs) ?? state.smoothed[i].x
+                    let y = state.filters[2 * i + 1].coast(timestampNs: timestampNs) ?? state.smoothed[i].y
+                    state.smoothed[i] = PixelPoint(x, y)
+                }
+                states[pair.track] = state
+                continue
+            }
+            if state.shapeRejections >= p.shapeRejectionLimit || (state.id >= 0 && areaRatio > 1 + p.shapeTolerance) {
+                // The new outline persisted: restart the smoothing on it.
+                for k in 0..<8 { state.filters[k] = AlphaBetaFilter(alpha: p.smoothingAlpha, beta: p.smoothingBeta) }
+                for i in 0..<4 { state.velocityPxPerFrame[i] = .zero; state.raw[i] = quad[i] }
+            }
+            state.shapeRejections = 0
             for i in 0..<4 {
                 let v = quad[i] - state.raw[i]
                 state.velocityPxPerFrame[i] = state.velocityPxPerFrame[i] * 0.5 + v * 0.5
@@ -175,7 +203,7 @@ public final class PhotoTracker {
             states.append(State(id: -1, filters: filters, raw: observation.quad, smoothed: smoothed,
                                 velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
                                 confidence: observation.confidence, aspectRatio: observation.aspectRatio,
-                                matched: true))
+                                matched: true, shapeRejections: 0))
         }
         // Confirm, expire, report.
         let windowMask: UInt32 = p.appearWindow >= 32 ? ~0 : (1 << UInt32(p.appearWindow)) - 1
