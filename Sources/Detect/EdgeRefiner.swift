@@ -15,6 +15,15 @@ struct EdgeRefiner {
         var sideSupport: (Double, Double, Double, Double)
         var meanSupport: Double { (sideSupport.0 + sideSupport.1 + sideSupport.2 + sideSupport.3) / 4 }
         var minSupport: Double { min(min(sideSupport.0, sideSupport.1), min(sideSupport.2, sideSupport.3)) }
+        /// Support of side `i` (0...3; side i runs from corner i to corner i+1).
+        func support(of side: Int) -> Double {
+            switch side & 3 {
+            case 0: return sideSupport.0
+            case 1: return sideSupport.1
+            case 2: return sideSupport.2
+            default: return sideSupport.3
+            }
+        }
     }
 
     /// Weakest edge that counts, in levels of change across 2 px (luma; chroma weighted by `chromaWeight`).

@@ -207,7 +207,7 @@ public final class PhotoDetector {
         // A side with little support may be a cut across a lost corner: try moving it out to the real edge.
         let size = second.quad.area.squareRoot()
         for side in 0..<4 {
-            let support = [second.sideSupport.0, second.sideSupport.1, second.sideSupport.2, second.sideSupport.3][side]
+            let support = second.support(of: side)
             guard support < 0.85,
                   let repaired = refiner.repairSide(second.quad, side: side, currentSupport: support, in: sampler,
                                                     maximumOffsetPx: 0.6 * size),
