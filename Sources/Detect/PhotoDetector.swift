@@ -31,7 +31,7 @@ public final class PhotoDetector {
     /// by before the background flood (closes gaps in an outline, but also joins prints lying close together) and
     /// the opening radius (removes fingers and edge bands thinner than 2r+1 coarse px). The third pass bridges
     /// outlines with long weak stretches (a print whose picture matches the table along part of its edge).
-    var passes: [(sensitivity: Float, dilationRadius: Int, openingRadius: Int)] = [(1.0, 1, 2), (0.6, 0, 2), (0.8, 2, 3)]
+    var passes: [(sensitivity: Float, dilationRadius: Int, openingRadius: Int)] = [(1.0, 1, 2), (0.6, 0, 2), (0.55, 2, 3)]
     /// A candidate needs this fraction of edge samples on its weakest side and on average.
     var minimumSideSupport = 0.15
     var minimumMeanSupport = 0.5
