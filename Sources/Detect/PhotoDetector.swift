@@ -199,7 +199,7 @@ public final class PhotoDetector {
         else { return }
         // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
         // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
-        guard let first = refiner.refine(scaled, in: sampler, inwardPx: 2.5 * f, outwardPx: 1.0 * f),
+        guard let first = refiner.refine(scaled, in: sampler, inwardPx: 4 * f, outwardPx: 2 * f),
               first.quad.isConvex,
               var second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
               second.quad.isConvex
