@@ -45,7 +45,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream", "Preview", "Live", "Infer"],
+            dependencies: ["ColorcamCore", "Stream", "Preview", "Live", "Infer", "Detect"],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),
@@ -58,5 +58,6 @@ let package = Package(
             name: "PreviewTests", dependencies: ["Preview", "ColorcamCore", "CTurboJPEG"], path: "Tests/PreviewTests"
         ),
         .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
+        .testTarget(name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests"),
     ]
 )

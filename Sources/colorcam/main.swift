@@ -11,6 +11,7 @@ let commands: [Command] = [
     DevicesCommand.command,
     RecordCommand.command,
     DoctorCommand.command,
+    DetectCommand.command,
     BenchCommand.command,
     TestClipCommand.command,
 ]
