@@ -24,10 +24,11 @@ let package = Package(
             exclude: ["README.md", "TRACE-FORMAT.md"]
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
-        .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"]),
+        .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"],
+                swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream"],
+            dependencies: ["ColorcamCore", "Stream", "Infer"],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),
@@ -36,5 +37,6 @@ let package = Package(
             dependencies: ["Stream", "ColorcamCore"],
             path: "Tests/StreamTests"
         ),
+        .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
     ]
 )

@@ -8,6 +8,7 @@ let commands: [Command] = [
     ReplayCommand.command,
     TraceReportCommand.command,
     TestClipCommand.command,
+    DoctorCommand.command, BenchCommand.command,
 ]
 
 func topLevelHelp() -> String {

@@ -1,0 +1,303 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A model prepared for one input shape: `load → prepare (init) → run`.
+///
+/// Prepare validates the graph, infers every shape, folds constant and shape subgraphs, fuses (fast mode), packs
+/// weights and plans one arena holding every intermediate tensor, so `run` allocates nothing.
+///
+/// Threading: `run` may be called from one thread at a time (it writes the arena); it never blocks on I/O and never
+/// mutates the plan. Ownership: the engine owns its arena and packed weights.
+///
+/// ```swift
+/// let engine = try InferenceEngine(path: "eccv16.onnx", inputShape: [1, 1, 256, 256])
+/// try engine.run(input: lightness, output: &ab)
+/// ```
+public final class InferenceEngine {
+    public let file: String
+    public let mode: EngineMode
+    public let inputName: String
+    public let outputName: String
+    /// NCHW shape the engine was prepared for.
+    public let inputShape: [Int]
+    public let outputShape: [Int]
+    /// Floating-point operations per run (multiply-add counted as 2).
+    public let flops: Double
+    /// Floats in the arena (intermediates + constants + scratch).
+    public let arenaFloats: Int
+    /// Number of run-time steps after folding and fusion.
+    public var stepCount: Int { kernels.count }
+    /// Per step: op type (with kernel size for convs, e.g. `Conv 3x3`) and FLOPs, for profiles.
+    public let stepSummary: [(label: String, flops: Double)]
+
+    /// Per step: input (and weight) shapes → output shape, for profiles.
+    public let stepShapes: [String]
+
+    private let kernels: [Kernel]
+    private let arena: UnsafeMutablePointer<Float>
+    private let inputOffset: Int
+    private let outputOffset: Int
+
+    /// Loads and prepares an ONNX file.
+    /// - Throws: `InferError` (`.missingInput` when unreadable, `.badData` for a bad model).
+    public convenience init(path: String, inputShape: [Int]? = nil, mode: EngineMode = .fast) throws {
+        guard let bytes = readBinaryFile(path) else {
+            throw InferError(.missingInput, file: path, "cannot read the model file")
+        }
+        let model = try ONNXModel.decode(bytes, file: path)
+        try self.init(model: model, file: path, inputShape: inputShape, mode: mode)
+    }
+
+    /// Prepares a decoded model for `inputShape` (default: the shape the model declares).
+    public init(model: ONNXModel, file: String = "<memory>", inputShape requested: [Int]? = nil,
+                mode: EngineMode = .fast) throws {
+        self.file = file
+        self.mode = mode
+        let opset = model.defaultOpset
+        guard OpRegistry.opsets.contains(opset) else {
+            throw InferError(.badData, file: file, "default-domain opset \(opset) is not supported (7...21)")
+        }
+        let graph = model.graph
+        var consts: [String: ConstValue] = [:]
+        for t in graph.initializers { consts[t.name] = ConstValue(t) }
+        let runtimeInputs = graph.inputs.filter { consts[$0.name] == nil }
+        guard runtimeInputs.count == 1, let input = runtimeInputs.first else {
+            throw InferError(.badData, file: file, "the graph has \(runtimeInputs.count) run-time inputs; colorcam needs exactly 1")
+        }
+        guard graph.outputs.count == 1, let output = graph.outputs.first else {
+            throw InferError(.badData, file: file, "the graph has \(graph.outputs.count) outputs; colorcam needs exactly 1")
+        }
+        guard input.elementType == ONNXDataType.float.rawValue || input.elementType == 0 else {
+            throw InferError(.badData, file: file, "input '\(input.name)' has element type \(input.elementType), not float")
+        }
+        let declared = input.dims
+        let shape: [Int]
+        if let requested {
+            guard !input.hasShape || requested.count == declared.count else {
+                throw InferError(.badData, file: file, "shape mismatch: input '\(input.name)' has rank \(declared.count), asked for \(requested)")
+            }
+            shape = requested
+        } else {
+            guard input.hasShape, declared.allSatisfy({ $0 != nil }) else {
+                throw InferError(.usage, file: file, "input '\(input.name)' has symbolic dims \(declared); give an input size")
+            }
+            shape = declared.map { $0! }
+        }
+        guard shape.allSatisfy({ $0 >= 1 }), shape.reduce(1, *) < 1 << 30 else {
+            throw InferError(.badData, file: file, "input shape \(shape) is invalid")
+        }
+        inputName = input.name
+        outputName = output.name
+        inputShape = shape
+
+        // Shape inference and constant folding, in topological order.
+        let order = try Self.topologicalOrder(model, file: file, defined: Set(consts.keys).union([input.name]))
+        var shapes: [String: [Int]] = [input.name: shape]
+        for (name, c) in consts { shapes[name] = c.shape }
+        var runtime: [RuntimeNode] = []
+        func context(_ node: ONNXNode, _ mode: EngineMode) -> OpContext {
+            OpContext(node: node, opset: opset,
+                      inputShapes: node.inputs.map { $0.isEmpty ? nil : shapes[$0] },
+                      consts: node.inputs.map { $0.isEmpty ? nil : consts[$0] }, mode: mode, file: file)
+        }
+        for node in order {
+            let ctx = context(node, .reference)
+            if let values = try ConstFolder.fold(ctx) {
+                for (name, value) in zip(node.outputs, values) where !name.isEmpty {
+                    consts[name] = value
+                    shapes[name] = value.shape
+                }
+                continue
+            }
+            let plan = try OpRegistry.plan(ctx)
+            for (name, s) in zip(node.outputs, plan.outputShapes) where !name.isEmpty { shapes[name] = s }
+            runtime.append(RuntimeNode(node: node))
+        }
+        guard let outShape = shapes[output.name], consts[output.name] == nil else {
+            throw InferError(.badData, file: file, "output '\(output.name)' does not depend on the input")
+        }
+        if requested == nil, output.hasShape, output.dims.count == outShape.count || output.dims.isEmpty == false {
+            let mismatch = output.dims.count != outShape.count
+                || zip(output.dims, outShape).contains { d, s in d != nil && d != s }
+            if mismatch {
+                throw InferError(.badData, file: file, "shape mismatch: output '\(output.name)' is declared \(output.dims.map { $0.map(String.init) ?? "?" }) but computes to \(outShape)")
+            }
+        }
+        outputShape = outShape
+        if mode == .fast {
+            runtime = try Self.fuse(runtime, consts: &consts, shapes: shapes, graphOutputs: [output.name],
+                                    opset: opset, file: file)
+            for (name, c) in consts where shapes[name] == nil { shapes[name] = c.shape }
+        }
+
+        // Final plans and the memory plan.
+        var plans: [OpPlan] = []
+        for r in runtime { plans.append(try OpRegistry.plan(context(r.node, mode))) }
+        var planner = ArenaPlanner()
+        var offsets: [String: Int] = [:]
+        var constFills: [(Int, [Float])] = []
+        for (r, plan) in zip(runtime, plans) {
+            for (i, name) in r.node.inputs.enumerated() where !name.isEmpty && !plan.capturedInputs.contains(i) {
+                if offsets[name] == nil, let c = consts[name] {
+                    let o = planner.reserve(c.count)
+                    offsets[name] = o
+                    constFills.append((o, c.asFloats))
+                }
+            }
+        }
+        var lastUse: [String: Int] = [:]
+        for (step, r) in runtime.enumerated() { for name in r.node.inputs { lastUse[name] = step } }
+        lastUse[output.name] = runtime.count
+        offsets[input.name] = planner.allocate(shape.reduce(1, *))
+        var totalFlops = 0.0
+        var maxScratch = 0
+        for (step, (r, plan)) in zip(runtime, plans).enumerated() {
+            for (name, s) in zip(r.node.outputs, plan.outputShapes) where !name.isEmpty {
+                offsets[name] = planner.allocate(s.reduce(1, *))
+            }
+            for name in Set(r.node.inputs) where lastUse[name] == step && consts[name] == nil && !name.isEmpty {
+                if let o = offsets[name] { planner.release(o) }
+            }
+            for name in r.node.outputs where !name.isEmpty && lastUse[name] == nil {
+                if let o = offsets[name] { planner.release(o) }
+            }
+            totalFlops += plan.flops
+            maxScratch = max(maxScratch, plan.scratchFloats)
+        }
+        let scratch = planner.reserve(maxScratch)
+        arenaFloats = planner.end
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: max(1, arenaFloats))
+        memory.initialize(repeating: 0, count: max(1, arenaFloats))
+        for (o, values) in constFills {
+            values.withUnsafeBufferPointer { (memory + o).update(from: $0.baseAddress!, count: values.count) }
+        }
+        arena = memory
+        var built: [Kernel] = []
+        for (r, plan) in zip(runtime, plans) {
+            let slots = KernelSlots(
+                inputs: r.node.inputs.enumerated().map { i, n in
+                    n.isEmpty || plan.capturedInputs.contains(i) ? nil : offsets[n] },
+                outputs: r.node.outputs.map { offsets[$0] ?? 0 }, scratch: scratch)
+            built.append(try plan.build(slots))
+        }
+        kernels = built
+        stepSummary = zip(runtime, plans).map { r, plan in
+            var label = r.node.opType
+            if r.node.opType.hasPrefix("Conv"), let w = shapes[r.node.inputs[1]], w.count == 4 { label += " \(w[2])x\(w[3])" }
+            return (label, plan.flops)
+        }
+        stepShapes = zip(runtime, plans).map { r, plan in
+            r.node.inputs.compactMap { shapes[$0] }.prefix(2).map { $0.map(String.init).joined(separator: "x") }
+                .joined(separator: ", ") + " → " + (plan.outputShapes.first ?? []).map(String.init).joined(separator: "x")
+        }
+        flops = totalFlops
+        inputOffset = offsets[input.name]!
+        outputOffset = offsets[output.name]!
+    }
+
+    deinit { arena.deallocate() }
+
+    /// Element counts of the input and output.
+    public var inputCount: Int { inputShape.reduce(1, *) }
+    public var outputCount: Int { outputShape.reduce(1, *) }
+
+    /// Runs the model. Allocates nothing.
+    /// - Precondition: `input.count == inputCount`, `output.count == outputCount`.
+    public func run(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        precondition(input.count == inputCount && output.count == outputCount, "run: buffer sizes do not match the plan")
+        (arena + inputOffset).update(from: input.baseAddress!, count: input.count)
+        for kernel in kernels { kernel.run(arena) }
+        output.baseAddress!.update(from: arena + outputOffset, count: output.count)
+    }
+
+    /// Runs the model like `run(input:output:)`, adding each step's CPU time on this thread to `stepNs[i]`
+    /// (CPU time, so that other processes on a shared machine do not inflate a step). Allocates nothing.
+    public func runProfiled(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>,
+                            stepNs: UnsafeMutableBufferPointer<Int64>) {
+        precondition(stepNs.count == kernels.count && input.count == inputCount && output.count == outputCount)
+        (arena + inputOffset).update(from: input.baseAddress!, count: input.count)
+        var t0 = threadCPUNs()
+        for (i, kernel) in kernels.enumerated() {
+            kernel.run(arena)
+            let t1 = threadCPUNs()
+            stepNs[i] += t1 - t0
+            t0 = t1
+        }
+        output.baseAddress!.update(from: arena + outputOffset, count: output.count)
+    }
+
+    /// Convenience for tests and tools: runs on a `Tensor` and returns a new one (allocates).
+    public func run(_ input: Tensor) -> Tensor {
+        var out = Tensor(zeros: outputShape)
+        input.data.withUnsafeBufferPointer { i in out.data.withUnsafeMutableBufferPointer { run(input: i, output: $0) } }
+        return out
+    }
+}
+
+func monotonicNs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+/// CPU time consumed by the calling thread, in ns.
+func threadCPUNs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+/// Reads a whole binary file, or nil.
+func readBinaryFile(_ path: String) -> [UInt8]? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    guard fseek(file, 0, SEEK_END) == 0 else { return nil }
+    let size = ftell(file)
+    guard size >= 0, fseek(file, 0, SEEK_SET) == 0 else { return nil }
+    var bytes = [UInt8](repeating: 0, count: size)
+    let n = bytes.withUnsafeMutableBytes { fread($0.baseAddress, 1, size, file) }
+    return n == size ? bytes : nil
+}
+
+/// First-fit allocation of arena ranges (in floats, 16-float aligned) for tensors with known lifetimes.
+struct ArenaPlanner {
+    private(set) var end = 0
+    private var free: [(offset: Int, size: Int)] = []
+    private var sizes: [Int: Int] = [:]
+
+    static func rounded(_ n: Int) -> Int { (max(n, 1) + 15) & ~15 }
+
+    /// A permanent range (constants, scratch).
+    mutating func reserve(_ count: Int) -> Int {
+        let o = end
+        end += Self.rounded(count)
+        return o
+    }
+
+    mutating func allocate(_ count: Int) -> Int {
+        let size = Self.rounded(count)
+        if let i = free.firstIndex(where: { $0.size >= size }) {
+            let block = free[i]
+            if block.size == size { free.remove(at: i) } else { free[i] = (block.offset + size, block.size - size) }
+            sizes[block.offset] = size
+            return block.offset
+        }
+        let o = end
+        end += size
+        sizes[o] = size
+        return o
+    }
+
+    mutating func release(_ offset: Int) {
+        guard let size = sizes.removeValue(forKey: offset) else { return }
+        free.append((offset, size))
+        free.sort { $0.offset < $1.offset }
+        var merged: [(offset: Int, size: Int)] = []
+        for b in free {
+            if let last = merged.last, last.offset + last.size == b.offset { merged[merged.count - 1].size += b.size }
+            else { merged.append(b) }
+        }
+        free = merged
+    }
+}

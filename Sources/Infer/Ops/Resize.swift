@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resize (opsets 11+: X, roi, scales, sizes) and Upsample (X, scales): `nearest` on any axes (via an index
+/// table), `linear` on the last two axes, with coordinate modes half_pixel, pytorch_half_pixel, align_corners and
+/// asymmetric.
+enum ResizeOp {
+    static func plan(_ ctx: OpContext) throws -> OpPlan {
+        let x = try ctx.shape(0)
+        let rank = x.count
+        var scales: [Float]?
+        var sizes: [Int]?
+        if ctx.node.opType == "Upsample" {
+            scales = ctx.opset < 9 ? try ctx.floats("scales") : try ctx.constFloats(1)
+        } else if ctx.opset < 11 {
+            scales = try ctx.constFloats(1)
+        } else {
+            if ctx.has(2), let s = try ctx.constFloats(2), !s.isEmpty { scales = s }
+            if ctx.has(3), let s = try ctx.constInts(3), !s.isEmpty { sizes = s.map { Int($0) } }
+        }
+        if ctx.node.attributes["axes"] != nil { throw ctx.error("the axes attribute is not supported") }
+        var out = x
+        var scale = [Float](repeating: 1, count: rank)
+        if let sizes {
+            guard sizes.count == rank, sizes.allSatisfy({ $0 >= 1 }) else { throw ctx.error("sizes must have \(rank) positive values") }
+            let policy = try ctx.string("keep_aspect_ratio_policy", "stretch")
+            guard policy == "stretch" else { throw ctx.error("keep_aspect_ratio_policy \(policy) is not supported") }
+            out = sizes
+            for d in 0..<rank { scale[d] = Float(sizes[d]) / Float(x[d]) }
+        } else if let scales {
+            guard scales.count == rank, scales.allSatisfy({ $0 > 0 }) else { throw ctx.error("scales must have \(rank) positive values") }
+            scale = scales
+            for d in 0..<rank { out[d] = Int((Float(x[d]) * scales[d]).rounded(.down)) }
+            guard out.allSatisfy({ $0 >= 1 }) else { throw ctx.error("output would be empty") }
+        } else { throw ctx.error("neither scales nor sizes given") }
+        let mode = try ctx.string("mode", "nearest")
+        let transform = try ctx.string("coordinate_transformation_mode",
+                                       ctx.node.opType == "Upsample" || ctx.opset < 11 ? "asymmetric" : "half_pixel")
+        guard ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"].contains(transform) else {
+            throw ctx.error("coordinate_transformation_mode \(transform) is not supported")
+        }
+        func source(_ o: Int, _ d: Int) -> Float {
+            let s = scale[d], inLen = Float(x[d]), outLen = Float(out[d])
+            switch transform {
+            case "half_pixel": return (Float(o) + 0.5) / s - 0.5
+            case "pytorch_half_pixel": return outLen > 1 ? (Float(o) + 0.5) / s - 0.5 : 0
+            case "align_corners": return outLen > 1 ? Float(o) * (inLen - 1) / (outLen - 1) : 0
+            default: return Float(o) / s
+            }
+        }
+        switch mode {
+        case "nearest":
+            let rounding = try ctx.string("nearest_mode", ctx.node.opType == "Upsample" ? "floor" : "round_prefer_floor")
+            let strides = contiguousStrides(x)
+            let tables: [[Int]] = try (0..<rank).map { d in
+                try (0..<out[d]).map { o in
+                    let f = source(o, d)
+                    var i: Int
+                    switch rounding {
+                    case "round_prefer_floor": i = f == f.rounded(.down) + 0.5 ? Int(f.rounded(.down)) : Int(f.rounded())
+                    case "round_prefer_ceil": i = Int(f.rounded(.toNearestOrAwayFromZero))
+                        if f == f.rounded(.down) + 0.5 { i = Int(f.rounded(.up)) }
+                    case "floor": i = Int(f.rounded(.down))
+                    case "ceil": i = Int(f.rounded(.up))
+                    default: throw ctx.error("nearest_mode \(rounding) is not supported")
+                    }
+                    return min(max(i, 0), x[d] - 1)
+                }
+            }
+            let map = try LayoutOps.map(out, ctx) { idx in
+                var s = 0
+                for d in 0..<rank { s += tables[d][idx[d]] * strides[d] }
+                return s
+            }
+            return LayoutOps.plan(map, captured: [1, 2, 3])
+        case "linear", "bilinear":
+            guard rank >= 2, (0..<(rank - 2)).allSatisfy({ out[$0] == x[$0] }) else {
+                throw ctx.error("linear resize is supported on the last two axes only")
+            }
+            func axisTable(_ d: Int) -> (lo: [Int32], hi: [Int32], w: [Float]) {
+                var lo: [Int32] = [], hi: [Int32] = [], w: [Float] = []
+                for o in 0..<out[d] {
+                    let f = min(max(source(o, d), 0), Float(x[d] - 1))
+                    let i0 = Int(f.rounded(.down))
+                    lo.append(Int32(i0)); hi.append(Int32(min(i0 + 1, x[d] - 1))); w.append(f - Float(i0))
+                }
+                return (lo, hi, w)
+            }
+            let rows = axisTable(rank - 2), cols = axisTable(rank - 1)
+            let planes = x[..<(rank - 2)].reduce(1, *)
+            let inH = x[rank - 2], inW = x[rank - 1]
+            var plan = OpPlan(outputShapes: [out], build: { slots in
+                BilinearKernel(planes: planes, inHeight: inH, inWidth: inW, rows: rows, cols: cols,
+                               input: slots.inputs[0]!, output: slots.outputs[0])
+            })
+            plan.capturedInputs = [1, 2, 3]
+            return plan
+        default:
+            throw ctx.error("resize mode \(mode) is not supported")
+        }
+    }
+}
+
+final class BilinearKernel: Kernel {
+    let planes: Int, inHeight: Int, inWidth: Int
+    let rows: (lo: [Int32], hi: [Int32], w: [Float])
+    let cols: (lo: [Int32], hi: [Int32], w: [Float])
+    let input: Int, output: Int
+
+    init(planes: Int, inHeight: Int, inWidth: Int, rows: (lo: [Int32], hi: [Int32], w: [Float]),
+         cols: (lo: [Int32], hi: [Int32], w: [Float]), input: Int, output: Int) {
+        self.planes = planes; self.inHeight = inHeight; self.inWidth = inWidth
+        self.rows = rows; self.cols = cols; self.input = input; self.output = output
+    }
+
+    func run(_ arena: UnsafeMutablePointer<Float>) {
+        let outH = rows.w.count, outW = cols.w.count
+        for p in 0..<planes {
+            let x = arena + input + p * inHeight * inWidth, y = arena + output + p * outH * outW
+            for oy in 0..<outH {
+                let r0 = x + Int(rows.lo[oy]) * inWidth, r1 = x + Int(rows.hi[oy]) * inWidth
+                let wy = rows.w[oy]
+                let dst = y + oy * outW
+                for ox in 0..<outW {
+                    let c0 = Int(cols.lo[ox]), c1 = Int(cols.hi[ox]), wx = cols.w[ox]
+                    let top = r0[c0] + (r0[c1] - r0[c0]) * wx
+                    let bottom = r1[c0] + (r1[c1] - r1[c0]) * wx
+                    dst[ox] = top + (bottom - top) * wy
+                }
+            }
+        }
+    }
+}
