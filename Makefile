@@ -18,6 +18,7 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release --product colorcam
+	$(SWIFT) build -c release --product preview-harness
 
 # The main job. Until the colorizer and detector land, the inference is a labelled DIAGNOSTIC SIMULATION
 # (a 90 ms stand-in for the model): the demo shows the scheduler holding 30 fps with no queued predictions.
@@ -28,15 +29,15 @@ demo: release
 	@echo "== replaying it in real time with a SIMULATED 90 ms inference (not a model; the colorizer lands later)"
 	$(RELEASE_BIN) replay $(DEMO)/clip.y4m --pace realtime --simulate-inference-ms 90 \
 	    --trace $(DEMO)/trace.json --output $(DEMO)/out.y4m
-	@echo "== trace report ($(DEMO)/trace.json; open it in ui.perfetto.dev for the timeline)"
-	$(RELEASE_BIN) trace-report $(DEMO)/trace.json --max-lag-ms 2 --min-fps 29.5
+	@echo "== trace report ($(DEMO)/report.html is the timeline; $(DEMO)/trace.json opens in ui.perfetto.dev too)"
+	$(RELEASE_BIN) trace-report $(DEMO)/trace.json --max-lag-ms 2 --min-fps 29.5 --html $(DEMO)/report.html
 
 unit: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
 integration: release
-	COLORCAM=$(RELEASE_BIN) $(PYTHON) -m pytest -q Tests/integration
+	COLORCAM=$(RELEASE_BIN) PREVIEW_HARNESS=.build/release/preview-harness $(PYTHON) -m pytest -q Tests/integration
 
 test: unit integration
 

@@ -8,6 +8,7 @@ let package = Package(
     name: "colorcam",
     products: [
         .executable(name: "colorcam", targets: ["colorcam"]),
+        .executable(name: "preview-harness", targets: ["preview-harness"]),
     ],
     targets: [
         .systemLibrary(
@@ -15,6 +16,10 @@ let package = Package(
             path: "Sources/CPNG",
             pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]
+        ),
+        .systemLibrary(
+            name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]
         ),
         .target(name: "ColorcamCore", path: "Sources/ColorcamCore", exclude: ["README.md"]),
         .target(
@@ -24,8 +29,15 @@ let package = Package(
             exclude: ["README.md", "TRACE-FORMAT.md"]
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
-        .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"],
-                swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
+        .target(name: "Infer", dependencies: ["ColorcamCore", "CPNG", "CTurboJPEG"], path: "Sources/Infer",
+                exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
+        .target(
+            name: "Preview", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Preview",
+            exclude: ["README.md"]
+        ),
+        .executableTarget(
+            name: "preview-harness", dependencies: ["ColorcamCore", "Preview"], path: "Sources/PreviewHarness"
+        ),
         .executableTarget(
             name: "colorcam",
             dependencies: ["ColorcamCore", "Stream", "Infer"],
@@ -38,5 +50,8 @@ let package = Package(
             path: "Tests/StreamTests"
         ),
         .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
+        .testTarget(
+            name: "PreviewTests", dependencies: ["Preview", "ColorcamCore", "CTurboJPEG"], path: "Tests/PreviewTests"
+        ),
     ]
 )

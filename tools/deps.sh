@@ -5,7 +5,7 @@
 # use as oracles (ffmpeg/ffprobe, v4l2-ctl). Python: pytest for the integration suite, onnx/onnxruntime/numpy for the
 # inference conformance suite.
 set -euo pipefail
-APT_PACKAGES=(pkg-config ffmpeg libpng-dev libopenblas-dev libv4l-dev libturbojpeg0-dev v4l-utils)
+APT_PACKAGES=(pkg-config ffmpeg libpng-dev libopenblas-dev libv4l-dev libturbojpeg0-dev v4l-utils chromium)
 PIP_MODULES=(pytest numpy onnx onnxruntime)
 
 missing=()

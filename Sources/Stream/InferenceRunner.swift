@@ -7,10 +7,9 @@ import ColorcamCore
 public protocol InferenceRunner: AnyObject, Sendable {
     /// True for the diagnostic stand-in; the trace and every report say so.
     var isSimulated: Bool { get }
-    /// Whether `run` reads the frame's pixels (if not, the pipeline skips copying the frame for it).
-    var needsPixels: Bool { get }
     /// A short description for the trace's `config` (model name, or `simulated 90±5 ms spin`).
     var label: String { get }
-    /// Runs inference on `input`, an input copy the runner owns for the call. Blocks for the inference's duration.
-    func run(input: FrameBuffer?, frame: Int)
+    /// Runs inference for `frame`. Blocks for the inference's duration. (Runners that need pixels plug in as a
+    /// `FrameProcessor`, which owns its inputs.)
+    func run(frame: Int)
 }

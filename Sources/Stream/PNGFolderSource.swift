@@ -18,8 +18,12 @@ public final class PNGFolderSource: FrameSource {
     public let geometry: FrameGeometry
     public let name: String
     public var canRewind: Bool { true }
+    /// The pacing rate as a fraction: `fps`/1 for whole rates, else `fps` in thousandths, reduced.
     public let frameRate: (numerator: Int, denominator: Int)
-    public var nominalFrameIntervalNs: Int64 { 1_000_000_000 / Int64(frameRate.numerator) }
+    /// `1e9 / fps`, rounded to the nearest nanosecond.
+    public let nominalFrameIntervalNs: Int64
+    /// Frames are full-range YCbCr; write this into a Y4M header (`XCOLORRANGE=FULL`) so ffmpeg reads them right.
+    public var colorRange: Y4MColorRange { .full }
     /// The PNG paths in play order.
     public let files: [String]
 
@@ -33,13 +37,16 @@ public final class PNGFolderSource: FrameSource {
     /// Lists `directory` and reads the first PNG's size.
     /// - Parameters:
     ///   - directory: the folder path.
-    ///   - fps: the rate to pace frames at (> 0).
+    ///   - fps: the rate to pace frames at, frames per second (finite, 0.001...10,000).
     /// - Throws: `StreamError`: `.missingInput` when the folder does not exist or cannot be read, `.badData`
     ///   when it holds no PNG or the first PNG cannot be read or is too large, `.usage` for a non-positive fps.
-    public init(directory: String, fps: Int = 30) throws {
-        guard fps > 0 else { throw StreamError(.usage, file: directory, "fps must be positive, got \(fps)") }
+    public init(directory: String, fps: Double = 30) throws {
+        guard fps.isFinite, fps >= 0.001, fps <= 10_000 else {
+            throw StreamError(.usage, file: directory, "fps must be in 0.001...10000, got \(fps)")
+        }
         name = directory
-        frameRate = (fps, 1)
+        frameRate = PNGFolderSource.fraction(fps)
+        nominalFrameIntervalNs = Int64((1e9 / fps).rounded())
         files = try PNGFolderSource.listPNGs(in: directory)
         guard let first = files.first else {
             throw StreamError(.badData, file: directory, "the folder holds no .png files")
@@ -99,6 +106,17 @@ public final class PNGFolderSource: FrameSource {
         buffer.sourceTimestampNs = nil
         nextIndex += 1
         return true
+    }
+
+    /// `fps` as a reduced fraction: exact for whole rates, to a thousandth otherwise.
+    static func fraction(_ fps: Double) -> (numerator: Int, denominator: Int) {
+        if fps == fps.rounded() { return (Int(fps), 1) }
+        var numerator = Int((fps * 1000).rounded()), denominator = 1000
+        var (a, b) = (numerator, denominator)
+        while b != 0 { (a, b) = (b, a % b) }
+        numerator /= a
+        denominator /= a
+        return (numerator, denominator)
     }
 
     /// Starts again at the first file.

@@ -19,13 +19,16 @@ public final class Pipeline: @unchecked Sendable {
     private let source: FrameSource
     private let sink: FrameSink?
     private let runner: InferenceRunner?
+    private let processor: FrameProcessor?
     private let trace: TraceSink
     private let clock: MonotonicClock
     public let config: PipelineConfig
 
     private let core: Mutex<PipelineCore>
     private let framePool: FramePool
-    private let inputPool: FramePool?
+    /// Free inference input slots (indices; the processor owns the storage). In flight + queue + 1 places.
+    private let freeSlots: Mutex<[Int]>
+    private let slotCount: Int
     private let scratch: FrameBuffer
 
     // Hand-off to the inference threads.
@@ -47,22 +50,25 @@ public final class Pipeline: @unchecked Sendable {
 
     /// - Parameters:
     ///   - sink: where output frames go; nil to discard them (still traced).
-    ///   - runner: the inference to schedule; nil runs no inference.
-    public init(source: FrameSource, sink: FrameSink?, runner: InferenceRunner?, trace: TraceSink,
-                clock: MonotonicClock, config: PipelineConfig) {
+    ///   - runner: a frame-level inference to schedule (the simulated stand-in); nil runs none.
+    ///   - processor: detect/colorize/composite hooks (the real product); exclusive with `runner`.
+    public init(source: FrameSource, sink: FrameSink?, runner: InferenceRunner?, processor: FrameProcessor? = nil,
+                trace: TraceSink, clock: MonotonicClock, config: PipelineConfig) {
+        precondition(runner == nil || processor == nil, "a pipeline runs either a simulated runner or a processor")
         self.source = source
         self.sink = sink
         self.runner = runner
+        self.processor = processor
         self.trace = trace
         self.clock = clock
         self.config = config
         core = Mutex(PipelineCore(maxInFlight: config.maxInFlight, queueCapacity: config.queueCapacity))
         framePool = FramePool(geometry: source.geometry, count: config.framePoolSize)
-        if let runner, runner.needsPixels {
-            inputPool = FramePool(geometry: source.geometry, count: config.maxInFlight + config.queueCapacity + 1)
-        } else {
-            inputPool = nil
-        }
+        slotCount = config.maxInFlight + config.queueCapacity + 1
+        var slots = Array((0..<slotCount).reversed())
+        slots.reserveCapacity(slotCount)
+        freeSlots = Mutex(slots)
+        processor?.prepare(framePoolSize: config.framePoolSize, inputSlotCount: slotCount)
         scratch = FrameBuffer(geometry: source.geometry)
         startQueue.reserveCapacity(config.maxInFlight + config.queueCapacity + 1)
         outputQueue.reserveCapacity(config.framePoolSize + 1)
@@ -83,7 +89,7 @@ public final class Pipeline: @unchecked Sendable {
     /// - Throws: the first error a stage hit (source data, sink I/O); the sink is then aborted, not finished.
     public func run() throws -> PipelineStats {
         let startNs = clock.nowNs()
-        if runner != nil {
+        if runner != nil || processor != nil {
             for i in 0..<config.maxInFlight { spawn("colorcam-infer-\(i)") { self.inferenceLoop() } }
         }
         spawn("colorcam-output") { self.outputLoop() }
@@ -182,6 +188,14 @@ public final class Pipeline: @unchecked Sendable {
                         }
                         continue
                     }
+                    if let processor {
+                        let detectStartNs = clock.nowNs()
+                        let photos = processor.analyse(buffer)
+                        var detect = TraceEvent.span(.detect, frame: buffer.sequence, startNs: detectStartNs,
+                                                     endNs: clock.nowNs())
+                        detect.count = photos
+                        trace.record(detect)
+                    }
                     let submitted = offerInference(buffer, nowNs: captureNs)
                     var span = TraceEvent.span(.capture, frame: buffer.sequence, startNs: captureNs,
                                                endNs: clock.nowNs())
@@ -198,7 +212,7 @@ public final class Pipeline: @unchecked Sendable {
 
     /// Offers `frame`'s inference; returns whether it was started or queued.
     private func offerInference(_ frame: FrameBuffer, nowNs: Int64) -> Bool {
-        guard let runner else { return false }
+        guard runner != nil || processor != nil else { return false }
         if config.pace == .asap {
             // Batch conversion: wait for a free inference place so every frame gets its own inference.
             resultCondition.lock()
@@ -206,15 +220,22 @@ public final class Pipeline: @unchecked Sendable {
             resultCondition.unlock()
         }
         var job = InferenceJob(frame: frame.sequence, captureTsNs: frame.captureTimestampNs, arrivedNs: nowNs)
-        if runner.needsPixels, let inputPool {
-            // Places = in flight + queue + 1, so a free one always exists here.
-            guard let input = inputPool.tryAcquire() else { preconditionFailure("inference input pool exhausted") }
-            input.copy(from: frame)
-            job.inputSlot = input.poolIndex
+        if let processor {
+            // Places = in flight + queue + 1, so a free slot always exists here.
+            guard let slot = freeSlots.withLock({ $0.popLast() }) else {
+                preconditionFailure("inference input slots exhausted")
+            }
+            guard let request = processor.prepareInference(frame, slot: slot) else {
+                freeSlots.withLock { $0.append(slot) }
+                return false
+            }
+            job.inputSlot = slot
+            job.photo = request.photo
+            job.reason = request.reason
         }
         let (start, released) = core.withLock { $0.offer(job, nowNs: clock.nowNs(), trace: trace) }
-        if let released, released.inputSlot >= 0, let inputPool {
-            inputPool.release(inputPool.buffers[released.inputSlot])
+        if let released, released.inputSlot >= 0 {
+            freeSlots.withLock { $0.append(released.inputSlot) }
         }
         if let start {
             startCondition.lock()
@@ -229,7 +250,6 @@ public final class Pipeline: @unchecked Sendable {
     // MARK: inference
 
     private func inferenceLoop() {
-        guard let runner else { return }
         while true {
             startCondition.lock()
             while startQueue.isEmpty && !stopping { startCondition.wait() }
@@ -241,15 +261,20 @@ public final class Pipeline: @unchecked Sendable {
             startCondition.unlock()
             while true {
                 let startNs = clock.nowNs()
-                let input = job.inputSlot >= 0 ? inputPool?.buffers[job.inputSlot] : nil
-                runner.run(input: input, frame: job.frame)
+                if let processor {
+                    processor.infer(slot: job.inputSlot, frame: job.frame, captureTsNs: job.captureTsNs)
+                } else {
+                    runner?.run(frame: job.frame)
+                }
                 let endNs = clock.nowNs()
                 var span = TraceEvent.span(.infer, frame: job.frame, startNs: startNs, endNs: endNs)
                 span.requestedNs = job.requestedNs
                 span.queuedNs = job.requestedNs - job.arrivedNs
-                span.count = runner.isSimulated ? 1 : 0
+                span.count = (runner?.isSimulated ?? processor?.isSimulated ?? false) ? 1 : 0
+                span.photo = job.photo
+                span.inferReason = job.reason
                 trace.record(span)
-                if let input, let inputPool { inputPool.release(input) }
+                if job.inputSlot >= 0 { freeSlots.withLock { $0.append(job.inputSlot) } }
                 let next = core.withLock { $0.finish(job, nowNs: endNs, trace: trace) }
                 resultCondition.lock()
                 resultCondition.broadcast()
@@ -291,9 +316,14 @@ public final class Pipeline: @unchecked Sendable {
                 resultCondition.unlock()
             }
             let compositeStartNs = clock.nowNs()
-            let result = core.withLock { $0.latestResult }
-            // Compositing the colorized photos into the frame lands with the end-to-end issue; until then the
-            // frame passes through and the composite stage records which result it would carry.
+            // With a processor, the frame carries what it composited (per-photo results); otherwise the latest
+            // finished inference, and the frame passes through.
+            let result: (frame: Int, captureTsNs: Int64)?
+            if let processor {
+                result = processor.composite(frame).map { ($0.resultFrame, $0.resultCaptureTsNs) }
+            } else {
+                result = core.withLock { $0.latestResult }.map { ($0.frame, $0.captureTsNs) }
+            }
             let resultFrame = result?.frame ?? -1
             let outputStartNs = clock.nowNs()
             var composite = TraceEvent.span(.composite, frame: frame.sequence, startNs: compositeStartNs,

@@ -7,8 +7,11 @@ public struct InferenceJob: Sendable, Equatable {
     public var arrivedNs: Int64
     /// When the scheduler handed the job to an inference worker (set when it starts or leaves the queue).
     public var requestedNs: Int64 = 0
-    /// Index of the input buffer holding the job's copy of the frame (`-1` when the runner needs no pixels).
+    /// Index of the input slot holding the job's input (`-1` when the runner needs none).
     public var inputSlot: Int = -1
+    /// The photo (track id) to colorize, -1 for whole-frame or simulated work.
+    public var photo: Int = -1
+    public var reason: InferenceReason = .frame
 
     public init(frame: Int, captureTsNs: Int64, arrivedNs: Int64, inputSlot: Int = -1) {
         self.frame = frame

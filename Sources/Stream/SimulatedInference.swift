@@ -31,7 +31,6 @@ public final class SimulatedInference: InferenceRunner, @unchecked Sendable {
     }
 
     public var isSimulated: Bool { true }
-    public var needsPixels: Bool { false }
     public var label: String {
         let ms = Double(durationNs) / 1e6
         let jitter = Double(jitterNs) / 1e6
@@ -51,7 +50,7 @@ public final class SimulatedInference: InferenceRunner, @unchecked Sendable {
         return max(0, durationNs - jitterNs + Int64(r % span))
     }
 
-    public func run(input: FrameBuffer?, frame: Int) {
+    public func run(frame: Int) {
         let endNs = clock.nowNs() + nextDurationNs()
         switch mode {
         case .sleep:

@@ -36,7 +36,7 @@ public struct TraceEvent: Sendable, Equatable {
         case capture
         /// `detect` span: `frame`, `count` = photos found.
         case detect
-        /// `infer` span: `frame`, `requestedNs`, `queuedNs`.
+        /// `infer` span: `frame`, `requestedNs`, `queuedNs`, `photo`, `inferReason`; `count` 1 = simulated.
         case infer
         /// `composite` span: `frame`, `resultFrame`.
         case composite
@@ -62,6 +62,10 @@ public struct TraceEvent: Sendable, Equatable {
     /// This frame's capture time minus the result frame's capture time; meaningful when `resultFrame >= 0`.
     public var resultAgeNs: Int64 = 0
     public var count: Int = 0
+    /// `infer`: the photo colorized (-1 = none / whole frame).
+    public var photo: Int = -1
+    /// `infer`: why.
+    public var inferReason: InferenceReason = .frame
     public var reason: DropReason = .late
     public var track: TraceTrack = .control
 

@@ -10,11 +10,11 @@ public struct TraceFileEvent: Sendable {
     public var durUs: Int64?
     public var pid: Int64?
     public var tid: Int64?
-    public var args: [String: JSONValue]
+    public var args: TraceArgs
     public var byteOffset: Int
 
     public init(name: String, phase: String, tsUs: Int64? = nil, durUs: Int64? = nil, pid: Int64? = nil,
-                tid: Int64? = nil, args: [String: JSONValue] = [:], byteOffset: Int = 0) {
+                tid: Int64? = nil, args: TraceArgs = TraceArgs(pairs: []), byteOffset: Int = 0) {
         self.name = name
         self.phase = phase
         self.tsUs = tsUs
@@ -34,13 +34,33 @@ public struct TraceFileEvent: Sendable {
         return value
     }
 
-    /// Builds an event from a parsed JSON object; missing, mistyped or out-of-range fields become nil / empty.
-    init(object: [String: JSONValue], byteOffset: Int) {
-        var args: [String: JSONValue] = [:]
-        if case .object(let members)? = object["args"] { args = members }
-        self.init(name: object["name"]?.string ?? "", phase: object["ph"]?.string ?? "",
-                  tsUs: TraceFileEvent.time(object["ts"]), durUs: TraceFileEvent.time(object["dur"]),
-                  pid: object["pid"]?.int64, tid: object["tid"]?.int64, args: args, byteOffset: byteOffset)
+    /// Parses one event object at `parser.offset` (a `{`). Missing, mistyped or out-of-range fields become nil /
+    /// empty. `args` members are kept as pairs, not hashed: events carry a handful, and this is the reader's
+    /// hot path (half a million events for a 30-minute run).
+    static func parse(_ parser: inout TraceJSONParser, byteOffset: Int) throws(TraceJSONFailure) -> TraceFileEvent {
+        var event = TraceFileEvent(name: "", phase: "", byteOffset: byteOffset)
+        try parser.parseMembers(depth: 1) { key, parser throws(TraceJSONFailure) in
+            if key == "args", try parser.peek() == UInt8(ascii: "{") {
+                var pairs: [(key: String, value: JSONValue)] = []
+                pairs.reserveCapacity(8)
+                try parser.parseMembers(depth: 2) { argKey, parser throws(TraceJSONFailure) in
+                    pairs.append((argKey, try parser.parseValue(depth: 2)))
+                }
+                event.args = TraceArgs(pairs: pairs)
+                return
+            }
+            let value = try parser.parseValue(depth: 1)
+            switch key {
+            case "name": event.name = value.string ?? ""
+            case "ph": event.phase = value.string ?? ""
+            case "ts": event.tsUs = time(value)
+            case "dur": event.durUs = time(value)
+            case "pid": event.pid = value.int64
+            case "tid": event.tid = value.int64
+            default: break
+            }
+        }
+        return event
     }
 
     /// End of a span (`ts + dur`), or `ts` for events without a duration.
@@ -51,4 +71,23 @@ public struct TraceFileEvent: Sendable {
 
     /// An integer argument (`args[key]`), nil when absent, not a number or beyond `maxTimeMagnitudeUs`.
     public func intArg(_ key: String) -> Int64? { TraceFileEvent.time(args[key]) }
+}
+
+/// An event's `args`, in file order. Lookup is linear (events have a handful of args); a repeated key reads as its
+/// last occurrence, as in a JSON object.
+public struct TraceArgs: Sendable {
+    public var pairs: [(key: String, value: JSONValue)]
+
+    public init(pairs: [(key: String, value: JSONValue)]) {
+        self.pairs = pairs
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        pairs.last { $0.key == key }?.value
+    }
+
+    /// The args as a dictionary (for the config and summary, which are kept whole).
+    public var dictionary: [String: JSONValue] {
+        Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
+    }
 }

@@ -66,15 +66,26 @@ struct TraceJSONParser {
 
     /// Parses `{ "key": value, … }` starting at the `{`.
     mutating func parseObject(depth: Int) throws(TraceJSONFailure) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        try parseMembers(depth: depth) { key, parser throws(TraceJSONFailure) in
+            members[key] = try parser.parseValue(depth: depth)
+        }
+        return members
+    }
+
+    /// Walks `{ "key": value, … }` starting at the `{`, calling `member` with each key and the parser positioned
+    /// before its value; `member` must consume exactly that one value (e.g. with `parseValue`).
+    mutating func parseMembers(
+        depth: Int, _ member: (String, inout TraceJSONParser) throws(TraceJSONFailure) -> Void
+    ) throws(TraceJSONFailure) {
         guard depth <= TraceJSONParser.maxDepth else {
             throw .syntax(offset: offset, "JSON nested deeper than \(TraceJSONParser.maxDepth) levels")
         }
         offset += 1  // {
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if try peek() == UInt8(ascii: "}") {
             offset += 1
-            return members
+            return
         }
         while true {
             skipWhitespace()
@@ -87,11 +98,12 @@ struct TraceJSONParser {
                 throw .syntax(offset: offset, "expected ':' after key \"\(key)\", found \(describeByte(at: offset))")
             }
             offset += 1
-            members[key] = try parseValue(depth: depth)
+            skipWhitespace()
+            try member(key, &self)
             skipWhitespace()
             switch try peek() {
             case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "}"): offset += 1; return members
+            case UInt8(ascii: "}"): offset += 1; return
             default: throw .syntax(offset: offset, "expected ',' or '}' in object, found \(describeByte(at: offset))")
             }
         }

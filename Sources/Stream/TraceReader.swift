@@ -26,10 +26,13 @@ public struct TraceLoadInfo: Sendable, Equatable {
     public var closingBracketMissing: Bool
     /// Set when the file ends inside an event, which is then ignored.
     public var partialEvent: PartialEvent?
+    /// Object form only: the events array is complete but the file ends before the object's closing `}`.
+    public var closingBraceMissing = false
 
     /// One line describing truncation, or nil for a complete file, e.g.
     /// `trace truncated: closing ] missing; partial final event (37 bytes at byte 123456) ignored`.
     public var truncationNote: String? {
+        if closingBraceMissing { return "trace truncated after its events array: closing } missing (all events read)" }
         guard closingBracketMissing else { return nil }
         var note = "trace truncated: closing ] missing"
         if let partialEvent {
@@ -103,7 +106,7 @@ public enum TraceReader {
                 throw StreamError(.badData, file: file, byteOffset: Int64(parser.offset),
                                   "not a JSON trace: expected '[' or '{', found \(found)")
             }
-            if !info.closingBracketMissing {
+            if !info.closingBracketMissing && !info.closingBraceMissing {
                 parser.skipWhitespace()
                 if !parser.atEnd {
                     throw StreamError(.badData, file: file, byteOffset: Int64(parser.offset),
@@ -117,7 +120,7 @@ public enum TraceReader {
     /// Reads the events array at `parser.offset` (a `[`). Sets `closingBracketMissing`/`partialEvent` when the
     /// input ends first.
     private static func readEventArray(_ parser: inout TraceJSONParser, info: inout TraceLoadInfo,
-                                       onEvent: (TraceFileEvent) -> Void) throws {
+                                       onEvent: (TraceFileEvent) -> Void) throws(StreamError) {
         let file = info.file
         parser.offset += 1  // [
         var expectingEvent = true
@@ -148,87 +151,60 @@ public enum TraceReader {
                                   "element \(info.eventCount) of the events array is not an event object "
                                     + "(found \(parser.describeByte(at: start)))")
             }
-            let object: [String: JSONValue]
+            let event: TraceFileEvent
             do {
-                object = try parser.parseObject(depth: 1)
-            } catch .endOfInput {
-                info.closingBracketMissing = true
-                info.partialEvent = .init(byteOffset: start, byteCount: parser.bytes.count - start)
-                return
-            } catch .syntax(let offset, let message) {
-                throw StreamError(.badData, file: file, byteOffset: Int64(offset),
-                                  "event \(info.eventCount): \(message)")
+                event = try TraceFileEvent.parse(&parser, byteOffset: start)
+            } catch {
+                switch error {
+                case .endOfInput:
+                    info.closingBracketMissing = true
+                    info.partialEvent = .init(byteOffset: start, byteCount: parser.bytes.count - start)
+                    return
+                case .syntax(let offset, let message):
+                    throw StreamError(.badData, file: file, byteOffset: Int64(offset),
+                                      "event \(info.eventCount): \(message)")
+                }
             }
             info.eventCount += 1
-            onEvent(TraceFileEvent(object: object, byteOffset: start))
+            onEvent(event)
             expectingEvent = false
         }
     }
 
-    /// Reads `{"traceEvents": [...], ...}`; other keys are parsed and ignored.
+    /// Reads `{"traceEvents": [...], ...}`; other keys are parsed and ignored. A file cut after the events array is
+    /// complete sets `closingBraceMissing`.
     private static func readTraceObject(_ parser: inout TraceJSONParser, info: inout TraceLoadInfo,
-                                        onEvent: (TraceFileEvent) -> Void) throws {
+                                        onEvent: (TraceFileEvent) -> Void) throws(StreamError) {
         let file = info.file
         var sawEvents = false
-        func fail(_ offset: Int, _ message: String) -> StreamError {
-            StreamError(.badData, file: file, byteOffset: Int64(offset), message)
-        }
         do throws(TraceJSONFailure) {
-            parser.offset += 1  // {
-            parser.skipWhitespace()
-            if try parser.peek() == UInt8(ascii: "}") {
-                throw .syntax(offset: parser.offset, "JSON object has no traceEvents array")
-            }
-            while true {
-                parser.skipWhitespace()
-                guard try parser.peek() == UInt8(ascii: "\"") else {
-                    let found = parser.describeByte(at: parser.offset)
-                    throw .syntax(offset: parser.offset, "expected a quoted key, found \(found)")
-                }
-                let key = try parser.parseString()
-                parser.skipWhitespace()
-                guard try parser.peek() == UInt8(ascii: ":") else {
-                    throw .syntax(offset: parser.offset, "expected ':' after key \"\(key)\"")
-                }
-                parser.offset += 1
-                parser.skipWhitespace()
-                if key == "traceEvents" {
-                    guard try parser.peek() == UInt8(ascii: "[") else {
-                        throw .syntax(offset: parser.offset, "traceEvents is not an array")
-                    }
-                    sawEvents = true
-                    // Errors from here on are StreamErrors already; truncation ends the whole read.
-                    do {
-                        try readEventArray(&parser, info: &info, onEvent: onEvent)
-                    } catch let error as StreamError {
-                        throw .syntax(offset: Int(error.byteOffset ?? 0), error.message)
-                    } catch {
-                        throw .syntax(offset: parser.offset, "\(error)")
-                    }
-                    if info.closingBracketMissing { return }
-                } else {
+            try parser.parseMembers(depth: 1) { key, parser throws(TraceJSONFailure) in
+                guard key == "traceEvents" else {
                     _ = try parser.parseValue(depth: 1)
-                }
-                parser.skipWhitespace()
-                switch try parser.peek() {
-                case UInt8(ascii: ","): parser.offset += 1
-                case UInt8(ascii: "}"):
-                    parser.offset += 1
-                    if !sawEvents { throw .syntax(offset: parser.offset - 1, "JSON object has no traceEvents array") }
                     return
-                default:
-                    let found = parser.describeByte(at: parser.offset)
-                    throw .syntax(offset: parser.offset, "expected ',' or '}' in object, found \(found)")
+                }
+                guard try parser.peek() == UInt8(ascii: "[") else {
+                    throw .syntax(offset: parser.offset, "traceEvents is not an array")
+                }
+                sawEvents = true
+                do throws(StreamError) {
+                    try readEventArray(&parser, info: &info, onEvent: onEvent)
+                } catch {
+                    throw .syntax(offset: Int(error.byteOffset ?? 0), error.message)
                 }
             }
-        } catch .endOfInput {
-            guard sawEvents else {
-                throw fail(parser.bytes.count, "trace object ends before its traceEvents array")
+            guard sawEvents else { throw .syntax(offset: parser.offset - 1, "JSON object has no traceEvents array") }
+        } catch {
+            switch error {
+            case .endOfInput:
+                guard sawEvents else {
+                    throw StreamError(.badData, file: file, byteOffset: Int64(parser.bytes.count),
+                                      "trace object ends before its traceEvents array")
+                }
+                if !info.closingBracketMissing { info.closingBraceMissing = true }
+            case .syntax(let offset, let message):
+                throw StreamError(.badData, file: file, byteOffset: Int64(offset), message)
             }
-            // Metadata after a complete events array was cut: the events are all there.
-            return
-        } catch .syntax(let offset, let message) {
-            throw fail(offset, message)
         }
     }
 }

@@ -41,9 +41,9 @@ extension TraceReport {
                 guard let value = event.intArg("value") else { return malformed(event, "without an integer value") }
                 inFlightCounterMax = max(inFlightCounterMax ?? value, value)
             case ("config", "i"), ("config", "I"):
-                if config == nil { config = event.args }
+                if config == nil { config = event.args.dictionary }
             case ("summary", "i"), ("summary", "I"):
-                summary = event.args
+                summary = event.args.dictionary
             case ("detect", "X"), ("composite", "X"), ("queue_depth", "C"):
                 break
             case ("frame", "s"), ("frame", "f"), ("process_name", "M"), ("thread_name", "M"):

@@ -107,11 +107,15 @@ public struct TraceReport: Sendable {
         try self.init(bytes: try TraceReader.readFile(path), file: path)
     }
 
-    /// Summarises trace bytes; `file` names them in messages.
+    /// Summarises trace bytes; `file` names them in messages. `onEvent` also sees every event, in file order
+    /// (e.g. to build a `TraceTimeline` in the same pass).
     /// - Throws: `StreamError` `.badData` when the bytes are not a trace or hold no colorcam events.
-    public init(bytes: [UInt8], file: String) throws {
+    public init(bytes: [UInt8], file: String, onEvent: (TraceFileEvent) -> Void = { _ in }) throws {
         var collector = TraceReport.Collector()
-        let load = try TraceReader.parse(bytes, file: file) { collector.add($0) }
+        let load = try TraceReader.parse(bytes, file: file) {
+            collector.add($0)
+            onEvent($0)
+        }
         guard collector.colorcamEventCount > 0 else {
             if load.eventCount == 0, let partial = load.partialEvent {
                 throw StreamError(.badData, file: file, byteOffset: Int64(partial.byteOffset),

@@ -206,7 +206,7 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         case .infer:
             let requestedUs = e.requestedNs / 1000
             span("infer", .infer,
-                 #""frame":\#(e.frame),"requested_ts_us":\#(requestedUs),"lag_us":\#(ts - requestedUs),"queued_us":\#(e.queuedNs / 1000),"simulated":\#(e.count != 0)"#)
+                 #""frame":\#(e.frame),"requested_ts_us":\#(requestedUs),"lag_us":\#(ts - requestedUs),"queued_us":\#(e.queuedNs / 1000),"photo":\#(e.photo),"reason":"\#(e.inferReason.name)","simulated":\#(e.count != 0)"#)
         case .composite:
             span("composite", .composite, #""frame":\#(e.frame),"result_frame":\#(e.resultFrame)"#)
         case .output:

@@ -42,6 +42,8 @@ public struct VirtualReplay {
                 var span = TraceEvent.span(.infer, frame: done.job.frame, startNs: done.startNs, endNs: done.endNs)
                 span.requestedNs = done.job.requestedNs
                 span.queuedNs = done.job.requestedNs - done.job.arrivedNs
+                span.photo = done.job.photo
+                span.inferReason = done.job.reason
                 span.count = 1
                 trace.record(span)
                 if let queued = core.finish(done.job, nowNs: done.endNs, trace: trace) {

@@ -11,6 +11,8 @@ public struct Y4MHeader: Sendable, Hashable {
     public var frameRate: (numerator: Int, denominator: Int)
     /// Pixel aspect ratio as the `A` tag gives it; `0:0` when unknown.
     public var pixelAspect: (numerator: Int, denominator: Int)
+    /// Sample range from ffmpeg's `XCOLORRANGE=FULL|LIMITED` comment; `.unspecified` when absent.
+    public var colorRange: Y4MColorRange
 
     /// Longest header line accepted, in bytes including the newline (real headers are under 100).
     public static let maxLineBytes = 1024
@@ -18,14 +20,16 @@ public struct Y4MHeader: Sendable, Hashable {
     static let magic: [UInt8] = Array("YUV4MPEG2 ".utf8)
 
     public init(geometry: FrameGeometry, frameRate: (numerator: Int, denominator: Int),
-                pixelAspect: (numerator: Int, denominator: Int) = (0, 0)) {
+                pixelAspect: (numerator: Int, denominator: Int) = (0, 0), colorRange: Y4MColorRange = .unspecified) {
         self.geometry = geometry
         self.frameRate = frameRate
         self.pixelAspect = pixelAspect
+        self.colorRange = colorRange
     }
 
     public static func == (a: Y4MHeader, b: Y4MHeader) -> Bool {
         a.geometry == b.geometry && a.frameRate == b.frameRate && a.pixelAspect == b.pixelAspect
+            && a.colorRange == b.colorRange
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -34,10 +38,11 @@ public struct Y4MHeader: Sendable, Hashable {
         hasher.combine(frameRate.denominator)
     }
 
-    /// The header line colorcam writes: `YUV4MPEG2 W<w> H<h> F<n>:<d> Ip A<n>:<d> C<tag>\n`.
+    /// The header line colorcam writes: `YUV4MPEG2 W<w> H<h> F<n>:<d> Ip A<n>:<d> C<tag>[ XCOLORRANGE=…]\n`.
     public var line: String {
         "YUV4MPEG2 W\(geometry.widthPx) H\(geometry.heightPx) F\(frameRate.numerator):\(frameRate.denominator)"
-            + " Ip A\(pixelAspect.numerator):\(pixelAspect.denominator) C\(geometry.chroma.y4mTag)\n"
+            + " Ip A\(pixelAspect.numerator):\(pixelAspect.denominator) C\(geometry.chroma.y4mTag)"
+            + (colorRange.y4mComment.map { " " + $0 } ?? "") + "\n"
     }
 
     /// Parses one header line.
@@ -57,6 +62,7 @@ public struct Y4MHeader: Sendable, Hashable {
         var chroma = ChromaFormat.yuv420(.jpeg)
         var rate = (numerator: 25, denominator: 1)
         var aspect = (numerator: 0, denominator: 0)
+        var range = Y4MColorRange.unspecified
         for (offset, token) in tokens(of: line, from: magic.count) {
             let value = UnsafeRawBufferPointer(rebasing: token[(token.startIndex + 1)...])
             let text = String(decoding: value, as: UTF8.self)
@@ -98,7 +104,9 @@ public struct Y4MHeader: Sendable, Hashable {
                     throw bad("unknown interlacing 'I\(text)' (expected Ip)")
                 }
             default:
-                break  // X… and unknown parameters are ignored.
+                if text == "COLORRANGE=FULL" && token.first == UInt8(ascii: "X") { range = .full }
+                if text == "COLORRANGE=LIMITED" && token.first == UInt8(ascii: "X") { range = .limited }
+                // Other X… comments and unknown parameters are ignored.
             }
         }
         guard let widthPx else {
@@ -113,7 +121,7 @@ public struct Y4MHeader: Sendable, Hashable {
                               "a \(geometry) frame is \(geometry.frameBytes) bytes, over the limit of "
                               + "\(FrameGeometry.maxFrameBytes)")
         }
-        return Y4MHeader(geometry: geometry, frameRate: rate, pixelAspect: aspect)
+        return Y4MHeader(geometry: geometry, frameRate: rate, pixelAspect: aspect, colorRange: range)
     }
 
     /// Space-separated tokens of `line` from `start`, each with its byte offset (empty tokens skipped).
@@ -155,3 +163,21 @@ public struct Y4MHeader: Sendable, Hashable {
 
 /// An ASCII decimal digit.
 @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+/// Whether 8-bit samples use the full 0...255 range (JPEG, colorcam's PNG input) or the limited 16...235/240 range
+/// (broadcast video, ffmpeg's default for `yuv420p`). YUV4MPEG2 has no standard tag; ffmpeg writes and reads the
+/// comment `XCOLORRANGE=FULL|LIMITED`, and assumes limited for YCbCr when it is absent.
+public enum Y4MColorRange: Sendable, Hashable {
+    case unspecified
+    case full
+    case limited
+
+    /// The header comment to write, if any.
+    var y4mComment: String? {
+        switch self {
+        case .unspecified: return nil
+        case .full: return "XCOLORRANGE=FULL"
+        case .limited: return "XCOLORRANGE=LIMITED"
+        }
+    }
+}

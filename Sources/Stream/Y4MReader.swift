@@ -65,7 +65,8 @@ final class Y4MReader {
             {
                 let count = pending.baseAddress!.distance(to: UnsafeRawPointer(found))
                 if count + 1 > maxBytes { return .tooLong }
-                return plausible(UnsafeRawBufferPointer(rebasing: pending[..<count])) ? .line(count: count) : .implausible
+                let line = UnsafeRawBufferPointer(rebasing: pending[..<count])
+                return plausible(line) ? .line(count: count) : .implausible
             }
             searched = pending.count
             if !plausible(pending) { return .implausible }

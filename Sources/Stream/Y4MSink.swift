@@ -37,6 +37,10 @@ public final class Y4MSink: FrameSink {
     /// - Throws: `StreamError(.ioError)` when the output cannot be created or written (naming the path),
     ///   `.usage` when the path is a directory.
     public convenience init(path: String, header: Y4MHeader, writeTimestamps: Bool = false) throws {
+        guard header.frameRate.numerator > 0 && header.frameRate.denominator > 0 else {
+            throw StreamError(.internalError, file: path, "frame rate \(header.frameRate.numerator):"
+                              + "\(header.frameRate.denominator) cannot be written; both parts must be positive")
+        }
         if path == "-" {
             try self.init(descriptor: try FileDescriptorIO.createForWriting("-"), header: header,
                           writeTimestamps: writeTimestamps)

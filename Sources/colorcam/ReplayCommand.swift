@@ -68,6 +68,9 @@ enum ReplayCommand {
         }
 
         let source = try openSource(input, fps: try a.double("fps", min: 0.001))
+        let outputFps: (numerator: Int, denominator: Int)? = try a.double("fps", min: 0.001).map {
+            $0 == $0.rounded() ? (Int($0), 1) : (Int(($0 * 1000).rounded()), 1000)
+        }
         if config.loops > 1 && !source.canRewind {
             throw UsageError("replay: --loop needs a seekable file; \(source.name) cannot be rewound")
         }
@@ -97,9 +100,12 @@ enum ReplayCommand {
         }
         // Created last, so a failure above leaves no temporary output behind.
         let sink: FrameSink? = try a.string("output").map {
-            try Y4MSink(path: $0, header: Y4MHeader(geometry: source.geometry, frameRate: source.frameRate,
-                                                    pixelAspect: (source as? Y4MSource)?.header.pixelAspect ?? (1, 1)),
-                        writeTimestamps: true)
+            // A .y4m input's header carries through (aspect, colour range); PNG-derived frames are full range.
+            var header = (source as? Y4MSource)?.header
+                ?? Y4MHeader(geometry: source.geometry, frameRate: source.frameRate, pixelAspect: (1, 1),
+                             colorRange: source is PNGFolderSource ? .full : .unspecified)
+            if let fps = outputFps { header.frameRate = fps }  // --fps: the output plays at the rate it was paced
+            return try Y4MSink(path: $0, header: header, writeTimestamps: true)
         }
         if runner?.isSimulated == true && !a.flag("quiet") {
             printError("replay: inference is a DIAGNOSTIC SIMULATION (\(runner!.label)), not a model")
@@ -143,7 +149,7 @@ enum ReplayCommand {
     static func openSource(_ input: String, fps: Double?) throws -> FrameSource {
         var isDirectory: ObjCBool = false
         if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
-            return try PNGFolderSource(directory: input, fps: Int((fps ?? 30).rounded()))
+            return try PNGFolderSource(directory: input, fps: fps ?? 30)
         }
         return try Y4MSource(path: input)
     }

@@ -1,9 +1,10 @@
 import ColorcamCore
 import Stream
 
-/// `colorcam trace-report TRACE.json [--json] [--max-lag-ms X] [--max-in-flight N] [--min-fps F]`.
+/// `colorcam trace-report TRACE.json [--json] [--html OUT.html] [--max-lag-ms X] [--max-in-flight N] [--min-fps F]`.
 enum TraceReportCommand {
-    static let usage = "trace-report TRACE.json [--json] [--max-lag-ms X] [--max-in-flight N] [--min-fps F]"
+    static let usage = "trace-report TRACE.json [--json] [--html OUT.html] [--max-lag-ms X] [--max-in-flight N] "
+        + "[--min-fps F]"
 
     static let help = """
     usage: colorcam \(usage)
@@ -17,6 +18,10 @@ enum TraceReportCommand {
 
     options:
       --json             print one JSON object instead of text (keys below)
+      --html OUT.html    also write a self-contained page (no network): a zoomable timeline with one lane per
+                         stage (hover a span for its frame and times), drops coloured by reason, in-flight and
+                         lag graphs, then the summary and verdict. '-' writes the page to stdout instead of the
+                         text report. Large traces open zoomed out, aggregated per pixel; zoom in for spans.
       --max-lag-ms X     fail when request→start lag p99 exceeds X ms (default 5)
       --max-in-flight N  fail when more than N inferences are in flight (default: the trace config's
                          max_in_flight, else 1)
@@ -24,15 +29,18 @@ enum TraceReportCommand {
 
     definitions:
       percentiles   nearest rank: the value at 1-based rank ceil(p*n/100) of the sorted samples
-      output fps    mean = (outputs - 1) / (last output ts - first output ts);
-                    worst 1-s window: for each output i with t_i + 1 s <= last output ts, count outputs in
+      run           first colorcam event's ts to the last span's end
+      dropped       frames lost: late + driver_gap + decode_error (superseded and busy skip only the inference)
+      output fps    t = each output span's ts; mean = (outputs - 1) / (last t - first t);
+                    worst 1-s window: for each output i with t_i + 1 s <= last t, count outputs in
                     [t_i, t_i + 1 s); the worst is the smallest count (n/a with under 1 s of output)
-      lag           infer lag_us (ts - requested_ts_us); inferences per second = infers / run length
+      lag           infer lag_us, else ts - requested_ts_us; inferences per second = infers / run
       latency       output latency_us, else end of the output span - capture_ts_us of the same frame
       in flight     the larger of the in_flight counter's peak and the most infer spans open at once,
                     each counted from requested_ts_us to the end of its span (catches a wrong counter)
       lag grows     least-squares slope of lag vs infer start > 0.1 ms per second of run AND mean lag of the
-                    last quarter of inferences > first quarter's + 1 ms (needs >= 8 inferences); always fails
+                    last quarter of inferences (by start) > first quarter's + 1 ms (needs >= 8 inferences);
+                    always fails. A trace without inferences passes the lag checks.
 
     --json keys (sorted; times in integer µs; a percentile object is {count, p50, p95, p99, max} or null):
       file bytes form events colorcam_events ignored_events truncation config simulated run_us
@@ -43,7 +51,8 @@ enum TraceReportCommand {
       latency_us result_age_us in_flight{counter_max spans_max max limit} summary warnings
       verdict{pass exit_code line checks[{name pass detail}] thresholds{max_lag_ms max_in_flight min_fps}}
 
-    exit codes: 0 every threshold holds, 1 one fails, 64 usage, 65 not a trace, 66 missing file
+    exit codes: 0 every threshold holds, 1 one fails, 64 usage, 65 not a trace, 66 missing file,
+                74 the --html page could not be written
     """
 
     static let command = Command(name: "trace-report", summary: "summarise a trace: fps, drops, lag, verdict",
@@ -51,14 +60,29 @@ enum TraceReportCommand {
 
     @Sendable static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let arguments = try Arguments(args, command: "trace-report",
-                                      valued: ["max-lag-ms", "max-in-flight", "min-fps"], boolean: ["json"])
+                                      valued: ["max-lag-ms", "max-in-flight", "min-fps", "html"], boolean: ["json"])
         let path = try arguments.positionals(exactly: 1, usage: usage)[0]
         let thresholds = TraceThresholds(
             maxLagMs: try arguments.double("max-lag-ms", default: 5, min: 0)!,
             maxInFlight: try arguments.int("max-in-flight", range: 1...1_000_000),
             minFps: try arguments.double("min-fps", min: 0))
-        let report = try TraceReport(contentsOf: path)
+        let htmlPath = arguments.string("html")
+        if htmlPath?.isEmpty == true { throw UsageError("trace-report: --html needs a file name (or - for stdout)") }
+        if htmlPath == "-" && arguments.flag("json") {
+            throw UsageError("trace-report: --html - and --json both want stdout; write the page to a file")
+        }
+        let report: TraceReport
+        var timeline: TraceTimeline?
+        if htmlPath != nil {
+            (report, timeline) = try TraceReport.loadWithTimeline(contentsOf: path)
+        } else {
+            report = try TraceReport(contentsOf: path)
+        }
         let verdict = TraceVerdict(report: report, thresholds: thresholds)
+        if let htmlPath, let timeline {
+            try report.writeHTML(to: htmlPath, verdict: verdict, timeline: timeline)
+            if htmlPath == "-" { return verdict.exitCode }
+        }
         let output = arguments.flag("json") ? report.json(verdict: verdict, thresholds: thresholds)
                                             : report.text(verdict: verdict)
         print(output, terminator: "")

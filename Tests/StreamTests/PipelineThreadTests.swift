@@ -21,7 +21,10 @@ struct PipelineThreadTests {
         #expect(stats.maxInFlightSeen == 1)
         #expect(stats.framesOutput + stats.drops[.late]! == 150)
         #expect(stats.drops[.superseded]! > 0)
-        #expect(stats.inferences + stats.drops[.superseded]! + stats.drops[.busy]! == 150)
+        // Every frame offered for inference ran or was dropped with a reason; only frames dropped `late` at
+        // capture (no free buffer: the output was backed up) are never offered.
+        let offered = stats.inferences + stats.drops[.superseded]! + stats.drops[.busy]!
+        #expect(offered <= 150 && offered >= 150 - stats.drops[.late]!)
         let infers = trace.events(.infer)
         for (a, b) in zip(infers, infers.dropFirst()) { #expect(a.endNs <= b.startNs, "inference spans overlap") }
         let outputs = trace.events(.output).map(\.frame)

@@ -107,6 +107,13 @@ private func expectBadData(_ text: String, at offset: Int64? = nil, mentioning w
     let (cutInfo, cutEvents) = try load(cut)
     #expect(cutEvents.count == 1)
     #expect(cutInfo.partialEvent == .init(byteOffset: cut.utf8.count - 13, byteCount: 13))  // {"name":"outp
+    // Cut after the events array: every event is there, and the missing } is reported.
+    let (tailInfo, tailEvents) = try load(#"{"traceEvents":"# + events + #","meta":{"a":[1,"#)
+    #expect(tailEvents.count == 2)
+    #expect(tailInfo.truncationNote == "trace truncated after its events array: closing } missing (all events read)")
+    #expect(!tailInfo.closingBracketMissing)
+    let (_, ignoredTail) = try load(#"{"traceEvents":"# + events + "}\n")
+    #expect(ignoredTail.count == 2)
     // Pretty-printed, several events per line or one field per line, as other tools write.
     let pretty = "[\n  {\n    \"name\": \"capture\",\n    \"ph\": \"X\",\n    \"ts\": 1.75,\n    \"dur\": 2\n  },\n"
         + "  {\"name\": \"output\", \"ph\": \"X\", \"ts\": 3e1, \"dur\": 1}, {\"name\": \"output\", \"ph\": \"X\", \"ts\": -0}\n]\n"

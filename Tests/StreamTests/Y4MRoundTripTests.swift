@@ -176,3 +176,16 @@ func sinkThenSourceRoundTripsEveryColourSpaceAndSize(chroma: ChromaFormat) throw
     let count = Y4MFrameLine.format(timestampNs: nil, into: buffer)
     #expect(String(decoding: UnsafeRawBufferPointer(rebasing: buffer[..<count]), as: UTF8.self) == "FRAME\n")
 }
+
+@Test(arguments: [Y4MColorRange.full, .limited, .unspecified])
+func colourRangeCommentRoundTrips(range: Y4MColorRange) throws {
+    let dir = try TemporaryDirectory()
+    let geometry = FrameGeometry(widthPx: 2, heightPx: 2, chroma: .yuv420(.jpeg))
+    let header = Y4MHeader(geometry: geometry, frameRate: (30, 1), pixelAspect: (1, 1), colorRange: range)
+    let path = dir.file("range.y4m")
+    let sink = try Y4MSink(path: path, header: header)
+    try sink.finish()
+    let comment = [Y4MColorRange.full: " XCOLORRANGE=FULL", .limited: " XCOLORRANGE=LIMITED", .unspecified: ""][range]!
+    #expect(try readBytes(path) == Array("YUV4MPEG2 W2 H2 F30:1 Ip A1:1 C420jpeg\(comment)\n".utf8))
+    #expect(try Y4MSource(path: path).header.colorRange == range)
+}

@@ -75,7 +75,9 @@ private let smallHeader = Y4MHeader(geometry: smallGeometry, frameRate: (30, 1),
 
 @Test func outputThatIsADirectoryIsRefused() throws {
     let dir = try TemporaryDirectory()
-    expectStreamError(.usage, containing: [dir.path, "directory"]) { _ = try Y4MSink(path: dir.path, header: smallHeader) }
+    expectStreamError(.usage, containing: [dir.path, "directory"]) {
+        _ = try Y4MSink(path: dir.path, header: smallHeader)
+    }
     #expect(try dir.listing().isEmpty)
 }
 
@@ -131,4 +133,13 @@ private let smallHeader = Y4MHeader(geometry: smallGeometry, frameRate: (30, 1),
 /// Bytes collected by a reader thread; read only after its semaphore signal.
 private final class ReceivedBytes: @unchecked Sendable {
     var bytes: [UInt8] = []
+}
+
+@Test func aHeaderWithANonPositiveRateIsRefusedBeforeAnyFileIsMade() throws {
+    let dir = try TemporaryDirectory()
+    let header = Y4MHeader(geometry: smallGeometry, frameRate: (0, 1))
+    expectStreamError(.internalError, containing: ["out.y4m", "0:1"]) {
+        _ = try Y4MSink(path: dir.file("out.y4m"), header: header)
+    }
+    #expect(try dir.listing().isEmpty)
 }

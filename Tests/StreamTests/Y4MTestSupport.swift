@@ -46,7 +46,9 @@ func patternBytes(count: Int, seed: UInt64) -> [UInt8] {
 }
 
 /// A frame of `geometry` filled with `bytes`.
-func makeFrame(_ geometry: FrameGeometry, _ bytes: [UInt8], sequence: Int = 0, timestampNs: Int64? = nil) -> FrameBuffer {
+func makeFrame(_ geometry: FrameGeometry, _ bytes: [UInt8], sequence: Int = 0, timestampNs: Int64? = nil)
+    -> FrameBuffer
+{
     let frame = FrameBuffer(geometry: geometry)
     precondition(bytes.count == geometry.frameBytes)
     frame.pixels.copyBytes(from: bytes)
@@ -74,7 +76,10 @@ struct ProcessResult {
 
 /// Runs `executable` (looked up on PATH) with `arguments`, collecting its output. Fails the test with an install
 /// hint when the program is not installed.
-func run(_ executable: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws
+///
+/// Async so a test waiting for ffmpeg does not hold one of Swift Testing's few pool threads (2 on this machine):
+/// a dedicated thread drains the pipes and waits for the exit, then resumes the caller.
+func run(_ executable: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws
     -> ProcessResult
 {
     let found = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
@@ -90,40 +95,49 @@ func run(_ executable: String, _ arguments: [String], sourceLocation: SourceLoca
     process.standardError = err
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    // Drain stderr on another thread so neither pipe can fill up and block the child.
-    let errBox = DataBox()
-    let done = DispatchSemaphore(value: 0)
-    Thread {
-        errBox.data = err.fileHandleForReading.readDataToEndOfFile()
-        done.signal()
-    }.start()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    done.wait()
-    process.waitUntilExit()
-    return ProcessResult(status: process.terminationStatus, stdout: outData,
-                         stderr: String(decoding: errBox.data, as: UTF8.self))
-}
-
-/// Bytes handed from a reader thread; written once before a semaphore signal, read after the wait.
-private final class DataBox: @unchecked Sendable {
-    var data = Data()
+    let box = OutputBox()
+    return await withCheckedContinuation { continuation in
+        Thread {
+            let errDone = DispatchSemaphore(value: 0)
+            Thread {
+                box.stderr = err.fileHandleForReading.readDataToEndOfFile()
+                errDone.signal()
+            }.start()
+            box.stdout = out.fileHandleForReading.readDataToEndOfFile()
+            errDone.wait()
+            process.waitUntilExit()
+            continuation.resume(returning: ProcessResult(status: process.terminationStatus, stdout: box.stdout,
+                                                         stderr: String(decoding: box.stderr, as: UTF8.self)))
+        }.start()
+    }
 }
 
 /// Runs ffmpeg quietly and requires it to succeed.
 @discardableResult
-func ffmpeg(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> Data {
-    let result = try run("ffmpeg", ["-nostdin", "-v", "error", "-y"] + arguments, sourceLocation: sourceLocation)
+func ffmpeg(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> Data {
+    let result = try await run("ffmpeg", ["-nostdin", "-v", "error", "-y"] + arguments, sourceLocation: sourceLocation)
     try #require(result.status == 0, "ffmpeg \(arguments.joined(separator: " ")) failed: \(result.stderr)",
                  sourceLocation: sourceLocation)
     return result.stdout
 }
 
 /// Per-frame MD5s of the decoded video, from `ffmpeg -f framemd5`.
-func frameMD5s(_ path: String) throws -> [String] {
-    let text = String(decoding: try ffmpeg(["-i", path, "-f", "framemd5", "-"]), as: UTF8.self)
+func frameMD5s(_ path: String) async throws -> [String] {
+    let text = String(decoding: try await ffmpeg(["-i", path, "-f", "framemd5", "-"]), as: UTF8.self)
     return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
         $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
     }
+}
+
+/// Tests that run ffmpeg. Serialized so at most one ffmpeg runs at a time: the machine has 2 cores and other
+/// suites (the real-time pipeline tests) must keep one.
+@Suite(.serialized) struct ExternalToolTests {}
+
+/// A child's output, handed between the reader threads; each field is written once, before the semaphore or
+/// continuation that publishes it.
+private final class OutputBox: @unchecked Sendable {
+    var stdout = Data()
+    var stderr = Data()
 }
 
 /// Expects `body` to throw a `StreamError` of `kind` whose one-line description contains every string in

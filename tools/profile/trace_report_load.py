@@ -3,7 +3,8 @@
 
 Writes a synthetic colorcam trace (30 fps for --minutes, every event kind of TRACE-FORMAT.md) to a temp file, then
 times `colorcam trace-report --json` against a peer in the same script: Python's json.load of the same file (which
-only parses, computing nothing). Prints events, size, wall time and peak RSS of each, and the ratio.
+only parses, computing nothing). Prints events, size, wall and CPU time and peak RSS of each, and the ratios (CPU
+time is the steadier figure on a shared machine).
 
 usage: tools/profile/trace_report_load.py [--colorcam .build/release/colorcam] [--minutes 30]
 """
@@ -60,17 +61,18 @@ WRAPPER = """import resource, subprocess, sys, time
 start = time.perf_counter()
 code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
 wall = time.perf_counter() - start
-print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, code)
 """
 
 
 def timed(command):
-    """Runs command; returns (wall seconds, peak RSS MiB of that command, exit code)."""
+    """Runs command; returns (wall s, CPU s, peak RSS MiB of that command, exit code)."""
     result = subprocess.run([sys.executable, "-c", WRAPPER, *command], capture_output=True, text=True)
-    wall, rss_kib, code = result.stdout.split()
+    wall, cpu, rss_kib, code = result.stdout.split()
     if int(code) not in (0, 1):
         sys.exit(f"{command[0]} failed ({code}): {result.stderr.strip()}")
-    return float(wall), int(rss_kib) / 1024, int(code)
+    return float(wall), float(cpu), int(rss_kib) / 1024, int(code)
 
 
 def main():
@@ -84,12 +86,14 @@ def main():
         path = os.path.join(tmp, "soak.json")
         events = write_soak_trace(path, args.minutes)
         size_mb = os.path.getsize(path) / 1048576
-        peer_s, peer_rss, _ = timed([sys.executable, "-c", f"import json; json.load(open({path!r}))"])
-        ours_s, ours_rss, code = timed([args.colorcam, "trace-report", "--json", path])
+        peer_s, peer_cpu, peer_rss, _ = timed([sys.executable, "-c", f"import json; json.load(open({path!r}))"])
+        ours_s, ours_cpu, ours_rss, code = timed([args.colorcam, "trace-report", "--json", path])
         print(f"trace: {events} events, {size_mb:.1f} MiB ({args.minutes:g} min at 30 fps)")
-        print(f"python json.load (peer): {peer_s:.2f} s, peak RSS {peer_rss:.0f} MiB")
-        print(f"colorcam trace-report:   {ours_s:.2f} s, peak RSS {ours_rss:.0f} MiB (exit {code})")
-        print(f"ratio colorcam/peer: time {ours_s / peer_s:.2f}x")
+        print(f"python json.load (peer): {peer_s:.2f} s wall, {peer_cpu:.2f} s CPU, peak RSS {peer_rss:.0f} MiB")
+        print(f"colorcam trace-report:   {ours_s:.2f} s wall, {ours_cpu:.2f} s CPU, peak RSS {ours_rss:.0f} MiB"
+              f" (exit {code})")
+        print(f"ratio colorcam/peer: CPU {ours_cpu / peer_cpu:.2f}x, wall {ours_s / peer_s:.2f}x, "
+              f"RSS {ours_rss / peer_rss:.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A non-blocking TCP socket descriptor owned by the preview server's event loop: the listener or one client.
+///
+/// Every call retries `EINTR`; `send` uses `MSG_NOSIGNAL` so a peer that went away gives `EPIPE`, never SIGPIPE.
+/// Ownership: the wrapper closes the descriptor in `close()` or deinit. Threading: event-loop thread only.
+final class Socket {
+    /// The raw descriptor, `-1` once closed.
+    private(set) var fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+    deinit { close() }
+
+    func close() {
+        if fd >= 0 { _ = Glibc.close(fd) }
+        fd = -1
+    }
+
+    /// What a non-blocking read or write did.
+    enum IOResult: Equatable {
+        /// This many bytes moved (> 0).
+        case transferred(Int)
+        /// The socket is not ready (`EAGAIN`); poll and try again.
+        case wouldBlock
+        /// The peer closed (read of 0 bytes) or the connection failed (errno).
+        case closed(errno: Int32)
+    }
+
+    /// Opens a listening socket on `address` (non-blocking, close-on-exec, `SO_REUSEADDR`).
+    /// - Throws: `PreviewError(.unavailable)` when the address cannot be bound (in use, not local, no permission).
+    static func listen(on address: SocketAddress, backlog: Int32) throws -> Socket {
+        let domain = address.family == .ipv4 ? AF_INET : AF_INET6
+        let fd = Glibc.socket(domain, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+            | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw PreviewError(.unavailable, subject: "\(address)", "socket failed", errno: errno) }
+        let socket = Socket(fd: fd)
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
+        guard bound == 0 else {
+            throw PreviewError(.unavailable, subject: "\(address)", "cannot bind (address in use or not local?)",
+                               errno: errno)
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            throw PreviewError(.unavailable, subject: "\(address)", "listen failed", errno: errno)
+        }
+        return socket
+    }
+
+    /// The port the kernel bound (useful after binding port 0).
+    func localPort() -> UInt16 {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard ok == 0 else { return 0 }
+        return withUnsafeBytes(of: storage) { raw in
+            // sin_port and sin6_port both sit at byte offset 2, in network order.
+            UInt16(raw[2]) << 8 | UInt16(raw[3])
+        }
+    }
+
+    /// Accepts one pending connection as a non-blocking socket with `SO_SNDBUF = sendBufferBytes`; nil when none
+    /// is pending or accept failed
+    /// (`EMFILE` and friends: the caller retries on the next poll).
+    func accept(sendBufferBytes: Int32) -> Socket? {
+        while true {
+            let client = Glibc.accept(fd, nil, nil)
+            if client >= 0 {
+                // accept4 is a GNU extension Glibc's module does not export; set the flags the POSIX way.
+                _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                // A fixed send buffer (no autotuning) bounds what the kernel queues for a slow client to a few
+                // frames; beyond that the server skips frames for it (newest wins) instead of queueing them.
+                var sendBuffer = sendBufferBytes
+                _ = setsockopt(client, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+                var one: Int32 = 1
+                _ = setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                return Socket(fd: client)
+            }
+            if errno == EINTR { continue }
+            lastAcceptErrno = errno
+            return nil
+        }
+    }
+
+    /// errno of the last failed `accept` (`EAGAIN` when nothing was pending, `EMFILE` when out of descriptors).
+    private(set) var lastAcceptErrno: Int32 = 0
+
+    /// Shuts down the sending side (the peer reads end-of-stream after the data already sent).
+    func shutdownWrite() {
+        if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    }
+
+    /// Reads up to `buffer.count` bytes.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+        while true {
+            let n = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if n > 0 { return .transferred(n) }
+            if n == 0 { return .closed(errno: 0) }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
+            return .closed(errno: errno)
+        }
+    }
+
+    /// Writes as much of `bytes` as the socket takes now.
+    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
+        if bytes.isEmpty { return .transferred(0) }
+        while true {
+            let n = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if n >= 0 { return n == 0 ? .wouldBlock : .transferred(n) }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
+            return .closed(errno: errno)
+        }
+    }
+}

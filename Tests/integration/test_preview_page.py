@@ -1,0 +1,121 @@
+"""The live preview page in headless Chromium, against preview-harness (synthetic 640x480 frames at 30 fps).
+
+Checks the page renders, its stats change between loads, the MJPEG image element shows moving video with the photo
+outline drawn over it, and a lost device is announced. Needs Debian's `chromium` and ffmpeg (to read screenshots).
+With PREVIEW_URL set (e.g. a running `colorcam live --source demo.y4m`), the first two tests run against it instead;
+the outline check then needs a tracked photo in view.
+"""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+import preview_harness
+from conftest import run
+
+VIDEO_BOX = (40, 120, 600, 480)  # x0, y0, x1, y1 inside the 640x480 <img> at the page's top left
+WINDOW = (1000, 700)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    exe = shutil.which("chromium")
+    assert exe, "headless Chromium is required for the page test: apt-get install chromium"
+    return exe
+
+
+def start_harness(*extra):
+    return preview_harness.start_harness("--seconds", "120", *extra)
+
+
+@pytest.fixture(scope="module")
+def harness_url():
+    """preview-harness, or a running `colorcam live` when PREVIEW_URL (http://127.0.0.1:PORT/) is set."""
+    if os.environ.get("PREVIEW_URL"):
+        yield os.environ["PREVIEW_URL"]
+        return
+    proc, url = start_harness()
+    yield url
+    proc.terminate()
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0, f"harness exited {proc.returncode}"
+    assert "summary published=" in out
+
+
+def headless(chromium, *args):
+    return run(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               f"--window-size={WINDOW[0]},{WINDOW[1]}", *args, timeout=90)
+
+
+def dump_dom(chromium, url):
+    return headless(chromium, "--virtual-time-budget=3000", "--dump-dom", url).stdout
+
+
+def cell(dom, cell_id):
+    match = re.search(rf'id="{cell_id}">([^<]*)<', dom)
+    assert match, f"no #{cell_id} in the page:\n{dom[:2000]}"
+    return match.group(1)
+
+
+def screenshot_rgb(chromium, url, path):
+    headless(chromium, f"--screenshot={path}", url)
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                         capture_output=True, check=True).stdout
+    assert len(raw) == WINDOW[0] * WINDOW[1] * 3, f"screenshot {path} is not {WINDOW[0]}x{WINDOW[1]}"
+    return raw
+
+
+def pixels(raw, box):
+    x0, y0, x1, y1 = box
+    for y in range(y0, y1, 4):
+        row = (y * WINDOW[0]) * 3
+        for x in range(x0, x1, 4):
+            i = row + x * 3
+            yield raw[i], raw[i + 1], raw[i + 2]
+
+
+def test_page_shows_stats_that_change(chromium, harness_url):
+    first = dump_dom(chromium, harness_url)
+    assert "<title>colorcam live</title>" in first
+    assert '<img id="video" src="/stream.mjpg"' in first
+    if not os.environ.get("PREVIEW_URL"):
+        assert cell(first, "model") == "synthetic"
+    assert re.search(r'id="status">live<', first), "status is not 'live'"
+    for reason in ["superseded", "busy", "late", "driver_gap", "decode_error"]:
+        assert f"drops: {reason}</td>" in first
+    time.sleep(1.0)
+    second = dump_dom(chromium, harness_url)
+    seq1, seq2 = int(cell(first, "sequence")), int(cell(second, "sequence"))
+    assert seq2 > seq1, f"frame number did not advance between loads: {seq1} then {seq2}"
+    assert float(cell(second, "fps")) > 20, "output fps from /stats.json is not near 30"
+    assert 'class="v">0<' in second  # drop counts rendered as numbers
+
+
+def test_video_element_updates_and_outlines_are_drawn(chromium, harness_url, tmp_path, ffmpeg):
+    shot1 = screenshot_rgb(chromium, harness_url, tmp_path / "a.png")
+    time.sleep(1.0)
+    shot2 = screenshot_rgb(chromium, harness_url, tmp_path / "b.png")
+    video1 = list(pixels(shot1, VIDEO_BOX))
+    video2 = list(pixels(shot2, VIDEO_BOX))
+    lumas = [sum(p) / 3 for p in video1]
+    assert max(lumas) - min(lumas) > 100, "video area is blank: the MJPEG image did not render"
+    diff = sum(abs(a - b) for p, q in zip(video1, video2) for a, b in zip(p, q)) / (3 * len(video1))
+    assert diff > 5, f"video area did not change between screenshots 1 s apart (mean abs diff {diff:.2f})"
+    green = sum(1 for r, g, b in pixels(shot2, (12, 38, 652, 518)) if g > 200 and r < 120 and b < 120)
+    assert green > 20, "no tracked-photo outline (green SVG polygon) over the video"
+
+
+def test_device_loss_is_announced(chromium):
+    proc, url = start_harness("--device-lost-after", "0.1")
+    try:
+        time.sleep(0.5)
+        dom = dump_dom(chromium, url)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+    assert 'id="banner" role="alert" class="shown"' in dom, "device-lost banner not shown"
+    assert "camera lost: synthetic device unplugged" in dom
+    assert re.search(r'id="status">device lost<', dom)
