@@ -15,25 +15,47 @@ extension Lab {
         return Float(xyzToRGB[k / 3][k % 3] * w)
     }
 
+    /// The sRGB curve sampled at 4096 + 2 points over 0…1 (Double-exact), for `linearizeTable`.
+    static let linearCurve: [Float] = (0...4097).map { Float(referenceLinear(min(Double($0) / 4096, 1.0 + 1.0 / 4096))) }
+
+    /// sRGB codes → linear light by linear interpolation in `linearCurve` (error below 3e-8, the curve's
+    /// curvature is at most 3.4); blocks with a code outside 0…1 take the exact formula (`linearize`).
+    @inline(__always)
+    static func linearizeTable(_ c: V, _ table: UnsafePointer<Float>) -> V {
+        if any(c .< 0) || any(c .> 1) { return linearize(c) }
+        let scaled = c * 4096
+        let shifted = scaled + 12_582_912.0 - 0.5          // round-to-nearest of (x − ½) = floor(x) for x ≥ 0
+        let index = unsafeBitCast(shifted, to: SIMD8<UInt32>.self) &- 0x4B40_0000
+        let base = shifted - 12_582_912.0
+        let frac = scaled - base
+        var lo = V(), hi = V()
+        for k in 0..<8 {
+            let i = Int(index[k])
+            lo[k] = table[i]
+            hi[k] = table[i + 1]
+        }
+        return lo + (hi - lo) * frac
+    }
+
     /// sRGB codes → linear light (the two-piece sRGB curve).
     @inline(__always)
     static func linearize(_ c: V) -> V {
-        let curve = LabSIMD.pow((pointwiseMax(c, V(repeating: 0.04045)) + 0.055) * (1 / 1.055), 2.4)
+        let curve = LabSIMD.pow((c.replacing(with: 0.04045, where: c .< 0.04045) + 0.055) * (1 / 1.055), 2.4)
         return curve.replacing(with: c * (1 / 12.92), where: c .<= 0.04045)
     }
 
     /// Linear light → sRGB codes, clipped to 0…1.
     @inline(__always)
     static func encode(_ v: V) -> V {
-        let curve = LabSIMD.pow(pointwiseMax(v, V(repeating: 0.0031308)), 1 / 2.4) * 1.055 - 0.055
+        let curve = LabSIMD.pow(v.replacing(with: 0.0031308, where: v .< 0.0031308), 1 / 2.4) * 1.055 - 0.055
         let out = curve.replacing(with: v * 12.92, where: v .<= 0.0031308)
-        return out.clamped(lowerBound: V(repeating: 0), upperBound: V(repeating: 1))
+        return out.replacing(with: 0, where: out .< 0).replacing(with: 1, where: out .> 1)
     }
 
     /// Lab's f(t): ∛t above 0.008856, 7.787 t + 16/116 below.
     @inline(__always)
     static func labF(_ t: V) -> V {
-        let root = LabSIMD.cbrt(pointwiseMax(t, V(repeating: 0.008856)))
+        let root = LabSIMD.cbrt(t.replacing(with: 0.008856, where: t .< 0.008856))
         return root.replacing(with: t * 7.787 + (16.0 / 116.0), where: t .<= 0.008856)
     }
 
@@ -58,7 +80,8 @@ extension Lab {
     static func rgbFromLab(_ l: V, _ a: V, _ b: V, _ m: UnsafePointer<Float>) -> (V, V, V) {
         let fy = (l + 16) * (1 / 116)
         let fx = fy + a * (1 / 500)
-        let fz = pointwiseMax(fy - b * (1 / 200), V(repeating: 0))
+        let fzRaw = fy - b * (1 / 200)
+        let fz = fzRaw.replacing(with: 0, where: fzRaw .< 0)
         let x = labFInverse(fx), y = labFInverse(fy), z = labFInverse(fz)
         let r = x * m[0] + y * m[1] + z * m[2]
         let g = x * m[3] + y * m[4] + z * m[5]
@@ -66,23 +89,53 @@ extension Lab {
         return (encode(r), encode(g), encode(bb))
     }
 
+    /// Loads 8 interleaved triples (24 floats) as three planes.
+    @inline(__always)
+    static func load8(_ p: UnsafePointer<Float>) -> (V, V, V) {
+        (V(p[0], p[3], p[6], p[9], p[12], p[15], p[18], p[21]),
+         V(p[1], p[4], p[7], p[10], p[13], p[16], p[19], p[22]),
+         V(p[2], p[5], p[8], p[11], p[14], p[17], p[20], p[23]))
+    }
+
+    /// Stores three planes as 8 interleaved triples.
+    @inline(__always)
+    static func store8(_ x: V, _ y: V, _ z: V, _ p: UnsafeMutablePointer<Float>) {
+        for k in 0..<8 { p[3 * k] = x[k]; p[3 * k + 1] = y[k]; p[3 * k + 2] = z[k] }
+    }
+
+    /// Runs `body` over `pixelCount` interleaved triples, 8 at a time; the last partial block goes through a
+    /// 24-float stack buffer (no heap allocation).
+    @inline(__always)
+    static func blocks(_ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, pixelCount: Int,
+                       _ body: (V, V, V) -> (V, V, V)) {
+        let full = pixelCount / 8
+        for blk in 0..<full {
+            let (x, y, z) = load8(src + 24 * blk)
+            let (u, v, w) = body(x, y, z)
+            store8(u, v, w, dst + 24 * blk)
+        }
+        let rest = pixelCount - 8 * full
+        if rest > 0 {
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: 48) { tmp in
+                let t = tmp.baseAddress!
+                t.initialize(repeating: 0.5, count: 48)
+                for i in 0..<(3 * rest) { t[i] = src[24 * full + i] }
+                let (x, y, z) = load8(t)
+                let (u, v, w) = body(x, y, z)
+                store8(u, v, w, t + 24)
+                for i in 0..<(3 * rest) { dst[24 * full + i] = t[24 + i] }
+            }
+        }
+    }
+
     /// Converts `pixelCount` interleaved sRGB pixels (floats 0…1) to interleaved Lab.
     public static func convertRGBToLab(_ rgb: UnsafePointer<Float>, _ lab: UnsafeMutablePointer<Float>, pixelCount: Int) {
         forward.withUnsafeBufferPointer { mb in
-            let m = mb.baseAddress!
-            var p = 0
-            var r = V(), g = V(), b = V()
-            while p < pixelCount {
-                let n = min(8, pixelCount - p)
-                let src = rgb + 3 * p
-                for k in 0..<8 {
-                    let q = k < n ? k : 0
-                    r[k] = src[3 * q]; g[k] = src[3 * q + 1]; b[k] = src[3 * q + 2]
+            linearCurve.withUnsafeBufferPointer { tb in
+                let m = mb.baseAddress!, t = tb.baseAddress!
+                blocks(rgb, lab, pixelCount: pixelCount) { r, g, b in
+                    labFromLinear(linearizeTable(r, t), linearizeTable(g, t), linearizeTable(b, t), m)
                 }
-                let (l, a, bb) = labFromLinear(linearize(r), linearize(g), linearize(b), m)
-                let dst = lab + 3 * p
-                for k in 0..<n { dst[3 * k] = l[k]; dst[3 * k + 1] = a[k]; dst[3 * k + 2] = bb[k] }
-                p += 8
             }
         }
     }
@@ -91,20 +144,7 @@ extension Lab {
     public static func convertLabToRGB(_ lab: UnsafePointer<Float>, _ rgb: UnsafeMutablePointer<Float>, pixelCount: Int) {
         inverse.withUnsafeBufferPointer { mb in
             let m = mb.baseAddress!
-            var p = 0
-            var l = V(), a = V(), b = V()
-            while p < pixelCount {
-                let n = min(8, pixelCount - p)
-                let src = lab + 3 * p
-                for k in 0..<8 {
-                    let q = k < n ? k : 0
-                    l[k] = src[3 * q]; a[k] = src[3 * q + 1]; b[k] = src[3 * q + 2]
-                }
-                let (r, g, bb) = rgbFromLab(l, a, b, m)
-                let dst = rgb + 3 * p
-                for k in 0..<n { dst[3 * k] = r[k]; dst[3 * k + 1] = g[k]; dst[3 * k + 2] = bb[k] }
-                p += 8
-            }
+            blocks(lab, rgb, pixelCount: pixelCount) { l, a, b in rgbFromLab(l, a, b, m) }
         }
     }
 }

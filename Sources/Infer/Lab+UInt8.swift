@@ -71,9 +71,10 @@ extension Lab {
                     l[k] = src[3 * q]; a[k] = src[3 * q + 1]; b[k] = src[3 * q + 2]
                 }
                 let (r, g, bb) = rgbFromLab(l, a, b, m)
-                let r8 = SIMD8<Int32>((r * 255).rounded(.toNearestOrAwayFromZero))
-                let g8 = SIMD8<Int32>((g * 255).rounded(.toNearestOrAwayFromZero))
-                let b8 = SIMD8<Int32>((bb * 255).rounded(.toNearestOrAwayFromZero))
+                // r, g, b are clipped to 0…1; 1.5·2²³ + v rounds v to nearest and leaves it in the low bits.
+                let r8 = unsafeBitCast(r * 255 + 12_582_912.0, to: SIMD8<UInt32>.self) &- 0x4B40_0000
+                let g8 = unsafeBitCast(g * 255 + 12_582_912.0, to: SIMD8<UInt32>.self) &- 0x4B40_0000
+                let b8 = unsafeBitCast(bb * 255 + 12_582_912.0, to: SIMD8<UInt32>.self) &- 0x4B40_0000
                 let dst = rgb + 3 * p
                 for k in 0..<n {
                     dst[3 * k] = UInt8(truncatingIfNeeded: r8[k])

@@ -9,6 +9,7 @@ let commands: [Command] = [
     TraceReportCommand.command,
     TestClipCommand.command,
     DoctorCommand.command, BenchCommand.command,
+    ColorizeCommand.command,
 ]
 
 func topLevelHelp() -> String {
