@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The float path: interleaved sRGB (0…1) ⇄ interleaved Lab, eight pixels per step with `SIMD8<Float>`.
 ///
 /// Matches `Lab.referenceLab` / `referenceRGB` within ΔE 0.01 (LabTests, and `Tests/integration/test_lab.py`
@@ -59,19 +63,49 @@ extension Lab {
         return root.replacing(with: t * 7.787 + (16.0 / 116.0), where: t .<= 0.008856)
     }
 
+    /// f(t) sampled at 8192 + 2 points over 0…1 (Double-exact), for `labFTable`.
+    static let labFCurve: [Float] = (0...8193).map { i in
+        let t = min(Double(i) / 8192, 1.0 + 1.0 / 8192)
+        return Float(t > 0.008856 ? cbrt(t) : 7.787 * t + 16.0 / 116.0)
+    }
+
+    /// f(t) by linear interpolation in `labFCurve` (error below 2e-6, giving ΔE below 2e-3); blocks with some t
+    /// outside 0…1 take the exact `labF`.
+    @inline(__always)
+    static func labFTable(_ t: V, _ table: UnsafePointer<Float>) -> V {
+        if any(t .< 0) || any(t .> 1) { return labF(t) }
+        let scaled = t * 8192
+        let shifted = scaled + 12_582_912.0 - 0.5
+        let index = unsafeBitCast(shifted, to: SIMD8<UInt32>.self) &- 0x4B40_0000
+        let frac = scaled - (shifted - 12_582_912.0)
+        var lo = V(), hi = V()
+        for k in 0..<8 {
+            let i = Int(index[k])
+            lo[k] = table[i]
+            hi[k] = table[i + 1]
+        }
+        return lo + (hi - lo) * frac
+    }
+
     /// Inverse of f: f³ above 0.2068966, (f − 16/116) / 7.787 below.
     @inline(__always)
     static func labFInverse(_ f: V) -> V {
         (f * f * f).replacing(with: (f - 16.0 / 116.0) * (1 / 7.787), where: f .<= 0.2068966)
     }
 
-    /// Linear RGB (eight pixels) → L, a, b.
+    /// Linear RGB (eight pixels) → L, a, b; f from `fTable` (`labFCurve`) when given, else exact.
     @inline(__always)
-    static func labFromLinear(_ r: V, _ g: V, _ b: V, _ m: UnsafePointer<Float>) -> (V, V, V) {
+    static func labFromLinear(_ r: V, _ g: V, _ b: V, _ m: UnsafePointer<Float>,
+                              _ fTable: UnsafePointer<Float>? = nil) -> (V, V, V) {
         let x = r * m[0] + g * m[1] + b * m[2]
         let y = r * m[3] + g * m[4] + b * m[5]
         let z = r * m[6] + g * m[7] + b * m[8]
-        let fx = labF(x), fy = labF(y), fz = labF(z)
+        let fx: V, fy: V, fz: V
+        if let fTable {
+            fx = labFTable(x, fTable); fy = labFTable(y, fTable); fz = labFTable(z, fTable)
+        } else {
+            fx = labF(x); fy = labF(y); fz = labF(z)
+        }
         return (fy * 116 - 16, (fx - fy) * 500, (fy - fz) * 200)
     }
 
@@ -132,9 +166,11 @@ extension Lab {
     public static func convertRGBToLab(_ rgb: UnsafePointer<Float>, _ lab: UnsafeMutablePointer<Float>, pixelCount: Int) {
         forward.withUnsafeBufferPointer { mb in
             linearCurve.withUnsafeBufferPointer { tb in
-                let m = mb.baseAddress!, t = tb.baseAddress!
-                blocks(rgb, lab, pixelCount: pixelCount) { r, g, b in
-                    labFromLinear(linearizeTable(r, t), linearizeTable(g, t), linearizeTable(b, t), m)
+                labFCurve.withUnsafeBufferPointer { fb in
+                    let m = mb.baseAddress!, t = tb.baseAddress!, f = fb.baseAddress!
+                    blocks(rgb, lab, pixelCount: pixelCount) { r, g, b in
+                        labFromLinear(linearizeTable(r, t), linearizeTable(g, t), linearizeTable(b, t), m, f)
+                    }
                 }
             }
         }

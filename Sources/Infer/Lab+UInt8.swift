@@ -11,7 +11,8 @@ extension Lab {
     public static func convertRGB8ToLab(_ rgb: UnsafePointer<UInt8>, _ lab: UnsafeMutablePointer<Float>, pixelCount: Int) {
         linearTable.withUnsafeBufferPointer { tb in
             forward.withUnsafeBufferPointer { mb in
-                let t = tb.baseAddress!, m = mb.baseAddress!
+              labFCurve.withUnsafeBufferPointer { fb in
+                let t = tb.baseAddress!, m = mb.baseAddress!, f = fb.baseAddress!
                 var p = 0
                 var r = V(), g = V(), b = V()
                 while p < pixelCount {
@@ -21,11 +22,12 @@ extension Lab {
                         let q = k < n ? k : 0
                         r[k] = t[Int(src[3 * q])]; g[k] = t[Int(src[3 * q + 1])]; b[k] = t[Int(src[3 * q + 2])]
                     }
-                    let (l, a, bb) = labFromLinear(r, g, b, m)
+                    let (l, a, bb) = labFromLinear(r, g, b, m, f)
                     let dst = lab + 3 * p
                     for k in 0..<n { dst[3 * k] = l[k]; dst[3 * k + 1] = a[k]; dst[3 * k + 2] = bb[k] }
                     p += 8
                 }
+              }
             }
         }
     }
@@ -34,7 +36,8 @@ extension Lab {
     public static func lightnessFromRGB8(_ rgb: UnsafePointer<UInt8>, _ lightness: UnsafeMutablePointer<Float>,
                                          pixelCount: Int) {
         linearTable.withUnsafeBufferPointer { tb in
-            let t = tb.baseAddress!
+          labFCurve.withUnsafeBufferPointer { fb in
+            let t = tb.baseAddress!, f = fb.baseAddress!
             let wy = forward[3], wg = forward[4], wb = forward[5]
             var p = 0
             var y = V()
@@ -45,10 +48,11 @@ extension Lab {
                     let q = k < n ? k : 0
                     y[k] = t[Int(src[3 * q])] * wy + t[Int(src[3 * q + 1])] * wg + t[Int(src[3 * q + 2])] * wb
                 }
-                let l = labF(y) * 116 - 16
+                let l = labFTable(y, f) * 116 - 16
                 for k in 0..<n { lightness[p + k] = l[k] }
                 p += 8
             }
+          }
         }
     }
 

@@ -33,7 +33,7 @@ LICENCES = {
     "plasma-workspace-wallpapers": "GPL-2+ (per wallpaper metadata)",
     "palapeli-data": "GPL-2+",
     "enlightenment-data": "BSD-2-clause",
-    "gcompris-qt-data": "GPL-3+ package; images PD / CC-BY / CC-BY-SA per file (see debian/copyright)",
+    "gcompris-qt-data": "GPL-3+ (debian/copyright Files: *; photos credited upstream per activity)",
     "tuxpaint-stamps-default": "GPL-2+",
 }
 
