@@ -32,13 +32,13 @@ enum ColorizeCommand {
             preset = p
         }
         let modelPath = try a.string("model") ?? defaultModel()
-        if !a.flag("whole") {
-            printNote("colorize: photo detection is not available yet, colorizing the whole image (--whole)")
-        }
         let bundle = try ModelBundle.load(modelPath, preset: preset)
         let image = try ImageFile.read(paths[0])
         let colorizer = try Colorizer(bundle: bundle)
         try ImageFile.write(colorizer.colorize(image), to: paths[1])
+        if !a.flag("whole") {
+            printNote("colorize: photo detection is not available yet, so the whole image was colorized (--whole)")
+        }
         return 0
     }
 

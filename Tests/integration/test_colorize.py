@@ -151,3 +151,28 @@ def test_bare_onnx_with_preset_equals_bundle(colorcam, tmp_path):
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
     proc = run(colorcam, "colorize", src, tmp_path / "c.png", "--model", BUNDLE, "--preset", "eccv16", check=False)
     assert proc.returncode == 64
+
+
+@pytest.mark.parametrize("manifest,code", [(None, 66), ("not json", 65), ('{"file": "model.onnx"}', 65),
+                                           ('{"file": "../x.onnx", "input": {"shape": [1,1,256,256]}, "output": {}}', 65),
+                                           ('{"file": "model.onnx", "input": {"shape": [1,3,256,256]}, "output": {}}', 65)])
+def test_broken_bundle_is_one_line_error(colorcam, tmp_path, manifest, code):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "model.onnx").write_bytes((BUNDLE / "model.onnx").read_bytes())
+    if manifest is not None:
+        (bundle / "manifest.json").write_text(manifest)
+    src = tmp_path / "in.png"
+    need_pil().fromarray(scene(20, 20)).save(src)
+    proc = run(colorcam, "colorize", src, tmp_path / "o.png", "--model", bundle, check=False)
+    assert proc.returncode == code, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "bundle" in proc.stderr
+
+
+def test_model_that_is_not_onnx_is_exit_65(colorcam, tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x07garbage")
+    src = tmp_path / "in.png"
+    need_pil().fromarray(scene(20, 20)).save(src)
+    proc = run(colorcam, "colorize", src, tmp_path / "o.png", "--model", bad, check=False)
+    assert proc.returncode == 65 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
