@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// CIE L*a*b* for sRGB (D65), with the constants of scikit-image's `rgb2lab` / `lab2rgb` (what Zhang et al.'s
 /// colorizers are trained with, and what `tools/train/labcolor.py` uses).
 ///
@@ -79,7 +83,3 @@ public enum Lab {
         ]
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif
