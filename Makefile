@@ -8,7 +8,7 @@ PYTHON ?= python3
 RELEASE_BIN := .build/release/colorcam
 DEMO := demo
 
-.PHONY: demo test deps build release unit integration profile clean
+.PHONY: demo test deps build release unit integration conformance vivid profile clean
 
 deps:
 	@tools/deps.sh
@@ -39,7 +39,15 @@ unit: deps
 integration: release
 	COLORCAM=$(RELEASE_BIN) PREVIEW_HARNESS=.build/release/preview-harness $(PYTHON) -m pytest -q Tests/integration
 
-test: unit integration
+# Inference conformance: ONNX models generated with the onnx package, run in onnxruntime and in colorcam.
+conformance: release
+	COLORCAM_BIN=$(RELEASE_BIN) $(PYTHON) -m pytest -q tools/conformance
+
+# V4L2 capture against the kernel's vivid driver, in one VM boot (../shared/vivid/vivid-run).
+vivid: release
+	Tests/vivid/run.sh
+
+test: unit integration conformance vivid
 
 # Benchmarks (not part of make test): print figures and ratios against a peer run in the same script.
 profile: release

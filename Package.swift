@@ -17,6 +17,7 @@ let package = Package(
             pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]
         ),
+        .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(
             name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
             providers: [.apt(["libturbojpeg0-dev"])]
@@ -24,7 +25,7 @@ let package = Package(
         .target(name: "ColorcamCore", path: "Sources/ColorcamCore", exclude: ["README.md"]),
         .target(
             name: "Stream",
-            dependencies: ["ColorcamCore", "CPNG"],
+            dependencies: ["ColorcamCore", "CPNG", "CV4L2", "CTurboJPEG"],
             path: "Sources/Stream",
             exclude: ["README.md", "TRACE-FORMAT.md"]
         ),
@@ -38,20 +39,25 @@ let package = Package(
         .executableTarget(
             name: "preview-harness", dependencies: ["ColorcamCore", "Preview"], path: "Sources/PreviewHarness"
         ),
+        .target(
+            name: "Live", dependencies: ["ColorcamCore", "Stream", "Preview"], path: "Sources/Live",
+            exclude: ["README.md"]
+        ),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream", "Infer"],
+            dependencies: ["ColorcamCore", "Stream", "Preview", "Live", "Infer", "Detect"],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),
         .testTarget(
             name: "StreamTests",
-            dependencies: ["Stream", "ColorcamCore"],
+            dependencies: ["Stream", "ColorcamCore", "CV4L2", "CTurboJPEG"],
             path: "Tests/StreamTests"
         ),
-        .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
         .testTarget(
             name: "PreviewTests", dependencies: ["Preview", "ColorcamCore", "CTurboJPEG"], path: "Tests/PreviewTests"
         ),
+        .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
+        .testTarget(name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests"),
     ]
 )

@@ -2,11 +2,14 @@
 # Installs what colorcam needs to build, test and run its demo — idempotent: it installs only what is missing.
 #   tools/deps.sh            Debian packages + Python test oracles
 # Debian packages: the C libraries colorcam links (libpng, OpenBLAS, libv4l2, libturbojpeg) and the tools its tests
-# use as oracles (ffmpeg/ffprobe, v4l2-ctl). Python: pytest for the integration suite, onnx/onnxruntime/numpy for the
-# inference conformance suite.
+# use as oracles (ffmpeg/ffprobe, v4l2-ctl, chromium). Python: pytest for the integration suite, onnx/onnxruntime/
+# numpy for the inference conformance suite, OpenCV/scikit-image/scikit-learn/matplotlib for the detect scene
+# renderer and its OpenCV baseline.
 set -euo pipefail
 APT_PACKAGES=(pkg-config ffmpeg libpng-dev libopenblas-dev libv4l-dev libturbojpeg0-dev v4l-utils chromium)
-PIP_MODULES=(pytest numpy onnx onnxruntime)
+# "module:pip-package" — the import name, then what pip installs it from.
+PIP_MODULES=(pytest:pytest numpy:numpy onnx:onnx onnxruntime:onnxruntime cv2:opencv-python-headless
+             skimage:scikit-image sklearn:scikit-learn matplotlib:matplotlib)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -19,10 +22,16 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The detect scene renderer fetches opencv-doc's sample photos with `apt-get download`: it needs package lists.
+if ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+fi
+
 PY=${PYTHON:-python3}
 pip_missing=()
-for mod in "${PIP_MODULES[@]}"; do
-  "$PY" -c "import $mod" 2>/dev/null || pip_missing+=("$mod")
+for entry in "${PIP_MODULES[@]}"; do
+  "$PY" -c "import ${entry%%:*}" 2>/dev/null || pip_missing+=("${entry#*:}")
 done
 if ((${#pip_missing[@]})); then
   echo "deps: installing Python packages: ${pip_missing[*]}" >&2

@@ -3,16 +3,16 @@
 /// Debian's OpenBLAS 0.3.21 misdetects recent AMD CPUs as `Prescott` (SSE3 kernels, 4–6× slower sgemm); colorcam
 /// picks the core from the flags instead and passes it through `OPENBLAS_CORETYPE` before the library loads.
 public enum OpenBLASCoreSelection {
-    /// The core for a set of CPU flags (lower-case, as `/proc/cpuinfo` spells them) and vendor id.
+    /// The core for a set of CPU flags (lower-case, as `/proc/cpuinfo` spells them).
     ///
-    /// AVX-512 F+BW+VL+DQ → `SkylakeX` (`Cooperlake` with BF16); AVX2+FMA → `Zen` on AMD (same AVX2 kernels as
-    /// `Haswell`, blocking tuned for Zen caches; measured faster here) and `Haswell` elsewhere; AVX → `Sandybridge`;
-    /// SSE3 → `Prescott`; otherwise `Core2`.
-    public static func core(forFlags flags: Set<String>, vendor: String = "") -> String {
+    /// AVX-512 F+BW+VL+DQ → `SkylakeX` (`Cooperlake` with BF16); AVX2+FMA → `Haswell` (also on AMD: OpenBLAS's
+    /// `Zen` core uses the same AVX2 sgemm kernel, and measured interleaved on this EPYC it was not faster);
+    /// AVX → `Sandybridge`; SSE3 → `Prescott`; otherwise `Core2`.
+    public static func core(forFlags flags: Set<String>) -> String {
         if ["avx512f", "avx512bw", "avx512vl", "avx512dq"].allSatisfy(flags.contains) {
             return flags.contains("avx512_bf16") ? "Cooperlake" : "SkylakeX"
         }
-        if flags.contains("avx2") && flags.contains("fma") { return vendor == "AuthenticAMD" ? "Zen" : "Haswell" }
+        if flags.contains("avx2") && flags.contains("fma") { return "Haswell" }
         if flags.contains("avx") { return "Sandybridge" }
         if flags.contains("pni") || flags.contains("sse3") { return "Prescott" }
         return "Core2"

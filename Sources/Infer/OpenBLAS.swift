@@ -59,8 +59,7 @@ public final class OpenBLAS: Sendable {
         if let userCore, !userCore.isEmpty {
             coreSource = .userEnvironment(userCore)
         } else {
-            let chosen = OpenBLASCoreSelection.core(forFlags: OpenBLASCoreSelection.cpuFlags(),
-                                                    vendor: OpenBLASCoreSelection.cpuVendor())
+            let chosen = OpenBLASCoreSelection.core(forFlags: OpenBLASCoreSelection.cpuFlags())
             setenv("OPENBLAS_CORETYPE", chosen, 1)
             coreSource = .chosenFromFlags(chosen)
         }

@@ -1,3 +1,5 @@
+import ColorcamCore
+
 extension PreviewEventLoop {
     /// The `/stats.json` document: the newest frame's stats and overlays, drop counts from the metrics, health.
     ///
@@ -51,26 +53,7 @@ extension PreviewEventLoop {
     }
 
     /// A JSON string literal with quotes, backslashes and control characters escaped.
-    static func string(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    static func string(_ value: String) -> String { JSONText.quoted(value) }
 }
 
 extension String {

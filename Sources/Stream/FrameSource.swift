@@ -24,6 +24,20 @@ public protocol FrameSource: AnyObject {
 
     /// Goes back to the first frame (for `--loop`). Throws when `canRewind` is false.
     func rewind() throws
+
+    /// True for live devices: they deliver frames at their own pace and stamp `sequence` (the driver's) and
+    /// `captureTimestampNs` (on the pipeline clock) themselves; the pipeline neither paces nor renumbers them.
+    var isLive: Bool { get }
+    /// Frames the device lost just before the frame last read (sequence-number gaps): traced as `driver_gap`.
+    var gapBeforeLastFrame: Int { get }
+    /// Frames that could not be decoded just before the frame last read: traced as `decode_error`.
+    var decodeErrorsBeforeLastFrame: Int { get }
+}
+
+extension FrameSource {
+    public var isLive: Bool { false }
+    public var gapBeforeLastFrame: Int { 0 }
+    public var decodeErrorsBeforeLastFrame: Int { 0 }
 }
 
 /// Where frames go: a `.y4m` file or stdout.

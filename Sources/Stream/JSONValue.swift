@@ -1,3 +1,5 @@
+import ColorcamCore
+
 /// A JSON value as the trace reader sees it: numbers without a fraction or exponent stay exact integers.
 ///
 /// Values are immutable and `Sendable`. `jsonText` writes compact JSON with object keys sorted, so the same value
@@ -81,24 +83,5 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
-    static func writeString(_ text: String, to out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
-    }
+    static func writeString(_ text: String, to out: inout String) { JSONText.appendQuoted(text, to: &out) }
 }

@@ -40,17 +40,25 @@ public final class PNGFolderSource: FrameSource {
     ///   - fps: the rate to pace frames at, frames per second (finite, 0.001...10,000).
     /// - Throws: `StreamError`: `.missingInput` when the folder does not exist or cannot be read, `.badData`
     ///   when it holds no PNG or the first PNG cannot be read or is too large, `.usage` for a non-positive fps.
-    public init(directory: String, fps: Double = 30) throws {
-        guard fps.isFinite, fps >= 0.001, fps <= 10_000 else {
-            throw StreamError(.usage, file: directory, "fps must be in 0.001...10000, got \(fps)")
-        }
-        name = directory
-        frameRate = PNGFolderSource.fraction(fps)
-        nominalFrameIntervalNs = Int64((1e9 / fps).rounded())
-        files = try PNGFolderSource.listPNGs(in: directory)
-        guard let first = files.first else {
+    public convenience init(directory: String, fps: Double = 30) throws {
+        let files = try PNGFolderSource.listPNGs(in: directory)
+        guard !files.isEmpty else {
             throw StreamError(.badData, file: directory, "the folder holds no .png files")
         }
+        try self.init(files: files, name: directory, fps: fps)
+    }
+
+    /// Plays the given PNG files in the given order (e.g. one image: `files: [path]`).
+    /// - Throws: as `init(directory:fps:)`; `.usage` for an empty list or a bad fps.
+    public init(files: [String], name: String, fps: Double = 30) throws {
+        guard fps.isFinite, fps >= 0.001, fps <= 10_000 else {
+            throw StreamError(.usage, file: name, "fps must be in 0.001...10000, got \(fps)")
+        }
+        guard let first = files.first else { throw StreamError(.usage, file: name, "no PNG files given") }
+        self.name = name
+        frameRate = PNGFolderSource.fraction(fps)
+        nominalFrameIntervalNs = Int64((1e9 / fps).rounded())
+        self.files = files
         let probe = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
         defer { probe.deallocate() }
         try PNGFolderSource.beginRead(first, frame: 0, into: probe)

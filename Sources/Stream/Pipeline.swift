@@ -46,6 +46,7 @@ public final class Pipeline: @unchecked Sendable {
     /// Frames captured so far (for progress display; any thread may read).
     public let framesCaptured = Atomic<Int>(0)
     private let framesOutput = Atomic<Int>(0)
+    private let lastCapture = Atomic<Int64>(0)
     private let done = DispatchGroup()
 
     /// - Parameters:
@@ -98,7 +99,9 @@ public final class Pipeline: @unchecked Sendable {
         let error = failure.withLock { $0 }
         if let error {
             sink?.abort()
-            throw error
+            throw PipelineFailure(underlying: error, framesCaptured: framesCaptured.load(ordering: .acquiring),
+                                  nextSequence: config.firstSequence + framesCaptured.load(ordering: .acquiring),
+                                  lastCaptureTsNs: lastCapture.load(ordering: .relaxed))
         }
         try sink?.finish()
         var stats = PipelineStats()
@@ -110,6 +113,8 @@ public final class Pipeline: @unchecked Sendable {
         stats.framesCaptured = framesCaptured.load(ordering: .acquiring)
         stats.framesOutput = framesOutput.load(ordering: .acquiring)
         stats.durationNs = clock.nowNs() - startNs
+        stats.nextSequence = config.firstSequence + stats.framesCaptured
+        stats.lastCaptureTsNs = lastCapture.load(ordering: .relaxed)
         return stats
     }
 
@@ -141,10 +146,11 @@ public final class Pipeline: @unchecked Sendable {
         }
         let intervalNs = frameIntervalNs
         let useSourceTimestamps = config.frameIntervalOverrideNs == nil
-        var sequence = 0
+        var sequence = config.firstSequence
         var loopBaseNs = clock.nowNs() + config.startLeadNs
         do {
             for loop in 0..<config.loops {
+                if stopRequested.load(ordering: .acquiring) { break }
                 if loop > 0 { try source.rewind() }
                 var firstSourceTsNs: Int64?
                 var lastOffsetNs: Int64 = -intervalNs
@@ -171,12 +177,21 @@ public final class Pipeline: @unchecked Sendable {
                     }
                     lastOffsetNs = offsetNs
                     indexInLoop += 1
-                    if config.pace == .realtime { clock.sleep(untilNs: loopBaseNs + offsetNs) }
-                    let captureNs = clock.nowNs()
-                    buffer.sequence = sequence
-                    buffer.captureTimestampNs = captureNs
-                    sequence += 1
+                    let captureNs: Int64
+                    if source.isLive {
+                        // The device paced the frame and stamped it; its gaps become driver_gap drops.
+                        captureNs = buffer.captureTimestampNs
+                        traceSourceLosses(before: buffer, atNs: captureNs)
+                        sequence = buffer.sequence + 1
+                    } else {
+                        if config.pace == .realtime { clock.sleep(untilNs: loopBaseNs + offsetNs) }
+                        captureNs = clock.nowNs()
+                        buffer.sequence = sequence
+                        buffer.captureTimestampNs = captureNs
+                        sequence += 1
+                    }
                     framesCaptured.add(1, ordering: .releasing)
+                    lastCapture.store(captureNs, ordering: .relaxed)
                     if discard {
                         var span = TraceEvent.span(.capture, frame: buffer.sequence, startNs: captureNs,
                                                    endNs: clock.nowNs())
@@ -207,6 +222,21 @@ public final class Pipeline: @unchecked Sendable {
             }
         } catch {
             fail(error)
+        }
+    }
+
+    /// Traces the frames a live source lost before `frame`: sequence gaps as `driver_gap` (one per missing
+    /// number), undecodable frames as `decode_error` (frame -1: their numbers are unknown).
+    private func traceSourceLosses(before frame: FrameBuffer, atNs: Int64) {
+        let gap = source.gapBeforeLastFrame
+        let errors = source.decodeErrorsBeforeLastFrame
+        guard gap > 0 || errors > 0 else { return }
+        core.withLock { core in
+            for i in 0..<min(gap, 100_000) {
+                core.noteDrop(frame: frame.sequence - gap + i, reason: .driverGap, atNs: atNs, track: .capture,
+                              trace: trace)
+            }
+            for _ in 0..<errors { core.noteDrop(frame: -1, reason: .decodeError, atNs: atNs, track: .capture, trace: trace) }
         }
     }
 

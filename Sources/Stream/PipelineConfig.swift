@@ -1,3 +1,5 @@
+import ColorcamCore
+
 /// How the pipeline paces its source and bounds its work. Durations in nanoseconds.
 public struct PipelineConfig: Sendable {
     public enum Pace: String, Sendable, CaseIterable {
@@ -21,6 +23,8 @@ public struct PipelineConfig: Sendable {
     public var frameIntervalOverrideNs: Int64?
     /// Preallocated frame buffers between capture and output.
     public var framePoolSize = 8
+    /// Sequence number of the first frame (a daemon restarting its pipeline continues the numbering).
+    public var firstSequence = 0
     /// Realtime: delay before the first frame is due, so threads are up before the clock starts counting.
     public var startLeadNs: Int64 = 5_000_000
 
@@ -35,4 +39,22 @@ public struct PipelineStats: Sendable {
     public var drops: [DropReason: Int] = [:]
     public var maxInFlightSeen = 0
     public var durationNs: Int64 = 0
+    /// Sequence number the next frame would have had (continue from here after a restart).
+    public var nextSequence = 0
+    /// Capture time of the last frame, on the pipeline clock (0 when none).
+    public var lastCaptureTsNs: Int64 = 0
+
+    public init() {}
+}
+
+/// A pipeline run that ended on an error: the error (its kind and message are the underlying error's) and how
+/// far the run got, so a daemon can resume numbering and account for the gap.
+public struct PipelineFailure: ColorcamError {
+    public let underlying: Error
+    public let framesCaptured: Int
+    public let nextSequence: Int
+    public let lastCaptureTsNs: Int64
+
+    public var kind: FailureKind { (underlying as? ColorcamError)?.kind ?? .internalError }
+    public var description: String { (underlying as? ColorcamError)?.description ?? "\(underlying)" }
 }

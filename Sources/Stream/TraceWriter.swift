@@ -23,26 +23,7 @@ public enum TraceValue: Sendable {
 }
 
 /// Quotes and escapes a string for JSON.
-func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-            if scalar.value < 0x20 {
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    return out + "\""
-}
+func jsonString(_ text: String) -> String { JSONText.quoted(text) }
 
 /// Streams trace events to a Chrome Trace Event Format file (JSON array form; see TRACE-FORMAT.md).
 ///

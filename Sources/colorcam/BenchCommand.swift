@@ -19,10 +19,11 @@ enum BenchCommand {
     `bench sgemm` prints OpenBLAS's sgemm GFLOP/s on square matrices (the peak the convs are compared with).
     """
 
-    static let command = Command(name: "bench", summary: "benchmark the inference engine on an ONNX model",
-                                 help: help, run: run)
+    static let command = Command(name: "bench", summary: "benchmarks: inference engine, sgemm, detect + track",
+                                 help: help + "\n" + BenchDetectCommand.help, run: run)
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        if args.first == "detect" { return try BenchDetectCommand.run(args) }
         let a = try Arguments(args, command: "bench",
                               valued: ["size", "shape", "threads", "runs", "mode", "input", "output"],
                               boolean: ["profile", "steps"])

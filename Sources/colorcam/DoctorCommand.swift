@@ -15,7 +15,7 @@ enum DoctorCommand {
         let flags = OpenBLASCoreSelection.cpuFlags()
         let interesting = ["pni", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
                            "avx512vl", "avx512dq", "avx512_bf16", "avx512_vnni"]
-        print("cpu        \(OpenBLASCoreSelection.cpuModelName()), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) online")
+        print("cpu        \(OpenBLASCoreSelection.cpuVendor()) \(OpenBLASCoreSelection.cpuModelName()), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) online")
         print("features   \(interesting.filter(flags.contains).joined(separator: " "))")
         do {
             let blas = try OpenBLAS.shared()

@@ -7,8 +7,13 @@ import ColorcamCore
 let commands: [Command] = [
     ReplayCommand.command,
     TraceReportCommand.command,
+    LiveCommand.command,
+    DevicesCommand.command,
+    RecordCommand.command,
+    DoctorCommand.command,
+    DetectCommand.command,
+    BenchCommand.command,
     TestClipCommand.command,
-    DoctorCommand.command, BenchCommand.command,
     ColorizeCommand.command,
 ]
 

@@ -1,0 +1,204 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Refines a coarse quad at full resolution: along each side it samples points, finds the photo's edge along the
+/// side's normal (the outermost strong gradient peak, sub-pixel by a parabola), fits a line through them (total least
+/// squares with one outlier pass) and intersects adjacent lines for the corners.
+///
+/// It also scores the quad: the fraction of samples with a clear edge on the fitted line (occlusion or a fake
+/// outline scores low). Reuses its scratch storage (no allocation once grown). Threading: one thread at a time.
+struct EdgeRefiner {
+    struct Result {
+        var quad: Quad
+        /// Per-side fraction of samples that found an edge on the fitted line, 0...1.
+        var sideSupport: (Double, Double, Double, Double)
+        var meanSupport: Double { (sideSupport.0 + sideSupport.1 + sideSupport.2 + sideSupport.3) / 4 }
+        var minSupport: Double { min(min(sideSupport.0, sideSupport.1), min(sideSupport.2, sideSupport.3)) }
+        /// Support of side `i` (0...3; side i runs from corner i to corner i+1).
+        func support(of side: Int) -> Double {
+            switch side & 3 {
+            case 0: return sideSupport.0
+            case 1: return sideSupport.1
+            case 2: return sideSupport.2
+            default: return sideSupport.3
+            }
+        }
+    }
+
+    /// Weakest edge that counts, in levels of change across 2 px (luma; chroma weighted by `chromaWeight`).
+    var minimumEdgeStrength = 9.0
+    var chromaWeight = 2.0
+    /// Samples per side at most (fewer on short sides: one per 4 px, at least 12).
+    var maximumSamplesPerSide = 40
+    private var points: [PixelPoint] = []
+    /// Edge strength along one sample's normal (fixed capacity: the search window is clamped to fit).
+    private var profile: [Double]
+    private let profileCapacity = 128
+
+    init() {
+        points.reserveCapacity(128)
+        profile = [Double](repeating: 0, count: profileCapacity)
+    }
+
+    /// Edge strength across the direction `n` at `p`: |Δ| over ±1 px of luma and weighted chroma combined.
+    @inline(__always) private func strength(_ s: PlaneSampler, _ p: PixelPoint, _ n: PixelPoint) -> Double {
+        let a = p + n, b = p - n
+        let dy = s.lumaAt(a) - s.lumaAt(b)
+        var total = dy * dy
+        if s.cb != nil {
+            let (cba, cra) = s.chromaAt(a), (cbb, crb) = s.chromaAt(b)
+            let w2 = chromaWeight * chromaWeight
+            total += w2 * ((cba - cbb) * (cba - cbb) + (cra - crb) * (cra - crb))
+        }
+        return total.squareRoot()
+    }
+
+    /// Refines `quad` (clockwise on screen) in `sampler`'s frame.
+    /// - Parameters:
+    ///   - inwardPx: how far inside each side to search, pixels.
+    ///   - outwardPx: how far outside.
+    /// - Returns: nil when a side finds too few edge points to fit a line or the lines do not meet sensibly.
+    ///   - firstFromInside: pick the innermost clear peak instead of the outermost (used to step outwards from a
+    ///     picture's edge to the outer edge of its white border).
+    mutating func refine(_ quad: Quad, in sampler: PlaneSampler, inwardPx: Double, outwardPx: Double,
+                         firstFromInside: Bool = false) -> Result? {
+        var linePoint = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
+        var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
+        var support = (0.0, 0.0, 0.0, 0.0)
+        for side in 0..<4 {
+            let a = quad[side], b = quad[side + 1]
+            let along = b - a
+            let length = (along * along).sum().squareRoot()
+            guard length > 4 else { return nil }
+            let u = along / length
+            // Clockwise on screen: the outward normal is (u.y, -u.x).
+            let n = PixelPoint(u.y, -u.x)
+            let samples = min(maximumSamplesPerSide, max(12, Int(length / 4)))
+            points.removeAll(keepingCapacity: true)
+            let steps = min(profileCapacity - 3, Int((inwardPx + outwardPx).rounded(.up)))
+            for s in 0..<samples {
+                let t = 0.08 + 0.84 * (Double(s) + 0.5) / Double(samples)
+                let base = a + along * t
+                // Profile from inside to outside at offsets -inwardPx - 1 … -inwardPx + steps + 1.
+                var maxValue = 0.0
+                for k in 0...(steps + 2) {
+                    let v = strength(sampler, base + n * (-inwardPx - 1 + Double(k)), n)
+                    profile[k] = v
+                    if k >= 1 && k <= steps + 1 { maxValue = max(maxValue, v) }
+                }
+                guard maxValue >= minimumEdgeStrength else { continue }
+                // Keep the outermost peak at least half the strongest (or, stepping outwards, the first clear one).
+                var chosen = -1.0e9
+                for k in 1...(steps + 1) {
+                    let previous = profile[k - 1], current = profile[k], next = profile[k + 1]
+                    let clear = firstFromInside ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
+                                                : current >= 0.5 * maxValue
+                    guard clear && current >= previous && current >= next else { continue }
+                    let denom = previous - 2 * current + next
+                    let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
+                    chosen = -inwardPx + Double(k - 1) + offset
+                    if firstFromInside { break }
+                }
+                if chosen > -1.0e8 { points.append(base + n * chosen) }
+            }
+            guard points.count >= max(4, samples / 4) else { return nil }
+            guard var fit = EdgeRefiner.fitLine(points, excludingBeyond: nil) else { return nil }
+            if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
+            // Support: inliers within 1.5 px of the final line over all samples.
+            var inliers = 0
+            let normal = PixelPoint(-fit.direction.y, fit.direction.x)
+            for p in points where abs(((p - fit.point) * normal).sum()) <= 1.5 { inliers += 1 }
+            let fraction = Double(inliers) / Double(samples)
+            switch side {
+            case 0: linePoint.0 = fit.point; lineDir.0 = fit.direction; support.0 = fraction
+            case 1: linePoint.1 = fit.point; lineDir.1 = fit.direction; support.1 = fraction
+            case 2: linePoint.2 = fit.point; lineDir.2 = fit.direction; support.2 = fraction
+            default: linePoint.3 = fit.point; lineDir.3 = fit.direction; support.3 = fraction
+            }
+        }
+        // Corner i is where side i-1 meets side i.
+        guard let c0 = EdgeRefiner.intersect(linePoint.3, lineDir.3, linePoint.0, lineDir.0),
+              let c1 = EdgeRefiner.intersect(linePoint.0, lineDir.0, linePoint.1, lineDir.1),
+              let c2 = EdgeRefiner.intersect(linePoint.1, lineDir.1, linePoint.2, lineDir.2),
+              let c3 = EdgeRefiner.intersect(linePoint.2, lineDir.2, linePoint.3, lineDir.3)
+        else { return nil }
+        return Result(quad: Quad(c0, c1, c2, c3), sideSupport: support)
+    }
+
+    /// Total-least-squares line through `points`; with `excludingBeyond` = (point, direction, distance), only points
+    /// within `distance` of that line take part. Nil when fewer than 3 points take part.
+    static func fitLine(_ points: [PixelPoint],
+                        excludingBeyond: (PixelPoint, PixelPoint, Double)?) -> (point: PixelPoint, direction: PixelPoint)? {
+        var count = 0.0
+        var mean = PixelPoint.zero
+        func keep(_ p: PixelPoint) -> Bool {
+            guard let (c, d, limit) = excludingBeyond else { return true }
+            let normal = PixelPoint(-d.y, d.x)
+            return abs(((p - c) * normal).sum()) <= limit
+        }
+        for p in points where keep(p) { mean += p; count += 1 }
+        guard count >= 3 else { return nil }
+        mean /= count
+        var sxx = 0.0, sxy = 0.0, syy = 0.0
+        for p in points where keep(p) {
+            let d = p - mean
+            sxx += d.x * d.x; sxy += d.x * d.y; syy += d.y * d.y
+        }
+        // Principal axis of the 2×2 covariance.
+        let angle = 0.5 * atan2(2 * sxy, sxx - syy)
+        return (mean, PixelPoint(cos(angle), sin(angle)))
+    }
+
+    static func intersect(_ p1: PixelPoint, _ d1: PixelPoint, _ p2: PixelPoint, _ d2: PixelPoint) -> PixelPoint? {
+        let denom = d1.x * d2.y - d1.y * d2.x
+        guard abs(denom) > 1e-6 else { return nil }
+        let diff = p2 - p1
+        let t = (diff.x * d2.y - diff.y * d2.x) / denom
+        return p1 + d1 * t
+    }
+
+    /// Repairs a side that cut across the photo (the coarse region lost a corner): slides a line parallel to the
+    /// opposite side outwards from the weak side by up to `maximumOffsetPx`, scoring each position by the fraction
+    /// of 16 points between the two neighbouring sides' lines that sit on a clear edge, and moves the side to the
+    /// best position when it scores at least 0.6 and clearly beats the current one.
+    /// - Returns: the repaired quad, or nil when no better position was found.
+    func repairSide(_ quad: Quad, side: Int, currentSupport: Double, in sampler: PlaneSampler,
+                    maximumOffsetPx: Double) -> Quad? {
+        let oppositeStart = quad[side + 2], oppositeEnd = quad[side + 3]
+        var d = oppositeStart - oppositeEnd  // runs the same way as the weak side
+        let length = (d * d).sum().squareRoot()
+        guard length > 4 else { return nil }
+        d /= length
+        let n = PixelPoint(d.y, -d.x)  // outward for a clockwise quad
+        let previousPoint = quad[side - 1], previousDirection = quad[side] - quad[side - 1]
+        let nextPoint = quad[side + 1], nextDirection = quad[side + 2] - quad[side + 1]
+        let weakMid = (quad[side] + quad[side + 1]) / 2
+        let startOffset = ((weakMid - oppositeStart) * n).sum()
+        var bestScore = 0.0, bestOffset = startOffset
+        var offset = startOffset - 2
+        while offset <= startOffset + maximumOffsetPx {
+            let anchor = oppositeStart + n * offset
+            guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
+                  let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
+            else { offset += 1; continue }
+            var hits = 0
+            for k in 0..<16 {
+                let t = 0.1 + 0.8 * (Double(k) + 0.5) / 16
+                if strength(sampler, a + (b - a) * t, n) >= 1.5 * minimumEdgeStrength { hits += 1 }
+            }
+            let score = Double(hits) / 16
+            if score > bestScore + 1e-9 { bestScore = score; bestOffset = offset }
+            offset += 1
+        }
+        guard bestScore >= 0.6, bestScore >= currentSupport + 0.15 else { return nil }
+        let anchor = oppositeStart + n * bestOffset
+        guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
+              let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
+        else { return nil }
+        var repaired = quad
+        repaired[side] = a
+        repaired[side + 1] = b
+        return repaired
+    }
+}

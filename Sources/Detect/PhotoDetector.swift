@@ -1,0 +1,252 @@
+import ColorcamCore
+
+/// Finds rectangular photos (prints) in a frame.
+///
+/// Pipeline: box-downscale luma and chroma to a coarse grid (~240 px on the short side) → Canny-style edges at two
+/// sensitivities → regions the table background cannot reach (`RegionExtractor`) → largest quad on each region's
+/// hull (`QuadFitter`) → shape checks → full-resolution edge refinement and scoring (`EdgeRefiner`) → parameter
+/// filters (aspect, right angles, size, confidence) → overlap suppression, best first.
+///
+/// Usage:
+/// ```swift
+/// let detector = PhotoDetector(geometry: frame.geometry)
+/// let observations = detector.detect(frame)   // [Observation], best first
+/// ```
+///
+/// Ownership and threading: all working memory is allocated in `init` for one `FrameGeometry`; `detect` allocates
+/// nothing once the result array and scratch lists have reached their working size (after the first few frames).
+/// One thread at a time (the capture thread); the frame must not change during `detect`. Not `Sendable`.
+public final class PhotoDetector {
+    public let geometry: FrameGeometry
+    public var parameters: DetectorParameters
+    private let coarse: CoarseFrame
+    private let edgeDetector: EdgeDetector
+    private let regions: RegionExtractor
+    private var fitter = QuadFitter()
+    private var refiner = EdgeRefiner()
+    private var candidates: [Observation] = []
+    private var results: [Observation] = []
+    /// Edge sensitivities tried per frame (1 = default thresholds; lower finds weaker outlines).
+    /// Per pass: edge sensitivity (1 = default thresholds; lower finds weaker outlines), the radius edges are dilated
+    /// by before the background flood (closes gaps in an outline, but also joins prints lying close together) and
+    /// the opening radius (removes fingers and edge bands thinner than 2r+1 coarse px). The third pass bridges
+    /// outlines with long weak stretches (a print whose picture matches the table along part of its edge).
+    var passes: [(sensitivity: Float, dilationRadius: Int, openingRadius: Int)] = [(1.0, 1, 2), (0.6, 0, 2), (0.55, 2, 3)]
+    /// A candidate needs this fraction of edge samples on its weakest side and on average.
+    var minimumSideSupport = 0.15
+    var minimumMeanSupport = 0.5
+
+    /// - Precondition: `parameters.validationError() == nil`.
+    public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters()) {
+        precondition(parameters.validationError() == nil, parameters.validationError() ?? "")
+        self.geometry = geometry
+        self.parameters = parameters
+        coarse = CoarseFrame(geometry: geometry)
+        edgeDetector = EdgeDetector(widthPx: coarse.widthPx, heightPx: coarse.heightPx)
+        regions = RegionExtractor(widthPx: coarse.widthPx, heightPx: coarse.heightPx)
+        candidates.reserveCapacity(64)
+        results.reserveCapacity(64)
+    }
+
+    /// Detects photos in `frame` (whose geometry must equal `geometry`).
+    /// - Returns: observations sorted by confidence, best first, at most `parameters.maximumObservations` (0 = all).
+    ///   The returned array shares storage with the detector's: copy it before the next `detect` if you keep it.
+    public func detect(_ frame: FrameBuffer) -> [Observation] {
+        precondition(frame.geometry == geometry, "PhotoDetector made for \(geometry), given \(frame.geometry)")
+        candidates.removeAll(keepingCapacity: true)
+        results.removeAll(keepingCapacity: true)
+        let shortSide = Double(min(geometry.widthPx, geometry.heightPx))
+        let minimumSidePx = max(8.0, parameters.minimumSize * shortSide)
+        guard coarse.widthPx >= 16, coarse.heightPx >= 16, minimumSidePx < shortSide else { return results }
+        coarse.load(from: frame)
+        let sampler = PlaneSampler(frame)
+        let f = Double(coarse.factor)
+        let minimumCoarseSide = max(4, Int(minimumSidePx / f * 0.8))
+        for (index, pass) in passes.enumerated() {
+            if index == 0 {
+                edgeDetector.detect(coarse, useChroma: parameters.useChroma, sensitivity: pass.sensitivity)
+            } else {
+                edgeDetector.relink(sensitivity: pass.sensitivity)
+            }
+            regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide,
+                            dilationRadius: pass.dilationRadius, openingRadius: pass.openingRadius)
+            for region in regions.regions {
+                considerRegion(region, sampler: sampler, factor: f, minimumSidePx: minimumSidePx)
+            }
+        }
+        // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
+        // a shape inside a picture): keep the larger unless it is clearly less certain.
+        insertionSortByConfidence()
+        for candidate in candidates {
+            let centre = candidate.quad.centroid
+            var duplicateOf = -1
+            for (k, kept) in results.enumerated()
+            where kept.quad.contains(centre) || candidate.quad.contains(kept.quad.centroid) {
+                duplicateOf = k
+                break
+            }
+            if duplicateOf >= 0 {
+                let kept = results[duplicateOf]
+                // The larger outline wins when it encloses the other (a picture inside its own white border; prints
+                // do not lie inside prints) and is itself well supported.
+                if candidate.quad.area > 1.1 * kept.quad.area && candidate.quad.contains(kept.quad.centroid)
+                    && (candidate.confidence >= 0.6 || candidate.confidence >= kept.confidence - 0.2) {
+                    results[duplicateOf] = candidate
+                }
+                continue
+            }
+            results.append(candidate)
+        }
+        if parameters.maximumObservations > 0 && results.count > parameters.maximumObservations {
+            results.removeLast(results.count - parameters.maximumObservations)
+        }
+        return results
+    }
+
+    /// Sorts `candidates` by confidence, best first, in place without allocating (there are few).
+    private func insertionSortByConfidence() {
+        guard candidates.count > 1 else { return }
+        for i in 1..<candidates.count {
+            let item = candidates[i]
+            var j = i - 1
+            while j >= 0 && candidates[j].confidence < item.confidence {
+                candidates[j + 1] = candidates[j]
+                j -= 1
+            }
+            candidates[j + 1] = item
+        }
+    }
+
+    /// When `inner` is a picture inside a white border, the border's outer outline: found by stepping outwards from
+    /// each side to the first clear edge (up to 15 % of the photo's size), accepted only when all four sides find
+    /// it and the band between is bright (paper). Nil otherwise.
+    private func whiteBorderOutline(around inner: Quad, sampler: PlaneSampler) -> EdgeRefiner.Result? {
+        let size = inner.area.squareRoot()
+        guard let outer = refiner.refine(inner, in: sampler, inwardPx: -2.5, outwardPx: 0.15 * size,
+                                         firstFromInside: true),
+              outer.quad.isConvex, outer.minSupport >= 0.5, outer.meanSupport >= 0.7,
+              outer.quad.area > inner.area * 1.04
+        else { return nil }
+        // The band between the two outlines must be bright and even: sample it midway along each side.
+        var sum = 0.0, sumSquares = 0.0, n = 0.0
+        for side in 0..<4 {
+            for k in 1..<8 {
+                let t = Double(k) / 8
+                let a = inner[side] + (inner[side + 1] - inner[side]) * t
+                let b = outer.quad[side] + (outer.quad[side + 1] - outer.quad[side]) * t
+                let v = sampler.lumaAt((a + b) / 2)
+                sum += v; sumSquares += v * v; n += 1
+            }
+        }
+        let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
+        guard mean >= 140, variance.squareRoot() <= 25 else { return nil }
+        guard let tight = refiner.refine(outer.quad, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex
+        else { return nil }
+        return tight
+    }
+
+    /// Re-finds one known photo near `quad` (e.g. a track's predicted corners) with the full-resolution edge search
+    /// only: no coarse search, about a tenth of `detect`'s cost. Same checks as `detect` (support, shape,
+    /// parameters).
+    /// - Returns: the observation, or nil when the outline is not clearly there.
+    public func refine(_ quad: Quad, in frame: FrameBuffer) -> Observation? {
+        precondition(frame.geometry == geometry, "PhotoDetector made for \(geometry), given \(frame.geometry)")
+        let sampler = PlaneSampler(frame)
+        var start = quad
+        if start.signedArea < 0 { start = Quad(quad[3], quad[2], quad[1], quad[0]) }
+        guard start.isConvex,
+              let first = refiner.refine(start, in: sampler, inwardPx: 3, outwardPx: 3), first.quad.isConvex,
+              let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2), second.quad.isConvex,
+              second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport
+        else { return nil }
+        let result = second.quad.canonicallyOrdered()
+        let shortSide = Double(min(geometry.widthPx, geometry.heightPx))
+        let sides = result.meanSideLengthsPx
+        let shortPx = min(sides.width, sides.height), longPx = max(sides.width, sides.height)
+        guard longPx > 0, shortPx >= parameters.minimumSize * shortSide,
+              result.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance,
+              shortPx / longPx >= parameters.minimumAspectRatio - 1e-9,
+              shortPx / longPx <= parameters.maximumAspectRatio + 1e-9,
+              second.meanSupport >= parameters.minimumConfidence
+        else { return nil }
+        return Observation(quad: result, confidence: min(1, second.meanSupport), aspectRatio: shortPx / longPx)
+    }
+
+    private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
+                                minimumSidePx: Double) {
+        let hull = regions.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
+        guard let coarseQuad = fitter.fit(hull) else { return }
+        let quadArea = coarseQuad.area
+        guard quadArea > 0 else { return }
+        // The region must be quad-shaped and solid: its hull hugs the quad and its pixels fill the hull.
+        var hullArea = 0.0
+        for k in 0..<region.hullCount {
+            let p = hull[hull.startIndex + k], q = hull[hull.startIndex + (k + 1) % region.hullCount]
+            hullArea += p.x * q.y - q.x * p.y
+        }
+        hullArea = abs(hullArea) / 2
+        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else { return }
+        var scaled = coarseQuad
+        for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
+        guard scaled.isConvex else { return }
+        // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
+        let centre = scaled.centroid
+        for kept in candidates where kept.quad.contains(centre) { return }  // found in an earlier pass
+        guard scaled.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance + 15 else { return }
+        let coarseSides = scaled.meanSideLengthsPx
+        let coarseShort = min(coarseSides.width, coarseSides.height), coarseLong = max(coarseSides.width, coarseSides.height)
+        guard coarseShort >= 0.8 * minimumSidePx, coarseShort >= (parameters.minimumAspectRatio - 0.15) * coarseLong
+        else { return }
+        // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
+        // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
+        guard let first = refiner.refine(scaled, in: sampler, inwardPx: 4 * f, outwardPx: 2 * f),
+              first.quad.isConvex,
+              var second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
+              second.quad.isConvex
+        else { return }
+        // A side with little support may be a cut across a lost corner: try moving it out to the real edge.
+        let size = second.quad.area.squareRoot()
+        for side in 0..<4 {
+            let support = second.support(of: side)
+            guard support < 0.85,
+                  let repaired = refiner.repairSide(second.quad, side: side, currentSupport: support, in: sampler,
+                                                    maximumOffsetPx: 0.6 * size),
+                  repaired.isConvex,
+                  let tight = refiner.refine(repaired, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex,
+                  tight.meanSupport > second.meanSupport
+            else { continue }
+            second = tight
+        }
+        guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { return }
+        // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
+        var moved = 0
+        for i in 0..<4 {
+            let d = second.quad[i] - scaled[i]
+            if (d * d).sum() > (6 * f) * (6 * f) { moved += 1 }
+        }
+        if moved > 2 { return }
+        var quad = second.quad.canonicallyOrdered()
+        var support = second.meanSupport
+        if let outer = whiteBorderOutline(around: second.quad, sampler: sampler) {
+            quad = outer.quad.canonicallyOrdered()
+            support = outer.meanSupport
+        }
+        guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { return }
+        let sides = quad.meanSideLengthsPx
+        let shortSide = min(sides.width, sides.height), longSide = max(sides.width, sides.height)
+        guard longSide > 0, shortSide >= minimumSidePx else { return }
+        let aspect = shortSide / longSide
+        guard aspect >= parameters.minimumAspectRatio - 1e-9, aspect <= parameters.maximumAspectRatio + 1e-9 else {
+            return
+        }
+        for i in 0..<4 {
+            let p = quad[i]
+            if p.x < -2 || p.y < -2 || p.x > Double(geometry.widthPx) + 2 || p.y > Double(geometry.heightPx) + 2 {
+                return
+            }
+        }
+        let confidence = min(1, max(0, support))
+        guard confidence >= parameters.minimumConfidence else { return }
+        candidates.append(Observation(quad: quad, confidence: confidence, aspectRatio: aspect))
+    }
+}

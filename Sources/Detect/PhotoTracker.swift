@@ -1,0 +1,251 @@
+/// Tuning of `PhotoTracker`.
+public struct TrackerParameters: Sendable, Hashable {
+    /// A track is shown once it was observed in `appearHits` of the last `appearWindow` frames.
+    public var appearHits = 2
+    public var appearWindow = 3
+    /// A shown track disappears after this many frames in a row without an observation.
+    public var disappearMisses = 6
+    /// Corner smoothing (constant-velocity alpha-beta filter per coordinate, see `AlphaBetaFilter`).
+    public var smoothingAlpha = 0.5
+    public var smoothingBeta = 0.15
+    /// An observation matches a track when its mean corner distance to the track's predicted corners is below this
+    /// fraction of the track's size (square root of its area).
+    public var matchDistanceFraction = 0.4
+    /// A shown track ignores (coasts through) an observation whose area is smaller than its own by more than this
+    /// fraction: the detector found an inner outline of the same photo (the picture inside a white border, a side
+    /// cut short by a finger). After `shapeRejectionLimit` such frames in a row the new outline is accepted. A larger
+    /// outline (the white border's outer edge found again) is taken at once, with the smoothing restarted.
+    public var shapeTolerance = 0.08
+    public var shapeRejectionLimit = 30
+
+    public init() {}
+}
+
+/// A photo followed across frames.
+public struct Track: Sendable, Hashable {
+    /// Stable identity: the same photo keeps its id for as long as it is tracked; ids are never reused.
+    public var id: Int
+    /// Smoothed corners, canonical order (clockwise from the corner nearest the frame's top-left).
+    public var quad: Quad
+    public var confidence: Double
+    public var aspectRatio: Double
+    /// Frames since the last matching observation (0 = observed this frame).
+    public var missedFrames: Int
+}
+
+/// Follows photos across frames: matches each frame's observations to tracks (greedy on predicted corner distance,
+/// with a constant-velocity prediction so camera motion does not break matches), smooths corners with
+/// constant-velocity alpha-beta filters (no lag on steady motion; a One-Euro low-pass lags by its time constant),
+/// shows a track after N-of-M observations and drops it after K misses.
+///
+/// Ownership and threading: one instance per stream, called from one thread (the capture thread) in timestamp
+/// order. `update` allocates nothing once its arrays have reached their working size. Not `Sendable`.
+public final class PhotoTracker {
+    private struct State {
+        var id: Int  // -1 until confirmed
+        var filters: [AlphaBetaFilter]  // 8: x0 y0 x1 y1 …
+        var raw: Quad
+        var smoothed: Quad
+        var velocityPxPerFrame: [PixelPoint]  // 4
+        var history: UInt32  // bit 0 = this frame observed
+        var missed: Int
+        var confidence: Double
+        var aspectRatio: Double
+        var matched: Bool
+        /// Observations in a row whose area disagreed with the track's (another outline of the same photo).
+        var shapeRejections: Int
+    }
+
+    public var parameters: TrackerParameters
+    private var states: [State] = []
+    private var predicted: [Quad] = []
+    private var output: [Track] = []
+    private var used: [Bool] = []
+    private var pairs: [(cost: Double, track: Int, observation: Int, shift: Int)] = []
+    private var nextID = 1
+
+    public init(parameters: TrackerParameters = TrackerParameters()) {
+        self.parameters = parameters
+        states.reserveCapacity(32)
+        output.reserveCapacity(32)
+        used.reserveCapacity(64)
+        pairs.reserveCapacity(1024)
+    }
+
+    /// Mean corner distance between `a` and `b` with `b`'s corners cyclically shifted by `shift`.
+    @inline(__always) private static func distance(_ a: Quad, _ b: Quad, shift: Int) -> Double {
+        var sum = 0.0
+        for i in 0..<4 {
+            let d = a[i] - b[i + shift]
+            sum += (d * d).sum().squareRoot()
+        }
+        return sum / 4
+    }
+
+    /// Feeds one frame's observations.
+    /// - Parameters:
+    ///   - observations: this frame's detections (any order).
+    ///   - timestampNs: the frame's capture time on a monotonic clock, nanoseconds; must not decrease.
+    /// - Returns: the shown tracks, by id. Shares storage with the tracker: copy it to keep it past the next call.
+    public func update(_ observations: [Observation], timestampNs: Int64) -> [Track] {
+        let p = parameters
+        // Predict.
+        predicted.removeAll(keepingCapacity: true)
+        for t in states.indices {
+            var q = states[t].raw
+            for i in 0..<4 { q[i] = q[i] + states[t].velocityPxPerFrame[i] }
+            predicted.append(q)
+            states[t].matched = false
+        }
+        // Candidate pairs, cheapest first.
+        pairs.removeAll(keepingCapacity: true)
+        for t in states.indices {
+            let size = predicted[t].area.squareRoot()
+            for (o, observation) in observations.enumerated() {
+                var best = Double.infinity, bestShift = 0
+                for shift in 0..<4 {
+                    let d = PhotoTracker.distance(predicted[t], observation.quad, shift: shift)
+                    if d < best { best = d; bestShift = shift }
+                }
+                // Shown tracks claim observations before tentative ones (a tentative duplicate never steals a
+                // shown track's photo).
+                let penalty = states[t].id >= 0 ? 0 : 1e6
+                if best <= p.matchDistanceFraction * size { pairs.append((best + penalty, t, o, bestShift)) }
+            }
+        }
+        // Insertion sort: few pairs, and no allocation.
+        if pairs.count > 1 {
+            for i in 1..<pairs.count {
+                let item = pairs[i]
+                var j = i - 1
+                while j >= 0 && pairs[j].cost > item.cost { pairs[j + 1] = pairs[j]; j -= 1 }
+                pairs[j + 1] = item
+            }
+        }
+        used.removeAll(keepingCapacity: true)
+        used.append(contentsOf: repeatElement(false, count: observations.count))
+        for pair in pairs where !states[pair.track].matched && !used[pair.observation] {
+            used[pair.observation] = true
+            states[pair.track].matched = true
+            let observation = observations[pair.observation]
+            var quad = observation.quad
+            if pair.shift != 0 {
+                // Keep the track's own corner numbering so each filter follows one physical corner.
+                quad = Quad(quad[pair.shift], quad[pair.shift + 1], quad[pair.shift + 2], quad[pair.shift + 3])
+            }
+            var state = states[pair.track]
+            let areaRatio = quad.area / max(1e-9, state.raw.area)
+            if state.id >= 0 && areaRatio < 1 - p.shapeTolerance && state.shapeRejections < p.shapeRejectionLimit {
+                state.shapeRejections += 1
+                state.history = (state.history << 1) | 1
+                state.missed = 0
+                state.raw = predicted[pair.track]
+                for i in 0..<4 {
+                    let x = state.filters[2 * i].coast(timestampNs: timestampNs) ?? state.smoothed[i].x
+                    let y = state.filters[2 * i + 1].coast(timestampNs: timestampNs) ?? state.smoothed[i].y
+                    state.smoothed[i] = PixelPoint(x, y)
+                }
+                states[pair.track] = state
+                continue
+            }
+            if state.shapeRejections >= p.shapeRejectionLimit || (state.id >= 0 && areaRatio > 1 + p.shapeTolerance) {
+                // The new outline persisted: restart the smoothing on it.
+                for k in 0..<8 { state.filters[k] = AlphaBetaFilter(alpha: p.smoothingAlpha, beta: p.smoothingBeta) }
+                for i in 0..<4 { state.velocityPxPerFrame[i] = .zero; state.raw[i] = quad[i] }
+            }
+            state.shapeRejections = 0
+            for i in 0..<4 {
+                let v = quad[i] - state.raw[i]
+                state.velocityPxPerFrame[i] = state.velocityPxPerFrame[i] * 0.5 + v * 0.5
+            }
+            state.raw = quad
+            var smoothed = quad
+            for i in 0..<4 {
+                smoothed[i] = PixelPoint(state.filters[2 * i].filter(quad[i].x, timestampNs: timestampNs),
+                                         state.filters[2 * i + 1].filter(quad[i].y, timestampNs: timestampNs))
+            }
+            state.smoothed = smoothed
+            state.history = (state.history << 1) | 1
+            state.missed = 0
+            state.confidence = observation.confidence
+            state.aspectRatio = observation.aspectRatio
+            states[pair.track] = state
+        }
+        // Misses: coast on the predicted motion (camera motion goes on while a detection drops out).
+        for t in states.indices where !states[t].matched {
+            states[t].history <<= 1
+            states[t].missed += 1
+            states[t].raw = predicted[t]
+            for i in 0..<4 {
+                let x = states[t].filters[2 * i].coast(timestampNs: timestampNs) ?? states[t].smoothed[i].x
+                let y = states[t].filters[2 * i + 1].coast(timestampNs: timestampNs) ?? states[t].smoothed[i].y
+                states[t].smoothed[i] = PixelPoint(x, y)
+            }
+        }
+        // New tentative tracks, except on top of a shown one (the same photo seen with a jumpy outline).
+        for (o, observation) in observations.enumerated() where !used[o] {
+            let centre = observation.quad.centroid
+            if states.contains(where: { $0.id >= 0 && $0.smoothed.isConvex && $0.smoothed.contains(centre) }) {
+                continue
+            }
+            var filters: [AlphaBetaFilter] = []
+            filters.reserveCapacity(8)
+            var smoothed = observation.quad
+            for i in 0..<4 {
+                for axis in 0..<2 {
+                    var filter = AlphaBetaFilter(alpha: p.smoothingAlpha, beta: p.smoothingBeta)
+                    let v = filter.filter(axis == 0 ? observation.quad[i].x : observation.quad[i].y,
+                                          timestampNs: timestampNs)
+                    if axis == 0 { smoothed[i].x = v } else { smoothed[i].y = v }
+                    filters.append(filter)
+                }
+            }
+            states.append(State(id: -1, filters: filters, raw: observation.quad, smoothed: smoothed,
+                                velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
+                                confidence: observation.confidence, aspectRatio: observation.aspectRatio,
+                                matched: true, shapeRejections: 0))
+        }
+        // Confirm, expire, report.
+        let windowMask: UInt32 = p.appearWindow >= 32 ? ~0 : (1 << UInt32(p.appearWindow)) - 1
+        states.removeAll { state in
+            state.id < 0 ? (state.history & windowMask) == 0 || state.missed >= p.appearWindow
+                : state.missed > p.disappearMisses
+        }
+        output.removeAll(keepingCapacity: true)
+        for t in states.indices {
+            if states[t].id < 0 && (states[t].history & windowMask).nonzeroBitCount >= p.appearHits {
+                states[t].id = nextID
+                nextID += 1
+            }
+            guard states[t].id >= 0 else { continue }
+            output.append(Track(id: states[t].id, quad: states[t].smoothed.canonicallyOrdered(),
+                                confidence: states[t].confidence, aspectRatio: states[t].aspectRatio,
+                                missedFrames: states[t].missed))
+        }
+        // States are appended in creation order and ids are assigned in state order, so `output` is already by id
+        // except when an older tentative state is confirmed after a newer one: fix with an insertion pass.
+        if output.count > 1 {
+            for i in 1..<output.count {
+                let item = output[i]
+                var j = i - 1
+                while j >= 0 && output[j].id > item.id { output[j + 1] = output[j]; j -= 1 }
+                output[j + 1] = item
+            }
+        }
+        return output
+    }
+
+    /// Where each live track (shown or tentative) is expected in the next frame: its last observed corners moved by
+    /// its velocity. Appends to `into` (cleared first) so the caller's array is reused.
+    public func predictedQuads(into quads: inout [Quad]) {
+        quads.removeAll(keepingCapacity: true)
+        for state in states {
+            var q = state.raw
+            for i in 0..<4 { q[i] = q[i] + state.velocityPxPerFrame[i] }
+            quads.append(q)
+        }
+    }
+
+    /// Forgets every track (ids keep counting up).
+    public func reset() { states.removeAll(keepingCapacity: true) }
+}

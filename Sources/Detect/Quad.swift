@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A point in frame pixel coordinates: the frame spans `[0, widthPx] × [0, heightPx]`, pixel `(i, j)` covers
+/// `[i, i+1] × [j, j+1]` and its centre is `(i + 0.5, j + 0.5)`.
+public typealias PixelPoint = SIMD2<Double>
+
+/// Four corners of a photo in frame pixels, clockwise on screen (y down) starting from the corner nearest the
+/// frame's top-left `(0, 0)`.
+public struct Quad: Sendable, Hashable {
+    public var corners: (PixelPoint, PixelPoint, PixelPoint, PixelPoint)
+
+    public init(_ a: PixelPoint, _ b: PixelPoint, _ c: PixelPoint, _ d: PixelPoint) { corners = (a, b, c, d) }
+
+    public static func == (l: Quad, r: Quad) -> Bool {
+        l.corners.0 == r.corners.0 && l.corners.1 == r.corners.1 && l.corners.2 == r.corners.2
+            && l.corners.3 == r.corners.3
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for i in 0..<4 { hasher.combine(self[i].x); hasher.combine(self[i].y) }
+    }
+
+    /// Corner `i` (0...3).
+    public subscript(i: Int) -> PixelPoint {
+        get {
+            switch i & 3 {
+            case 0: return corners.0
+            case 1: return corners.1
+            case 2: return corners.2
+            default: return corners.3
+            }
+        }
+        set {
+            switch i & 3 {
+            case 0: corners.0 = newValue
+            case 1: corners.1 = newValue
+            case 2: corners.2 = newValue
+            default: corners.3 = newValue
+            }
+        }
+    }
+
+    /// Shoelace signed area: positive when clockwise on screen (y down).
+    public var signedArea: Double {
+        var sum = 0.0
+        for i in 0..<4 {
+            let p = self[i], q = self[i + 1]
+            sum += p.x * q.y - q.x * p.y
+        }
+        return sum / 2
+    }
+
+    public var area: Double { abs(signedArea) }
+
+    public var centroid: PixelPoint { (corners.0 + corners.1 + corners.2 + corners.3) / 4 }
+
+    /// The same corners in colorcam's canonical order: clockwise on screen, first the one nearest `(0, 0)`.
+    public func canonicallyOrdered() -> Quad {
+        var q = self
+        if q.signedArea < 0 { q = Quad(q[3], q[2], q[1], q[0]) }
+        var start = 0
+        var best = Double.infinity
+        for i in 0..<4 {
+            let d = q[i].x * q[i].x + q[i].y * q[i].y
+            if d < best { best = d; start = i }
+        }
+        return Quad(q[start], q[start + 1], q[start + 2], q[start + 3])
+    }
+
+    /// Mean length of sides 0–1 and 2–3 (width) and of sides 1–2 and 3–0 (height), pixels.
+    public var meanSideLengthsPx: (width: Double, height: Double) {
+        func len(_ a: PixelPoint, _ b: PixelPoint) -> Double { ((a - b) * (a - b)).sum().squareRoot() }
+        return ((len(self[0], self[1]) + len(self[2], self[3])) / 2, (len(self[1], self[2]) + len(self[3], self[0])) / 2)
+    }
+
+    /// Largest deviation of an interior angle from 90°, degrees.
+    public var maxRightAngleDeviationDegrees: Double {
+        var worst = 0.0
+        for i in 0..<4 {
+            let a = self[i + 3] - self[i], b = self[i + 1] - self[i]
+            let na = (a * a).sum().squareRoot(), nb = (b * b).sum().squareRoot()
+            guard na > 0, nb > 0 else { return 90 }
+            let cosine = max(-1, min(1, (a * b).sum() / (na * nb)))
+            worst = max(worst, abs(acosDegrees(cosine) - 90))
+        }
+        return worst
+    }
+
+    /// True when the quad is convex and not self-intersecting.
+    public var isConvex: Bool {
+        var sign = 0.0
+        for i in 0..<4 {
+            let a = self[i + 1] - self[i], b = self[i + 2] - self[i + 1]
+            let cross = a.x * b.y - a.y * b.x
+            if cross == 0 { return false }
+            if sign == 0 { sign = cross } else if (sign > 0) != (cross > 0) { return false }
+        }
+        return true
+    }
+
+    /// True when `p` lies inside (the quad must be convex).
+    public func contains(_ p: PixelPoint) -> Bool {
+        var sign = 0.0
+        for i in 0..<4 {
+            let a = self[i + 1] - self[i], b = p - self[i]
+            let cross = a.x * b.y - a.y * b.x
+            if sign == 0 { sign = cross } else if (sign > 0) != (cross > 0) && cross != 0 { return false }
+        }
+        return true
+    }
+}
+
+@inline(__always) func acosDegrees(_ x: Double) -> Double { acos(x) * 180 / Double.pi }

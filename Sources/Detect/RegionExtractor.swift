@@ -1,0 +1,178 @@
+/// Finds closed regions in an edge map: everything the table's background cannot reach from the frame border
+/// without crossing an edge. Each such region is a candidate photo; its outline is the outermost edge around it,
+/// which for a print with a white border is the print's outer edge, not the picture's.
+///
+/// Steps: dilate edges (e.g. 3×3: closes 1–2 px gaps) → flood the background from the border (4-connected) → open the
+/// rest with a square (5×5 by default) (removes thin structures: a finger's outline, a hand's edge reaching into a print, edge
+/// bands left between prints) → label it (8-connected) → per region its pixel count, bounding box and the convex
+/// hull of its row extents.
+///
+/// Ownership: buffers are allocated once in `init` for one coarse size; `regions` and the hull storage are reused
+/// (capacity kept) between calls. Threading: one thread at a time.
+final class RegionExtractor {
+    struct Region {
+        var pixelCount: Int
+        var minX: Int, minY: Int, maxX: Int, maxY: Int
+        /// Range of this region's hull points in `hullPoints` (coarse pixel coordinates, clockwise on screen).
+        var hullStart: Int
+        var hullCount: Int
+    }
+
+    let widthPx: Int
+    let heightPx: Int
+    /// 0 = unvisited, 1 = background, 2 = barrier (dilated edge), 3+ = region label.
+    private let labels: UnsafeMutablePointer<Int32>
+    private let queue: UnsafeMutablePointer<Int32>
+    /// Foreground masks for the opening (1 = not background).
+    private let mask: UnsafeMutablePointer<UInt8>
+    private let maskScratch: UnsafeMutablePointer<UInt8>
+    private let columnOnes: UnsafeMutablePointer<Int32>
+    private let rowMin: UnsafeMutablePointer<Int32>
+    private let rowMax: UnsafeMutablePointer<Int32>
+    private(set) var regions: [Region] = []
+    private(set) var hullPoints: [PixelPoint] = []
+    private var scratch: [PixelPoint] = []
+    private var hull = ConvexHull()
+    private let neighbourOffsets: [Int]
+
+    init(widthPx: Int, heightPx: Int) {
+        self.widthPx = widthPx
+        self.heightPx = heightPx
+        let count = widthPx * heightPx
+        labels = .allocate(capacity: count)
+        queue = .allocate(capacity: count)
+        mask = .allocate(capacity: count)
+        maskScratch = .allocate(capacity: count)
+        columnOnes = .allocate(capacity: widthPx)
+        columnOnes.initialize(repeating: 0, count: widthPx)
+        mask.initialize(repeating: 0, count: count)
+        maskScratch.initialize(repeating: 0, count: count)
+        rowMin = .allocate(capacity: heightPx)
+        rowMax = .allocate(capacity: heightPx)
+        labels.initialize(repeating: 0, count: count)
+        queue.initialize(repeating: 0, count: count)
+        rowMin.initialize(repeating: 0, count: heightPx)
+        rowMax.initialize(repeating: 0, count: heightPx)
+        regions.reserveCapacity(512)
+        hullPoints.reserveCapacity(8192)
+        scratch.reserveCapacity(2 * heightPx + 8)
+        neighbourOffsets = [-widthPx - 1, -widthPx, -widthPx + 1, -1, 1, widthPx - 1, widthPx, widthPx + 1]
+    }
+
+    deinit {
+        labels.deallocate()
+        queue.deallocate()
+        mask.deallocate()
+        maskScratch.deallocate()
+        columnOnes.deallocate()
+        rowMin.deallocate()
+        rowMax.deallocate()
+    }
+
+    /// Extracts the regions enclosed by `edges` whose bounding box is at least `minimumSidePx` on both sides.
+    /// - Parameters:
+    ///   - dilationRadius: edges are dilated by a (2r+1)² square first; 0 uses them as they are (a 4-connected
+    ///     flood cannot cross an 8-connected edge).
+    ///   - openingRadius: the foreground is opened with a (2r+1)² square (removes structures thinner than 2r+1).
+    func extract(edges: UnsafePointer<UInt8>, minimumSidePx: Int, dilationRadius: Int, openingRadius: Int) {
+        regions.removeAll(keepingCapacity: true)
+        hullPoints.removeAll(keepingCapacity: true)
+        let w = widthPx, h = heightPx, count = w * h
+        guard w >= 3, h >= 3 else { return }
+        // Barrier: the edges, dilated by a (2r+1)² square when asked (closes gaps of up to 2r px).
+        for k in 0..<count { mask[k] = edges[k] != 0 ? 1 : 0 }
+        if dilationRadius > 0 { morphology(erode: false, radius: dilationRadius) }
+        for k in 0..<count { labels[k] = mask[k] != 0 ? 2 : 0 }
+        // Background flood from every border pixel, 4-connected. All border pixels are labelled by the seeding, so
+        // a neighbour step that wraps around a row end lands on an already-labelled border pixel: no x test needed.
+        var head = 0, tail = 0
+        @inline(__always) func seed(_ k: Int) {
+            if labels[k] == 0 { labels[k] = 1; queue[tail] = Int32(k); tail += 1 }
+        }
+        for i in 0..<w { seed(i); seed((h - 1) * w + i) }
+        for j in 0..<h { seed(j * w); seed(j * w + w - 1) }
+        while head < tail {
+            let k = Int(queue[head]); head += 1
+            if k > 0 { seed(k - 1) }
+            if k < count - 1 { seed(k + 1) }
+            if k >= w { seed(k - w) }
+            if k < count - w { seed(k + w) }
+        }
+        // Open the foreground (erode then dilate, each a separable min/max over a square), then clear the border
+        // ring so the labelling below never steps off the frame.
+        for k in 0..<count { mask[k] = labels[k] == 1 ? 0 : 1 }
+        morphology(erode: true, radius: openingRadius)
+        morphology(erode: false, radius: openingRadius)
+        for k in 0..<count { labels[k] = mask[k] != 0 ? 0 : 1 }
+        for i in 0..<w { labels[i] = 1; labels[(h - 1) * w + i] = 1 }
+        for j in 0..<h { labels[j * w] = 1; labels[j * w + w - 1] = 1 }
+        // Label what is left, 8-connected.
+        var next: Int32 = 3
+        for start in 0..<count where labels[start] == 0 {
+            let label = next
+            next += 1
+            head = 0; tail = 0
+            labels[start] = label
+            queue[tail] = Int32(start); tail += 1
+            var minX = w, minY = h, maxX = -1, maxY = -1
+            while head < tail {
+                let k = Int(queue[head]); head += 1
+                let y = k / w, x = k - y * w
+                minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
+                for offset in neighbourOffsets where labels[k + offset] == 0 {
+                    labels[k + offset] = label; queue[tail] = Int32(k + offset); tail += 1
+                }
+            }
+            if maxX - minX + 1 < minimumSidePx || maxY - minY + 1 < minimumSidePx { continue }
+            // Row extents → convex hull.
+            for y in minY...maxY { rowMin[y] = Int32(w); rowMax[y] = -1 }
+            for q in 0..<tail {
+                let k = Int(queue[q])
+                let x = Int32(k % w), y = k / w
+                if x < rowMin[y] { rowMin[y] = x }
+                if x > rowMax[y] { rowMax[y] = x }
+            }
+            scratch.removeAll(keepingCapacity: true)
+            for y in minY...maxY where rowMax[y] >= 0 {
+                scratch.append(PixelPoint(Double(rowMin[y]) + 0.5, Double(y) + 0.5))
+                if rowMax[y] != rowMin[y] { scratch.append(PixelPoint(Double(rowMax[y]) + 0.5, Double(y) + 0.5)) }
+            }
+            let hullStart = hullPoints.count
+            hull.compute(&scratch, into: &hullPoints)
+            regions.append(Region(pixelCount: tail, minX: minX, minY: minY, maxX: maxX, maxY: maxY,
+                                  hullStart: hullStart, hullCount: hullPoints.count - hullStart))
+        }
+    }
+
+    /// Erodes (min) or dilates (max) `mask` in place with a (2r+1)² square; outside the frame counts as background.
+    /// Separable, with a sliding count of set pixels per window: O(1) per pixel whatever the radius.
+    private func morphology(erode: Bool, radius r: Int) {
+        let w = widthPx, h = heightPx, full = 2 * r + 1
+        // Horizontal pass: mask → maskScratch, the window count split into its three ranges (no per-pixel tests).
+        let want = erode ? full : 1
+        for j in 0..<h {
+            let row = mask + j * w, out = maskScratch + j * w
+            var ones = 0
+            for x in 0..<min(r, w) { ones &+= Int(row[x]) }
+            // i in 0..<w: add row[i + r] when i + r < w, drop row[i - r - 1] when i > r.
+            let addEnd = max(0, w - r), dropStart = min(w, r + 1)
+            var i = 0
+            while i < w {
+                if i < addEnd { ones &+= Int(row[i &+ r]) }
+                if i >= dropStart { ones &-= Int(row[i &- r &- 1]) }
+                out[i] = ones >= want ? 1 : 0
+                i &+= 1
+            }
+        }
+        // Vertical pass: maskScratch → mask, all columns at once row by row with per-column counts in `columnOnes`.
+        for i in 0..<w { columnOnes[i] = 0 }
+        for y in 0..<min(r, h) { for i in 0..<w { columnOnes[i] &+= Int32(maskScratch[y * w + i]) } }
+        for j in 0..<h {
+            if j + r < h { let row = maskScratch + (j + r) * w; for i in 0..<w { columnOnes[i] &+= Int32(row[i]) } }
+            if j - r - 1 >= 0 { let row = maskScratch + (j - r - 1) * w; for i in 0..<w { columnOnes[i] &-= Int32(row[i]) } }
+            let out = mask + j * w
+            let want32 = Int32(want)
+            for i in 0..<w { out[i] = columnOnes[i] >= want32 ? 1 : 0 }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ColorcamCore
+import Dispatch
+import Live
+import Preview
+import Stream
+
+/// `colorcam live`: the long-running daemon with the browser preview.
+enum LiveCommand {
+    static let command = Command(
+        name: "live", summary: "run continuously with a browser preview, metrics and recovery", help: help,
+        run: { try run($0) })
+
+    static let help = """
+    usage: colorcam live (--device /dev/videoN | --source FILE.y4m) [options]
+
+    Runs the pipeline until SIGINT/SIGTERM, serving a live preview. SIGINT/SIGTERM stop capture, let the in-flight
+    inference finish, flush the trace and outputs, and exit 0. SIGHUP reloads the model without stopping the stream.
+
+    source:
+      --device /dev/videoN      a V4L2 camera (default when no --source: /dev/video0)
+      --size WxH                camera frame size (default 640x480)
+      --fps N                   camera rate to set (default 30; a faster device is decimated, and says so);
+                                for --source, pace the file at N frames/s instead of its own rate
+      --source FILE.y4m         replay a file in a loop at real time through the daemon (demos, tests)
+
+    options:
+      --listen ADDR:PORT        preview address (default 127.0.0.1:8080; another address only when asked, with a
+                                warning: the preview has no authentication)
+      --output OUT.y4m          also record the output frames (a valid file however the daemon ends)
+      --trace FILE.json         write the per-frame trace
+      --max-in-flight N, --queue N, --max-latency-ms X
+                                scheduler settings, as for 'colorcam replay'
+      --simulate-inference-ms N[:J], --simulate-mode spin|sleep
+                                DIAGNOSTIC SIMULATION of the model, as for 'colorcam replay'
+      --exit-on-device-loss     exit 69 when the source is lost instead of retrying with backoff
+      --log-level error|warning|info|debug
+                                stderr verbosity (default info)
+
+    endpoints: /  /stream.mjpg  /snapshot.jpg  /stats.json  /metrics (Prometheus)  /healthz
+    """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(args, command: "live",
+                              valued: ["source", "device", "size", "fps", "listen", "output", "trace", "max-in-flight", "queue",
+                                       "max-latency-ms", "simulate-inference-ms", "simulate-mode", "log-level"],
+                              boolean: ["exit-on-device-loss"])
+        _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
+        if let level = a.string("log-level") {
+            guard let parsed = Log.Level(name: level) else {
+                throw UsageError("live: --log-level must be one of error, warning, info, debug, got '\(level)'")
+            }
+            Log.level = parsed
+        }
+        if a.string("source") != nil && a.string("device") != nil {
+            throw UsageError("live: give either --device or --source, not both")
+        }
+        let sourcePath = a.string("source") ?? a.string("device") ?? "/dev/video0"
+        let isDevice = a.string("source") == nil
+        let (width, height) = try parseSize(a.string("size") ?? "640x480", command: "live")
+        if !isDevice && a.string("size") != nil { throw UsageError("live: --size applies to --device only") }
+        var options = LiveOptions()
+        options.exitOnDeviceLoss = a.flag("exit-on-device-loss")
+        options.pipeline.pace = .realtime
+        options.pipeline.loops = Int.max / 2
+        options.pipeline.maxInFlight = try a.int("max-in-flight", default: 1, range: 1...64)!
+        options.pipeline.queueCapacity = try a.int("queue", default: 1, range: 0...64)!
+        let fps = try a.double("fps", min: 0.001)
+        if let fps, !isDevice { options.pipeline.frameIntervalOverrideNs = Int64((1e9 / fps).rounded()) }
+        if let ms = try a.double("max-latency-ms", min: 0) { options.pipeline.outputBudgetNs = Int64(ms * 1e6) }
+        let listenText = a.string("listen") ?? "127.0.0.1:8080"
+        guard let listen = SocketAddress(listenText) else {
+            throw UsageError("live: --listen wants ADDR:PORT (e.g. 127.0.0.1:8080 or [::1]:8080), got '\(listenText)'")
+        }
+
+        let clock = SystemClock()
+        let simulation = try a.string("simulate-inference-ms").map(ReplayCommand.parseSimulation)
+        let simulateMode = try a.choice("simulate-mode", ["spin", "sleep"], default: "spin")
+        let runner: InferenceRunner? = simulation.map {
+            SimulatedInference(durationMs: $0.ms, jitterMs: $0.jitterMs,
+                               mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
+        }
+        let makeSource: () throws -> FrameSource = {
+            if isDevice {
+                return try V4L2Source(path: sourcePath,
+                                      request: V4L2CaptureRequest(widthPx: width, heightPx: height,
+                                                                  framesPerSecond: fps ?? 30),
+                                      clock: clock)
+            }
+            return try Y4MSource(path: sourcePath)
+        }
+        // Fail fast on a missing device or a bad file. The daemon gets this very source; no other reference is
+        // kept (`probe` is cleared below), so a lost device's handle closes when the daemon drops it — vivid and
+        // real drivers only come back once every handle is closed.
+        var probe: FrameSource! = try makeSource()
+        if !isDevice && !probe.canRewind { throw UsageError("live: --source must be a seekable file (it is looped)") }
+        if isDevice { options.pipeline.loops = 1 }
+        let firstSource = SourceHandOff(probe)
+        let openSource: () throws -> FrameSource = { try firstSource.take() ?? makeSource() }
+
+        let metrics = PreviewMetrics(dropReasons: DropReason.allCases.map(\.rawValue))
+        let server = try PreviewServer(config: PreviewServerConfig(listenAddress: listen), metrics: metrics)
+        let modelLabel = runner?.label ?? "none"
+        let preview = PreviewSink(server: server, clock: clock, model: modelLabel)
+        var traceConfig: [(String, TraceValue)] = [
+            ("command", .string("live")), ("source", .string(sourcePath)), ("pace", .string("realtime")),
+            ("source_fps", .double(Double(probe.frameRate.numerator) / Double(probe.frameRate.denominator))),
+            ("max_in_flight", .int(options.pipeline.maxInFlight)), ("queue", .int(options.pipeline.queueCapacity)),
+            ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false)),
+        ]
+        if let simulation { traceConfig.append(("simulate_inference_ms", .double(simulation.ms))) }
+        let traceFile = try a.string("trace").map {
+            try TraceWriter(path: $0, processName: "colorcam live", config: traceConfig)
+        }
+        let trace = MetricsTraceSink(forwardingTo: traceFile ?? NullTraceSink(), metrics: metrics, preview: preview)
+        let record: FrameSink? = try a.string("output").map {
+            try Y4MSink(path: $0, header: (probe as? Y4MSource)?.header
+                        ?? Y4MHeader(geometry: probe.geometry, frameRate: probe.frameRate), writeTimestamps: true)
+        }
+        let sink = TeeSink([preview] + (record.map { [$0] } ?? []))
+        probe = nil
+
+        try server.start()
+        Log.info("preview at http://\(listen)/ (metrics /metrics, health /healthz)")
+        if !isLoopback(listenText) { Log.warning("--listen \(listenText) is not loopback: the preview has no authentication") }
+        if runner != nil { Log.warning("inference is a DIAGNOSTIC SIMULATION (\(modelLabel)), not a model") }
+
+        let daemon = LiveDaemon(options: options, openSource: openSource, runner: runner, processor: nil, sink: sink,
+                                trace: trace, server: server, clock: clock)
+        let signals = DaemonSignals(stop: { daemon.requestStop() }, reload: {
+            Log.info("SIGHUP: no model to reload (\(modelLabel)); the stream continues")
+        })
+        let result = Result { try daemon.run() }
+        signals.cancel()
+        server.stop()
+        if let traceFile {
+            let stats = try? result.get()
+            try traceFile.close(atNs: clock.nowNs(), summary: [
+                ("frames_captured", .int(stats?.framesCaptured ?? -1)), ("frames_output", .int(stats?.framesOutput ?? -1)),
+                ("completed", .bool(stats != nil)),
+            ])
+        }
+        let stats = try result.get()
+        Log.info("stopped: " + ReplayCommand.summaryLine(stats, runner: runner))
+        return 0
+    }
+
+    static func isLoopback(_ text: String) -> Bool {
+        text.hasPrefix("127.") || text.hasPrefix("[::1]") || text.hasPrefix("localhost")
+    }
+}
+
+/// SIGINT/SIGTERM → stop, SIGHUP → reload, delivered on a dispatch queue (never in a signal handler).
+final class DaemonSignals: @unchecked Sendable {
+    // Invariant: `sources` is written in init and cancel() only, on the main thread.
+    private var sources: [DispatchSourceSignal] = []
+
+    init(stop: @escaping @Sendable () -> Void, reload: @escaping @Sendable () -> Void) {
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                if sig == SIGHUP {
+                    reload()
+                } else {
+                    Log.info("signal \(sig): stopping (finishing the in-flight inference, flushing outputs)")
+                    stop()
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+        sources = []
+        for sig in [SIGINT, SIGTERM, SIGHUP] { signal(sig, SIG_DFL) }
+    }
+}
+
+/// Hands the already-opened first source to the daemon once; later opens make a new one.
+final class SourceHandOff: @unchecked Sendable {
+    // Invariant: used from the daemon's run thread only.
+    private var source: FrameSource?
+    init(_ source: FrameSource) { self.source = source }
+    func take() -> FrameSource? {
+        defer { source = nil }
+        return source
+    }
+}

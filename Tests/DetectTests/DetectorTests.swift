@@ -1,0 +1,104 @@
+import ColorcamCore
+import Testing
+@testable import Detect
+
+/// Two prints on a dark table, one plain, one with a white border, at different angles with mild perspective.
+@Test func findsPrintsOnADarkTableWithSubPixelCorners() {
+    let a = placedQuad(centre: PixelPoint(190, 230), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
+    let b = placedQuad(centre: PixelPoint(470, 250), widthPx: 140, heightPx: 190, angleDegrees: -8)
+    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (55, 120, 135), photos: [
+        (SyntheticPhoto(widthPx: 200, heightPx: 150, seed: 1), a),
+        (SyntheticPhoto(widthPx: 140, heightPx: 190, seed: 2, colour: false, borderFraction: 0.06), b),
+    ], noiseSigma: 2)
+    let detector = PhotoDetector(geometry: frame.geometry)
+    let found = detector.detect(frame)
+    #expect(found.count == 2)
+    for truth in [a, b] {
+        let best = found.map { maxCornerError($0.quad, truth) }.min() ?? .infinity
+        #expect(best < 1.0, "corner error \(best) px for \(truth)")
+    }
+    for o in found {
+        #expect(o.confidence > 0.8 && o.confidence <= 1)
+        #expect(o.quad.signedArea > 0, "clockwise on screen")
+        let first = o.quad[0]
+        for i in 1..<4 { #expect(first.x * first.x + first.y * first.y <= o.quad[i].x * o.quad[i].x + o.quad[i].y * o.quad[i].y) }
+    }
+}
+
+/// A white-bordered print on a light, textured table: the outline is the border's outer edge, not the picture's.
+@Test func whiteBorderOnLightTableGivesTheOuterOutline() {
+    let q = placedQuad(centre: PixelPoint(320, 240), widthPx: 220, heightPx: 170, angleDegrees: 24, perspective: 4)
+    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (185, 122, 140), textureAmplitude: 6, photos: [
+        (SyntheticPhoto(widthPx: 220, heightPx: 170, seed: 3, colour: false, borderFraction: 0.07), q),
+    ], noiseSigma: 2)
+    let found = PhotoDetector(geometry: frame.geometry).detect(frame)
+    #expect(found.count == 1)
+    if let o = found.first { #expect(maxCornerError(o.quad, q) < 1.5, "\(o.quad) vs \(q)") }
+}
+
+/// Parameters filter: a 0.3 aspect strip is rejected by default and found when allowed; minimumSize rejects a
+/// small print; maximumObservations caps the count.
+@Test func parametersFilterLikeVision() {
+    let strip = placedQuad(centre: PixelPoint(320, 150), widthPx: 300, heightPx: 90, angleDegrees: 5)
+    let small = placedQuad(centre: PixelPoint(150, 370), widthPx: 75, heightPx: 64, angleDegrees: 0)
+    let big = placedQuad(centre: PixelPoint(450, 350), widthPx: 150, heightPx: 130, angleDegrees: -12)
+    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (50, 128, 128), photos: [
+        (SyntheticPhoto(widthPx: 300, heightPx: 90, seed: 4), strip),
+        (SyntheticPhoto(widthPx: 75, heightPx: 64, seed: 5), small),
+        (SyntheticPhoto(widthPx: 150, heightPx: 130, seed: 6), big),
+    ], noiseSigma: 1)
+    var p = DetectorParameters()
+    let found = PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame)
+    #expect(found.count == 2, "\(found)")  // small + big
+    p.minimumAspectRatio = 0.25
+    #expect(PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame).count == 3)
+    p.minimumSize = 0.15  // 72 px: the 64 px print goes, the 90 px strip stays
+    #expect(PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame).count == 2)
+    p.maximumObservations = 1
+    #expect(PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame).count == 1)
+    p.maximumObservations = 0
+    p.quadratureTolerance = 0  // nothing in a rendered frame is exactly square-cornered after refinement
+    #expect(PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame).count <= 3)
+}
+
+@Test func invalidParametersAreNamed() {
+    var p = DetectorParameters()
+    p.minimumAspectRatio = 0.9
+    p.maximumAspectRatio = 0.5
+    #expect(p.validationError()?.contains("minimumAspectRatio") == true)
+    p = DetectorParameters()
+    p.maximumObservations = -1
+    #expect(p.validationError()?.contains("maximumObservations") == true)
+    #expect(DetectorParameters().validationError() == nil)
+}
+
+/// Degenerate frames: no detections, no crash, for every chroma format.
+@Test(arguments: [(1, 1), (2, 2), (15, 9), (16, 16), (33, 17), (640, 480)])
+func degenerateFramesGiveNothing(size: (Int, Int)) {
+    for chroma in [ChromaFormat.yuv420(.jpeg), .yuv422, .yuv444, .mono] {
+        let geometry = FrameGeometry(widthPx: size.0, heightPx: size.1, chroma: chroma)
+        let detector = PhotoDetector(geometry: geometry)
+        let frame = FrameBuffer(geometry: geometry)
+        var rng = SplitMix(UInt64(size.0 * 1000 + size.1))
+        let bytes = frame.pixels.bindMemory(to: UInt8.self)
+        for fill in 0..<4 {
+            for k in 0..<bytes.count {
+                switch fill {
+                case 0: bytes[k] = 0
+                case 1: bytes[k] = 255
+                case 2: bytes[k] = UInt8(truncatingIfNeeded: rng.next())
+                default: bytes[k] = UInt8(max(0, min(255, 128 + 40 * rng.gaussian())))
+                }
+            }
+            let found = detector.detect(frame)
+            #expect(found.isEmpty, "\(size) \(chroma) fill \(fill): \(found)")
+        }
+    }
+}
+
+/// A frame with no prints but a strongly textured table finds nothing.
+@Test func texturedEmptyTableGivesNothing() {
+    let frame = renderFrame(widthPx: 320, heightPx: 240, table: (120, 110, 150), textureAmplitude: 25, photos: [],
+                            noiseSigma: 4)
+    #expect(PhotoDetector(geometry: frame.geometry).detect(frame).isEmpty)
+}

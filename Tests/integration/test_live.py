@@ -1,0 +1,99 @@
+"""colorcam live on the host: preview endpoints, signals, outputs (the vivid half lives in Tests/vivid)."""
+import json
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from conftest import framemd5, run
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.headers, r.read()
+
+
+@pytest.fixture
+def live(colorcam, tmp_path):
+    clip = tmp_path / "clip.y4m"
+    run(colorcam, "testclip", clip, "--size", "320x240", "--seconds", "2")
+    port = free_port()
+    trace, out = tmp_path / "live.json", tmp_path / "live.y4m"
+    proc = subprocess.Popen([colorcam, "live", "--source", clip, "--listen", f"127.0.0.1:{port}",
+                             "--simulate-inference-ms", "40", "--simulate-mode", "sleep",
+                             "--trace", trace, "--output", out], stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            get(base + "/healthz", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield proc, base, trace, out
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_endpoints_serve_the_running_pipeline(live):
+    proc, base, _, _ = live
+    status, _, body = get(base + "/healthz")
+    assert status == 200 and body.strip() == b"ok"
+    time.sleep(1.0)
+    metrics = get(base + "/metrics")[2].decode()
+    frames = [float(l.split()[-1]) for l in metrics.splitlines() if l.startswith("colorcam_frames_output_total")]
+    assert frames and frames[0] >= 20
+    assert 'colorcam_frames_dropped_total{reason="superseded"}' in metrics
+    status, headers, jpeg = get(base + "/snapshot.jpg")
+    assert headers["Content-Type"] == "image/jpeg" and jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9"
+    stats1 = json.loads(get(base + "/stats.json")[2])
+    time.sleep(0.5)
+    stats2 = json.loads(get(base + "/stats.json")[2])
+    assert stats1 != stats2
+
+
+def test_sigterm_exits_0_within_a_second_with_valid_outputs(live, colorcam):
+    proc, base, trace, out = live
+    time.sleep(2.5)  # past the first loop of the 2 s clip
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=5)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr.read()
+    assert elapsed < 1.0, f"took {elapsed:.2f} s to stop"
+    r = json.loads(run(colorcam, "trace-report", trace, "--json", check=False).stdout)
+    assert r["frames"]["output"] >= 60
+    assert len(framemd5(out)) == r["frames"]["output"]
+
+
+def test_sighup_keeps_the_stream_going(live, colorcam):
+    proc, base, trace, _ = live
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1.0)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=5)
+    assert proc.returncode == 0
+    events = json.loads(trace.read_text())
+    outs = [e["ts"] for e in events if e.get("name") == "output"]
+    gaps = [b - a for a, b in zip(outs, outs[1:])]
+    assert max(gaps) <= 2 * 33_334, "SIGHUP must not stall the stream"
+
+
+def test_bad_listen_address_is_a_usage_error(colorcam, tmp_path):
+    clip = tmp_path / "c.y4m"
+    run(colorcam, "testclip", clip, "--size", "64x48", "--seconds", "0.2")
+    p = run(colorcam, "live", "--source", clip, "--listen", "nowhere", check=False)
+    assert p.returncode == 64 and "--listen" in p.stderr
+    p = run(colorcam, "live", "--source", tmp_path / "missing.y4m", check=False)
+    assert p.returncode == 66

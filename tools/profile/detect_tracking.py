@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Tracking quality on rendered 10-s sequences (camera motion, static prints and one sliding print).
+
+  detect_tracking.py --set benchmark --seeds 1,2,3 [--colorcam .build/release/colorcam] [--seconds 10]
+
+For each seed: renders tools/scenes/render.py sequence, runs `colorcam detect SEQ.y4m --json` (tracked), matches
+tracks to ground-truth prints per frame (corner distance, best cyclic corner shift), and reports
+  - ID switches: a ground-truth print whose matched track id changes (after its first match), or one track id
+    matched to two prints;
+  - jitter: for prints that do not slide, the std. dev. over frames of (smoothed corner − true corner), px,
+    after the first 15 frames (the tracker's warm-up);
+  - lag: for the sliding print, the time shift (frames) that best aligns the smoothed corners with the raw
+    per-frame detections of the same print (`--no-track`; positive = behind), on a 0.05-frame grid in [-3, 3].
+    Measured against the raw detections, not the truth, because a sub-pixel detection bias along a slow, straight
+    path is indistinguishable from a time shift; the smoother is the only stage that can add lag;
+  - coverage: the fraction of (frame, print) pairs after warm-up with a matched track.
+--max-jitter/--max-lag/--max-switches/--min-coverage make it exit 1 when missed.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+WARMUP = 15
+
+
+def best_distance(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return min((np.linalg.norm(a - np.roll(b, -s, axis=0), axis=1).mean(), s) for s in range(4))
+
+
+def raw_track(truth, raw_lines, p):
+    """Per frame, the raw detection nearest print p (aligned to the truth's corner order), or None."""
+    out = {}
+    for frame, line in zip(truth["frames"], raw_lines):
+        photo = frame["photos"][p]
+        best = None
+        for d in line["detections"]:
+            dist, shift = best_distance(photo["corners"], d["corners"])
+            if best is None or dist < best[0]:
+                best = (dist, shift, d)
+        if best is not None and best[0] < 20:
+            out[frame["frame"]] = np.roll(np.asarray(best[2]["corners"]), -best[1], axis=0)
+    return out
+
+
+def evaluate(truth, lines, raw_lines):
+    frames = truth["frames"]
+    n_prints = len(frames[0]["photos"]) if frames else 0
+    assigned = [dict() for _ in range(n_prints)]  # frame -> (id, corners aligned to truth order)
+    switches = 0
+    last_id = [None] * n_prints
+    covered = total = 0
+    for frame, line in zip(frames, lines):
+        detections = line["detections"]
+        used = set()
+        for p, photo in enumerate(frame["photos"]):
+            e1 = np.subtract(photo["corners"][1], photo["corners"][0])
+            e3 = np.subtract(photo["corners"][3], photo["corners"][0])
+            size = np.sqrt(abs(e1[0] * e3[1] - e1[1] * e3[0]))
+            best = None
+            for d in detections:
+                dist, shift = best_distance(photo["corners"], d["corners"])
+                if dist < 0.25 * size and (best is None or dist < best[0]):
+                    best = (dist, shift, d)
+            if frame["frame"] >= WARMUP:
+                total += 1
+            if best is None:
+                continue
+            dist, shift, d = best
+            if frame["frame"] >= WARMUP:
+                covered += 1
+            if d["id"] in used:
+                switches += 1
+            used.add(d["id"])
+            if last_id[p] is not None and last_id[p] != d["id"]:
+                switches += 1
+            last_id[p] = d["id"]
+            assigned[p][frame["frame"]] = np.roll(np.asarray(d["corners"]), -shift, axis=0)
+    jitters, lags = [], []
+    for p in range(n_prints):
+        got = [(f, c) for f, c in assigned[p].items() if f >= WARMUP]
+        if len(got) < 10:
+            continue
+        truth_corners = {fr["frame"]: np.asarray(fr["photos"][p]["corners"]) for fr in frames}
+        if p == truth.get("mover"):
+            # Lag: shift s such that smoothed(t) ≈ truth(t - s).
+            fs = np.array([f for f, _ in got], np.float64)
+            est = np.array([c for _, c in got])
+            raw = raw_track(truth, raw_lines, p)
+            tf = np.array(sorted(raw), np.float64)
+            tc = np.array([raw[f] for f in sorted(raw)])
+            best = None
+            for s in np.arange(-3, 3.0001, 0.05):
+                src = fs - s
+                ok = (src >= tf[0]) & (src <= tf[-1])
+                interp = np.stack([np.stack([np.interp(src[ok], tf, tc[:, k, axis]) for axis in range(2)], -1)
+                                   for k in range(4)], 1)
+                err = np.mean(np.linalg.norm(est[ok] - interp, axis=-1))
+                if best is None or err < best[0]:
+                    best = (err, s)
+            lags.append(best[1])
+        else:
+            err = np.array([c - truth_corners[f] for f, c in got])  # frames × 4 × 2
+            # Per corner, the 2-D std. dev. of (smoothed − truth) over frames; the worst corner counts.
+            jitters.append(float(np.sqrt(err.var(axis=0).sum(axis=-1)).max()))
+    return {"switches": switches, "jitter_px": jitters, "lag_frames": lags,
+            "coverage": covered / total if total else 1.0}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", choices=["tuning", "benchmark"], default="benchmark")
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--colorcam", default=os.environ.get("COLORCAM", os.path.join(ROOT, ".build/release/colorcam")))
+    parser.add_argument("--out", default=os.path.join(ROOT, ".build", "sequences"))
+    parser.add_argument("--full-detection-interval", type=int, default=3,
+                        help="passed to colorcam detect (1 = full search on every frame)")
+    parser.add_argument("--max-jitter", type=float)
+    parser.add_argument("--max-lag", type=float)
+    parser.add_argument("--max-switches", type=int)
+    parser.add_argument("--min-coverage", type=float)
+    args = parser.parse_args()
+    ok = True
+    all_jitter, all_lag, all_switches, coverages = [], [], 0, []
+    for seed in [int(s) for s in args.seeds.split(",")]:
+        directory = os.path.join(args.out, f"{args.set}-{seed}-{args.seconds:g}s")
+        truth_path = os.path.join(directory, "truth.json")
+        if not os.path.exists(truth_path):
+            subprocess.run([sys.executable, os.path.join(ROOT, "tools/scenes/render.py"), "sequence", "--set",
+                            args.set, "--seed", str(seed), "--seconds", str(args.seconds), "--out", directory],
+                           check=True)
+        truth = json.load(open(truth_path))
+        out = subprocess.run([args.colorcam, "detect", os.path.join(directory, "sequence.y4m"), "--json",
+                              "--full-detection-interval", str(args.full_detection_interval)],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"colorcam detect failed: {out.stderr.strip()}")
+        lines = [json.loads(l) for l in out.stdout.splitlines()]
+        if len(lines) != len(truth["frames"]):
+            raise SystemExit(f"{len(lines)} JSON lines for {len(truth['frames'])} frames")
+        raw_out = subprocess.run([args.colorcam, "detect", os.path.join(directory, "sequence.y4m"), "--json",
+                                  "--no-track"], capture_output=True, text=True, check=True)
+        raw_lines = [json.loads(l) for l in raw_out.stdout.splitlines()]
+        r = evaluate(truth, lines, raw_lines)
+        print(f"seed {seed}: {len(truth['frames'][0]['photos'])} prints, switches {r['switches']}, "
+              f"jitter px {[round(j, 3) for j in r['jitter_px']]}, lag frames {[round(float(l), 2) for l in r['lag_frames']]}, "
+              f"coverage {100 * r['coverage']:.1f}%")
+        all_jitter += r["jitter_px"]
+        all_lag += r["lag_frames"]
+        all_switches += r["switches"]
+        coverages.append(r["coverage"])
+    max_jitter = max(all_jitter) if all_jitter else 0.0
+    max_lag = max(abs(l) for l in all_lag) if all_lag else 0.0
+    print(f"summary: ID switches {all_switches}, worst static jitter {max_jitter:.3f} px, "
+          f"worst |lag| {max_lag:.2f} frames, min coverage {100 * min(coverages):.1f}%")
+    if args.max_switches is not None and all_switches > args.max_switches:
+        print("FAIL: ID switches"); ok = False
+    if args.max_jitter is not None and max_jitter > args.max_jitter:
+        print("FAIL: jitter"); ok = False
+    if args.max_lag is not None and max_lag > args.max_lag:
+        print("FAIL: lag"); ok = False
+    if args.min_coverage is not None and min(coverages) < args.min_coverage:
+        print("FAIL: coverage"); ok = False
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
