@@ -111,9 +111,9 @@ def main():
                       "hue_agreement": round(a["hue_ok"] / max(1, a["hue_n"]), 4)}
     def criteria_met(m):
         r, g, s = results[m], results["grey"], results["sepia"]
-        return sum([r["ab_l1"] < min(g["ab_l1"], s["ab_l1"]),
+        return int(sum([r["ab_l1"] < min(g["ab_l1"], s["ab_l1"]),
                     r["hue_agreement"] > max(g["hue_agreement"], s["hue_agreement"]),
-                    r["colourfulness_fraction"] >= 0.5])
+                    r["colourfulness_fraction"] >= 0.5]))
 
     best = min(("regression", "classification"), key=lambda m: (-criteria_met(m), results[m]["ab_l1"]))
     out = {"heldout_photos": len(split["heldout"]), "checkpoint_step": state.get("step"),
