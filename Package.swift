@@ -30,8 +30,8 @@ let package = Package(
             exclude: ["README.md", "TRACE-FORMAT.md"]
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
-        .target(name: "Infer", dependencies: ["ColorcamCore"], path: "Sources/Infer", exclude: ["README.md"],
-                swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
+        .target(name: "Infer", dependencies: ["ColorcamCore", "CPNG", "CTurboJPEG"], path: "Sources/Infer",
+                exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
         .target(
             name: "Preview", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Preview",
             exclude: ["README.md"]

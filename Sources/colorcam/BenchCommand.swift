@@ -10,6 +10,7 @@ enum BenchCommand {
     usage: colorcam bench infer MODEL.onnx [--size 256] [--shape NxCxHxW] [--threads N] [--runs N]
                                            [--mode fast|reference] [--profile [--steps]] [--input IN.f32 --output OUT.f32]
            colorcam bench sgemm [--size 1024] [--threads N] [--runs N]
+           colorcam bench lab [--runs N] | --mode rgb2lab|lab2rgb|rgb8-roundtrip --input IN.f32 --output OUT.f32
 
     Prepares MODEL for one input (--shape, or the model's declared shape with H and W set to --size) and times
     --runs runs (default 20) after one warm-up run on --threads OpenBLAS threads (default 1).
@@ -26,6 +27,7 @@ enum BenchCommand {
         let a = try Arguments(args, command: "bench",
                               valued: ["size", "shape", "threads", "runs", "mode", "input", "output"],
                               boolean: ["profile", "steps"])
+        if a.positionals == ["lab"] { return try BenchLab.run(a) }
         if a.positionals == ["sgemm"] {
             let size = try a.int("size", default: 1024, range: 16...8192)!
             let blas = try OpenBLAS.shared()

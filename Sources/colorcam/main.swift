@@ -14,6 +14,7 @@ let commands: [Command] = [
     DetectCommand.command,
     BenchCommand.command,
     TestClipCommand.command,
+    ColorizeCommand.command,
 ]
 
 func topLevelHelp() -> String {

@@ -1,0 +1,86 @@
+/// Colorizes a whole image with a `ModelBundle`: Lab in, model, Lab out (the `tools/train/pipeline.py` recipe).
+///
+///     L (full resolution) → box-average by k = ⌊min(H, W) / N⌋ when k ≥ 2 → bilinear to N×N → model → ab N×N
+///     → bilinear to H×W → Lab (own L, predicted ab) → sRGB, rounded to 8 bits
+///
+/// Bilinear resizes use half-pixel centres with edge clamping (ONNX Resize `linear`/`half_pixel`).
+/// Lifecycle: `init` loads and prepares the engine and allocates the N×N buffers; `colorize` allocates only the
+/// full-resolution planes of its image. One thread at a time per `Colorizer` (the engine is single-threaded).
+public final class Colorizer {
+    public let bundle: ModelBundle
+    let engine: InferenceEngine
+    var modelInput: [Float]
+    var modelOutput: [Float]
+
+    public init(bundle: ModelBundle) throws {
+        self.bundle = bundle
+        let n = bundle.inputSizePx
+        engine = try InferenceEngine(path: bundle.modelPath, inputShape: [1, 1, n, n])
+        guard engine.outputShape == [1, 2, n, n] else {
+            throw ModelBundleError(.badData, file: bundle.modelPath,
+                                   "output shape \(engine.outputShape) is not ab at the input size [1, 2, \(n), \(n)]")
+        }
+        modelInput = [Float](repeating: 0, count: n * n)
+        modelOutput = [Float](repeating: 0, count: 2 * n * n)
+    }
+
+    /// Colorizes `image` (its colours are ignored: only its L is used).
+    public func colorize(_ image: RGBImage) -> RGBImage {
+        let w = image.widthPx, h = image.heightPx, n = bundle.inputSizePx
+        var lightness = [Float](repeating: 0, count: w * h)
+        image.pixels.withUnsafeBufferPointer { Lab.lightnessFromRGB8($0.baseAddress!, &lightness, pixelCount: w * h) }
+        let k = min(w, h) / n
+        var source = lightness, sw = w, sh = h
+        if k >= 2 { (source, sw, sh) = Self.boxReduce(lightness, widthPx: w, heightPx: h, factor: k) }
+        Self.bilinear(source, widthPx: sw, heightPx: sh, into: &modelInput, outWidthPx: n, outHeightPx: n)
+        if bundle.inputScale != 1 || bundle.inputOffset != 0 {
+            for i in modelInput.indices { modelInput[i] = modelInput[i] * bundle.inputScale + bundle.inputOffset }
+        }
+        modelInput.withUnsafeBufferPointer { i in modelOutput.withUnsafeMutableBufferPointer { o in engine.run(input: i, output: o) } }
+        var a = [Float](repeating: 0, count: w * h), b = [Float](repeating: 0, count: w * h)
+        modelOutput.withUnsafeBufferPointer { out in
+            Self.bilinear(Array(out[0..<(n * n)]), widthPx: n, heightPx: n, into: &a, outWidthPx: w, outHeightPx: h)
+            Self.bilinear(Array(out[(n * n)...]), widthPx: n, heightPx: n, into: &b, outWidthPx: w, outHeightPx: h)
+        }
+        var lab = [Float](repeating: 0, count: 3 * w * h)
+        let s = bundle.outputScale
+        for i in 0..<(w * h) { lab[3 * i] = lightness[i]; lab[3 * i + 1] = a[i] * s; lab[3 * i + 2] = b[i] * s }
+        var pixels = [UInt8](repeating: 0, count: 3 * w * h)
+        Lab.convertLabToRGB8(lab, &pixels, pixelCount: w * h)
+        return RGBImage(widthPx: w, heightPx: h, pixels: pixels)
+    }
+
+    /// Means of `factor`×`factor` blocks; the last partial blocks average the pixels they have.
+    static func boxReduce(_ plane: [Float], widthPx w: Int, heightPx h: Int, factor k: Int) -> ([Float], Int, Int) {
+        let ow = (w + k - 1) / k, oh = (h + k - 1) / k
+        var sum = [Double](repeating: 0, count: ow * oh), count = [Double](repeating: 0, count: ow * oh)
+        for y in 0..<h {
+            let row = (y / k) * ow
+            for x in 0..<w {
+                sum[row + x / k] += Double(plane[y * w + x])
+                count[row + x / k] += 1
+            }
+        }
+        return ((0..<(ow * oh)).map { Float(sum[$0] / count[$0]) }, ow, oh)
+    }
+
+    /// Half-pixel-centre bilinear resize with edge clamping.
+    static func bilinear(_ src: [Float], widthPx w: Int, heightPx h: Int, into dst: inout [Float],
+                         outWidthPx ow: Int, outHeightPx oh: Int) {
+        let sx = Double(w) / Double(ow), sy = Double(h) / Double(oh)
+        var x0 = [Int](repeating: 0, count: ow), x1 = x0, fx = [Double](repeating: 0, count: ow)
+        for x in 0..<ow {
+            let p = min(max((Double(x) + 0.5) * sx - 0.5, 0), Double(w - 1))
+            x0[x] = Int(p.rounded(.down)); x1[x] = min(x0[x] + 1, w - 1); fx[x] = p - Double(x0[x])
+        }
+        for y in 0..<oh {
+            let p = min(max((Double(y) + 0.5) * sy - 0.5, 0), Double(h - 1))
+            let y0 = Int(p.rounded(.down)), y1 = min(y0 + 1, h - 1), fy = p - Double(y0)
+            for x in 0..<ow {
+                let top = Double(src[y0 * w + x0[x]]) * (1 - fx[x]) + Double(src[y0 * w + x1[x]]) * fx[x]
+                let bottom = Double(src[y1 * w + x0[x]]) * (1 - fx[x]) + Double(src[y1 * w + x1[x]]) * fx[x]
+                dst[y * ow + x] = Float(top * (1 - fy) + bottom * fy)
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import ColorcamCore
+import Foundation
+
+/// A colorizer model and how to feed it: a directory with `manifest.json` + ONNX file, or a bare ONNX file
+/// plus a preset.
+///
+/// The model maps L (1×1×H×W, after `L × inputScale + inputOffset`) to ab (1×2×H×W at the input's size,
+/// multiplied by `outputScale`). Presets for bare files:
+/// - `colorcam`: this project's export (raw L in, ab out; normalisation inside the graph);
+/// - `eccv16`: an ONNX export of the PyTorch port of Zhang et al.'s ECCV16 model, which normalises L and decodes
+///   its 313-bin softmax to ab (×110, ×4 upsampling) inside the graph, so it takes raw L and gives ab;
+/// - `siggraph17`: likewise, for exports whose hint inputs (ab hints, mask) were fixed to zero at export; a graph
+///   that still has the hint inputs is refused by the engine (one input only).
+/// Value type; immutable after loading.
+public struct ModelBundle: Sendable, Equatable {
+    public enum Preset: String, Sendable, CaseIterable {
+        case colorcam, eccv16, siggraph17
+    }
+
+    public var name: String
+    public var modelPath: String
+    public var inputSizePx: Int
+    public var inputScale: Float
+    public var inputOffset: Float
+    public var outputScale: Float
+    public var head: String
+
+    public init(name: String, modelPath: String, inputSizePx: Int = 256, inputScale: Float = 1, inputOffset: Float = 0,
+                outputScale: Float = 1, head: String = "ab") {
+        self.name = name
+        self.modelPath = modelPath
+        self.inputSizePx = inputSizePx
+        self.inputScale = inputScale
+        self.inputOffset = inputOffset
+        self.outputScale = outputScale
+        self.head = head
+    }
+
+    /// A bare ONNX file read with a preset.
+    public static func bare(_ path: String, preset: Preset) -> ModelBundle {
+        ModelBundle(name: "\(preset.rawValue) (\(path))", modelPath: path)
+    }
+
+    /// Loads `path`: a directory with `manifest.json`, or an `.onnx` file (with `preset`, default `colorcam`).
+    /// Throws `ImageFileError`-style one-line errors naming the manifest and the field.
+    public static func load(_ path: String, preset: Preset? = nil) throws -> ModelBundle {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ModelBundleError(.missingInput, file: path, "no such model file or bundle directory")
+        }
+        if !isDirectory.boolValue { return bare(path, preset: preset ?? .colorcam) }
+        if let preset { throw ModelBundleError(.usage, file: path, "--preset \(preset.rawValue) applies to a bare .onnx file, not a bundle") }
+        let manifestPath = (path as NSString).appendingPathComponent("manifest.json")
+        guard let data = FileManager.default.contents(atPath: manifestPath) else {
+            throw ModelBundleError(.missingInput, file: manifestPath, "bundle directory has no manifest.json")
+        }
+        return try parseManifest(data, directory: path, manifestPath: manifestPath)
+    }
+
+    /// Reads the fields colorcam needs from a manifest (see Models/colorcam-default/manifest.json).
+    public static func parseManifest(_ data: Data, directory: String, manifestPath: String) throws -> ModelBundle {
+        guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw ModelBundleError(.badData, file: manifestPath, "not a JSON object")
+        }
+        func field<T>(_ object: [String: Any], _ key: String, _ where_: String) throws -> T {
+            guard let value = object[key] as? T else {
+                throw ModelBundleError(.badData, file: manifestPath, "missing or mistyped '\(where_)\(key)'")
+            }
+            return value
+        }
+        let file: String = try field(root, "file", "")
+        let input: [String: Any] = try field(root, "input", "")
+        let output: [String: Any] = try field(root, "output", "")
+        let shape: [Int] = try field(input, "shape", "input.")
+        guard shape.count == 4, shape[0] == 1, shape[1] == 1, shape[2] == shape[3], (16...4096).contains(shape[2]) else {
+            throw ModelBundleError(.badData, file: manifestPath, "input.shape must be [1, 1, N, N] with 16 <= N <= 4096")
+        }
+        let scale = (input["scale"] as? Double) ?? 1, offset = (input["offset"] as? Double) ?? 0
+        let outScale = (output["scale"] as? Double) ?? 1
+        guard !file.contains("/") else { throw ModelBundleError(.badData, file: manifestPath, "'file' must be a name inside the bundle") }
+        return ModelBundle(name: (root["name"] as? String) ?? directory,
+                           modelPath: (directory as NSString).appendingPathComponent(file),
+                           inputSizePx: shape[2], inputScale: Float(scale), inputOffset: Float(offset),
+                           outputScale: Float(outScale), head: (root["head"] as? String) ?? "ab")
+    }
+}
+
+/// A bundle that cannot be used: one line naming the manifest or model file.
+public struct ModelBundleError: ColorcamError {
+    public let kind: FailureKind
+    public let file: String
+    public let message: String
+    public init(_ kind: FailureKind, file: String, _ message: String) {
+        self.kind = kind
+        self.file = file
+        self.message = message
+    }
+    public var description: String { "\(file): \(message)" }
+}

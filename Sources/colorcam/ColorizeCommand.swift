@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ColorcamCore
+import Infer
+
+/// `colorcam colorize IN OUT [--model M] [--preset P] [--whole]`: colorizes a PNG/JPEG with a model bundle.
+enum ColorizeCommand {
+    static let help = """
+    usage: colorcam colorize IN OUT [--model DIR|FILE.onnx] [--preset colorcam|eccv16|siggraph17] [--whole]
+
+    Reads IN (PNG or JPEG; grey, palette and alpha PNGs are converted; 16-bit PNG and CMYK JPEG are refused),
+    keeps its CIE L, predicts a and b with the model and writes OUT (.png, or .jpg/.jpeg at quality 95).
+    --model   a bundle directory (manifest.json + model.onnx) or a bare ONNX file; default: the first
+              colorcam-default bundle in Models/ next to the working directory, then $COLORCAM_MODELS, …
+    --preset  how to feed a bare ONNX file (default colorcam): colorcam, eccv16 and siggraph17 exports take raw
+              L 1x1x256x256 and return ab 1x2x256x256 (siggraph17 only with its hint inputs fixed at export)
+    --whole   colorize the whole image. Until photo detection lands this is the only mode and the default.
+    """
+
+    static let command = Command(name: "colorize", summary: "colorize a black-and-white photo (PNG/JPEG)",
+                                 help: help, run: run)
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(args, command: "colorize", valued: ["model", "preset"], boolean: ["whole"])
+        let paths = try a.positionals(exactly: 2, usage: "colorize IN OUT [--model M] [--preset P] [--whole]")
+        var preset: ModelBundle.Preset?
+        if let text = a.string("preset") {
+            guard let p = ModelBundle.Preset(rawValue: text) else {
+                throw UsageError("colorize: --preset must be colorcam, eccv16 or siggraph17, got '\(text)'")
+            }
+            preset = p
+        }
+        let modelPath = try a.string("model") ?? defaultModel()
+        let bundle = try ModelBundle.load(modelPath, preset: preset)
+        let image = try ImageFile.read(paths[0])
+        let colorizer = try Colorizer(bundle: bundle)
+        try ImageFile.write(colorizer.colorize(image), to: paths[1])
+        if !a.flag("whole") {
+            printNote("colorize: photo detection is not available yet, so the whole image was colorized (--whole)")
+        }
+        return 0
+    }
+
+    static func defaultModel() throws -> String {
+        let candidates = ["Models/colorcam-default"] + ModelSearchPath.directories().map { $0 + "/colorcam-default" }
+        for dir in candidates where access(dir + "/manifest.json", R_OK) == 0 { return dir }
+        throw UsageError("colorize: no --model given and no colorcam-default bundle in \(candidates.joined(separator: ", "))")
+    }
+
+    static func printNote(_ text: String) {
+        let line = text + "\n"
+        line.withCString { _ = write(2, $0, strlen($0)) }
+    }
+}

@@ -1,0 +1,178 @@
+"""`colorcam colorize`: parity with the numpy/onnxruntime pipeline (tools/train/pipeline.py) and bad input.
+
+The exported model was checked against PyTorch by tools/train/export.py (max |ab| difference in the manifest);
+here the Swift path (Lab in, engine, Lab out) is held to the reference pipeline within 1 level per channel.
+Needs pip onnxruntime, numpy and Pillow (fails with the install hint otherwise).
+"""
+import json
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, run
+
+sys.path.insert(0, str(ROOT / "tools" / "train"))
+BUNDLE = ROOT / "Models" / "colorcam-default"
+
+try:
+    from PIL import Image
+except ImportError:  # pragma: no cover
+    Image = None
+
+
+def need_pil():
+    assert Image is not None, "Pillow is required to make test images: pip install pillow"
+    return Image
+
+
+def reference(rgb8):
+    try:
+        from pipeline import colorize_rgb8, onnx_runner
+    except ImportError as e:
+        pytest.fail(f"the reference pipeline needs numpy and onnxruntime ({e}): pip install numpy onnxruntime")
+    return colorize_rgb8(rgb8, onnx_runner(str(BUNDLE / "model.onnx")))
+
+
+def scene(h, w, seed=1):
+    """A synthetic photo-like image: gradients, discs and noise (colour is irrelevant: only L is used)."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w] / max(h, w)
+    img = np.stack([0.5 + 0.5 * np.sin(6 * x + 1), 0.3 + 0.6 * y, 0.5 + 0.4 * np.cos(9 * x * y)], -1)
+    for _ in range(6):
+        cy, cx, r = rng.random() * h, rng.random() * w, (0.05 + 0.2 * rng.random()) * min(h, w)
+        mask = (np.mgrid[0:h, 0:w][0] - cy) ** 2 + (np.mgrid[0:h, 0:w][1] - cx) ** 2 < r * r
+        img[mask] = rng.random(3)
+    img += rng.normal(0, 0.03, img.shape)
+    return (np.clip(img, 0, 1) * 255).round().astype(np.uint8)
+
+
+def colorize(colorcam, src, dst, *extra, check=True):
+    return run(colorcam, "colorize", src, dst, "--model", BUNDLE, *extra, check=check)
+
+
+def test_bundle_manifest_describes_the_model():
+    m = json.loads((BUNDLE / "manifest.json").read_text())
+    assert m["input"]["shape"] == [1, 1, 256, 256] and m["output"]["shape"] == [1, 2, 256, 256]
+    assert m["opset"] == 17 and m["head"] in ("regression", "classification")
+    assert (BUNDLE / m["file"]).stat().st_size <= 10 * 1024 * 1024
+    assert m["export_check"]["onnxruntime_vs_torch_max_abs_ab"] < 1e-3
+    assert {s["package"] for s in m["data_sources"]} >= {"mate-backgrounds", "gcompris-qt-data"}
+
+
+@pytest.mark.parametrize("h,w,ext", [(300, 517, "png"), (37, 64, "png"), (1024, 700, "jpg"), (256, 256, "png")])
+def test_matches_reference_pipeline_within_one_level(colorcam, tmp_path, h, w, ext):
+    rgb = scene(h, w)
+    src = tmp_path / f"in.{ext}"
+    need_pil().fromarray(rgb).save(src, **({"quality": 95} if ext == "jpg" else {}))
+    decoded = np.asarray(Image.open(src).convert("RGB"))
+    out = tmp_path / "out.png"
+    proc = colorize(colorcam, src, out)
+    assert "whole image" in proc.stderr
+    ours = np.asarray(Image.open(out).convert("RGB")).astype(int)
+    ref = reference(decoded).astype(int)
+    assert ours.shape == ref.shape
+    diff = np.abs(ours - ref)
+    assert diff.max() <= 1, f"{diff.max()} levels off at {np.unravel_index(diff.argmax(), diff.shape)}"
+    # the output keeps the input's lightness: L of output vs input within about one 8-bit step
+    from labcolor import rgb2lab
+    dl = np.abs(rgb2lab(ours / 255.0)[..., 0] - rgb2lab(decoded / 255.0)[..., 0])
+    assert np.percentile(dl, 99) < 1.0
+
+
+def test_grey_png_and_jpeg_output(colorcam, tmp_path):
+    grey = need_pil().fromarray(scene(120, 160)).convert("L")
+    src = tmp_path / "grey.png"
+    grey.save(src)
+    out = tmp_path / "out.jpg"
+    colorize(colorcam, src, out)
+    im = Image.open(out)
+    assert im.format == "JPEG" and im.mode == "RGB" and im.size == (160, 120)
+
+
+def test_one_by_one_pixel_is_handled(colorcam, tmp_path):
+    src = tmp_path / "one.png"
+    need_pil().new("RGB", (1, 1), (90, 90, 90)).save(src)
+    out = tmp_path / "one_out.png"
+    colorize(colorcam, src, out)
+    assert Image.open(out).size == (1, 1)
+
+
+def png_chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def zero_by_zero_png():
+    ihdr = struct.pack(">IIBBBBB", 0, 0, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", zlib.compress(b"")) + png_chunk(b"IEND", b"")
+
+
+BAD = {
+    "garbage.png": lambda p: p.write_bytes(b"this is not an image at all"),
+    "empty.jpg": lambda p: p.write_bytes(b""),
+    "zero.png": lambda p: p.write_bytes(zero_by_zero_png()),
+    "deep.png": lambda p: need_pil().fromarray((np.arange(64 * 48, dtype=np.uint16).reshape(48, 64) * 20)).save(p),
+    "cmyk.jpg": lambda p: need_pil().new("CMYK", (32, 24), (10, 20, 30, 40)).save(p),
+    "truncated.jpg": lambda p: (need_pil().fromarray(scene(64, 64)).save(p, quality=90),
+                                p.write_bytes(p.read_bytes()[:300])),
+    "truncated.png": lambda p: (need_pil().fromarray(scene(64, 64)).save(p), p.write_bytes(p.read_bytes()[:200])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_is_one_line_exit_65(colorcam, tmp_path, name):
+    src = tmp_path / name
+    BAD[name](src)
+    out = tmp_path / "out.png"
+    proc = colorize(colorcam, src, out, "--whole", check=False)
+    assert proc.returncode == 65, f"exit {proc.returncode}: {proc.stderr}"
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and name in lines[0], proc.stderr
+    assert not out.exists()
+
+
+def test_missing_input_and_bad_output_name(colorcam, tmp_path):
+    proc = colorize(colorcam, tmp_path / "nope.png", tmp_path / "o.png", check=False)
+    assert proc.returncode == 66 and "nope.png" in proc.stderr
+    src = tmp_path / "in.png"
+    need_pil().fromarray(scene(20, 20)).save(src)
+    proc = colorize(colorcam, src, tmp_path / "o.bmp", check=False)
+    assert proc.returncode == 64 and "o.bmp" in proc.stderr
+
+
+def test_bare_onnx_with_preset_equals_bundle(colorcam, tmp_path):
+    src = tmp_path / "in.png"
+    need_pil().fromarray(scene(90, 130)).save(src)
+    run(colorcam, "colorize", src, tmp_path / "a.png", "--model", BUNDLE)
+    run(colorcam, "colorize", src, tmp_path / "b.png", "--model", BUNDLE / "model.onnx", "--preset", "colorcam")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    proc = run(colorcam, "colorize", src, tmp_path / "c.png", "--model", BUNDLE, "--preset", "eccv16", check=False)
+    assert proc.returncode == 64
+
+
+@pytest.mark.parametrize("manifest,code", [(None, 66), ("not json", 65), ('{"file": "model.onnx"}', 65),
+                                           ('{"file": "../x.onnx", "input": {"shape": [1,1,256,256]}, "output": {}}', 65),
+                                           ('{"file": "model.onnx", "input": {"shape": [1,3,256,256]}, "output": {}}', 65)])
+def test_broken_bundle_is_one_line_error(colorcam, tmp_path, manifest, code):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "model.onnx").write_bytes((BUNDLE / "model.onnx").read_bytes())
+    if manifest is not None:
+        (bundle / "manifest.json").write_text(manifest)
+    src = tmp_path / "in.png"
+    need_pil().fromarray(scene(20, 20)).save(src)
+    proc = run(colorcam, "colorize", src, tmp_path / "o.png", "--model", bundle, check=False)
+    assert proc.returncode == code, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "bundle" in proc.stderr
+
+
+def test_model_that_is_not_onnx_is_exit_65(colorcam, tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x07garbage")
+    src = tmp_path / "in.png"
+    need_pil().fromarray(scene(20, 20)).save(src)
+    proc = run(colorcam, "colorize", src, tmp_path / "o.png", "--model", bad, check=False)
+    assert proc.returncode == 65 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

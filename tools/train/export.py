@@ -1,0 +1,99 @@
+"""Export a trained checkpoint to ONNX (opset 17) plus manifest.json: the colorcam model bundle.
+
+    python3 tools/train/export.py --checkpoint /work/data/color/run1/last.pt --head regression \
+        --metrics tools/train/metrics.json --out Models/colorcam-default
+
+The ONNX graph takes raw L (1x1x256x256, 0..100; the 0.02 L - 1 normalisation is inside the graph, and stated in
+the manifest) and returns ab (1x2x256x256) at full resolution. The export is checked against PyTorch with
+onnxruntime (max |ab| difference printed and stored in the manifest).
+"""
+import argparse
+import csv
+import json
+import os
+
+import numpy as np
+import torch
+
+from model import ColorNet, ExportWrapper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SIZE = 256
+
+
+def load_net(checkpoint):
+    state = torch.load(checkpoint, map_location="cpu")
+    net = ColorNet()
+    net.load_state_dict(state["model"])
+    net.eval()
+    return net, state
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--checkpoint", required=True)
+    ap.add_argument("--head", choices=["regression", "classification"], required=True)
+    ap.add_argument("--temperature", type=float, default=0.38)
+    ap.add_argument("--metrics", default=os.path.join(HERE, "metrics.json"))
+    ap.add_argument("--out", default=os.path.join(HERE, "..", "..", "Models", "colorcam-default"))
+    ap.add_argument("--version", default="1.0.0")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    net, state = load_net(args.checkpoint)
+    wrapper = ExportWrapper(net, args.head, args.temperature).eval()
+    os.makedirs(args.out, exist_ok=True)
+    onnx_path = os.path.join(args.out, "model.onnx")
+    example = torch.rand(1, 1, SIZE, SIZE) * 100
+    torch.onnx.export(wrapper, (example,), onnx_path, opset_version=17, input_names=["L"], output_names=["ab"],
+                      do_constant_folding=True, dynamo=False)
+    import onnxruntime as ort
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    with torch.no_grad():
+        ref = wrapper(example).numpy()
+    got = sess.run(None, {"L": example.numpy()})[0]
+    diff = float(np.abs(ref - got).max())
+    print(f"onnxruntime vs torch: max |ab| diff {diff:.2e}")
+    sources = {}
+    for row in csv.DictReader(open(os.path.join(HERE, "sources.csv"))):
+        s = sources.setdefault(row["package"], {"package": row["package"], "licence": row["licence"],
+                                                "photos_train": 0, "photos_heldout": 0})
+        s["photos_" + row["split"]] += 1
+    sources["tuxpaint-stamps-default"] = {"package": "tuxpaint-stamps-default", "licence": "GPL-2+",
+                                          "use": "cut-outs pasted on training crops", "photos_train": 0,
+                                          "photos_heldout": 0}
+    metrics = json.load(open(args.metrics)) if os.path.exists(args.metrics) else {}
+    manifest = {
+        "name": "colorcam-default",
+        "version": args.version,
+        "format": "onnx",
+        "opset": 17,
+        "file": "model.onnx",
+        "input": {"name": "L", "shape": [1, 1, SIZE, SIZE], "colour_space": "CIE Lab (sRGB, D65, skimage constants)",
+                  "channel": "L", "range": [0, 100],
+                  "normalisation": "none outside the graph: the graph computes x = 0.02 * L - 1 itself",
+                  "scale": 1.0, "offset": 0.0,
+                  "resize": "bilinear (half-pixel centres) of the image's L to 256x256"},
+        "output": {"name": "ab", "shape": [1, 2, SIZE, SIZE], "channels": ["a", "b"], "scale": 1.0,
+                   "decoding": ("tanh * 110 regression at 1/2 resolution, bilinear x2 in the graph"
+                                if args.head == "regression" else
+                                f"313-bin-style classification ({net.bins.shape[0]} in-gamut bins of 10), "
+                                f"annealed mean T={args.temperature} as softmax + 1x1 conv, bilinear x4 in the graph"),
+                   "resize": "bilinear (half-pixel centres) back to the image size, then combined with the "
+                             "image's own full-resolution L"},
+        "head": args.head,
+        "architecture": "U-Net 16-32-64-128, encoder to 1/16 with dilated bottleneck, additive skips",
+        "parameters": int(sum(p.numel() for p in wrapper.parameters())),
+        "training": {"steps": state.get("step"), "minutes": round(state.get("used_s", 0) / 60, 1),
+                     "args": state.get("args"), "command": "see tools/train/README.md"},
+        "export_check": {"onnxruntime_vs_torch_max_abs_ab": diff},
+        "data_sources": sorted(sources.values(), key=lambda s: s["package"]),
+        "licence_note": ("Weights trained on GPL-2+/GPL-3+, CC-BY(-SA) and BSD images: see tools/train/sources.csv "
+                         "for the per-photo list; the licence status of trained weights is not settled."),
+        "metrics": metrics,
+    }
+    json.dump(manifest, open(os.path.join(args.out, "manifest.json"), "w"), indent=1)
+    print(f"wrote {onnx_path} ({os.path.getsize(onnx_path) / 1e6:.2f} MB) and manifest.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""The colorcam colorizer: a small U-Net from L to ab with two heads sharing one trunk.
+
+Input  x = L * 0.02 - 1 (L in [0, 100]), shape (N, 1, H, W), H and W multiples of 16.
+Heads:
+  * regression at H/2: tanh(conv1x1) * 110 -> ab, then bilinear x2 to full resolution;
+  * classification at H/4: Q logits over the in-gamut ab bins of size 10 (Zhang et al.'s 313-bin scheme), decoded by
+    the annealed mean (softmax(logits / T) followed by a 1x1 conv holding the bin centres), bilinear x4.
+Which head is exported is decided by eval.py on the held-out photos.
+"""
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from labcolor import rgb2lab
+
+AB_SCALE = 110.0
+
+
+def gamut_bins(step=10):
+    """ab bin centres (Q, 2) on a grid of `step` that some 8-bit sRGB colour falls into (313 in Zhang et al.)."""
+    v = np.arange(0, 256, 3, dtype=np.float64) / 255.0
+    inner = np.stack(np.meshgrid(v, v, v, indexing="ij"), -1).reshape(-1, 3)
+    w = np.arange(256, dtype=np.float64) / 255.0
+    face = np.stack(np.meshgrid(w, w, indexing="ij"), -1).reshape(-1, 2)
+    faces = [np.insert(face, axis, value, axis=1) for axis in range(3) for value in (0.0, 1.0)]
+    rgb = np.concatenate([inner] + faces)
+    lab = rgb2lab(rgb)
+    q = np.unique(np.round(lab[:, 1:] / step).astype(np.int64), axis=0)
+    return (q * step).astype(np.float32)
+
+
+def block(cin, cout, stride=1, dilation=1):
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, stride=stride, padding=dilation, dilation=dilation, bias=False),
+        nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+class ColorNet(nn.Module):
+    """Encoder to 1/16 (dilated bottleneck), additive skips back to 1/2, two heads at 1/2 resolution.
+
+    About 0.38 G multiply-adds at 256x256 (regression path), so one core can run it within a frame budget.
+    """
+
+    def __init__(self, widths=(16, 32, 64, 128), bins=None):
+        super().__init__()
+        c1, c2, c3, c4 = widths
+        cd = 24
+        self.bins = torch.tensor(bins if bins is not None else gamut_bins())
+        q = self.bins.shape[0]
+        self.e1 = block(1, c1, 2)                                   # 1/2
+        self.e2 = nn.Sequential(block(c1, c2, 2), block(c2, c2))    # 1/4
+        self.e3 = nn.Sequential(block(c2, c3, 2), block(c3, c3))    # 1/8
+        self.e4 = nn.Sequential(block(c3, c4, 2), block(c4, c4, dilation=2), block(c4, c4, dilation=2))  # 1/16
+        self.p4 = nn.Conv2d(c4, c3, 1)
+        self.d3 = block(c3, c3)                                     # 1/8
+        self.p3 = nn.Conv2d(c3, c2, 1)
+        self.d2 = block(c2, c2)                                     # 1/4
+        self.p2 = nn.Conv2d(c2, cd, 1)
+        self.s1 = nn.Conv2d(c1, cd, 1)
+        self.d1 = block(cd, cd)                                     # 1/2
+        self.reg = nn.Conv2d(cd, 2, 1)
+        self.cls = nn.Conv2d(c2, q, 1)                             # at 1/4, as in Zhang et al.
+
+    @staticmethod
+    def up(x):
+        return F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+
+    def trunk(self, x):
+        x1 = self.e1(x)
+        x2 = self.e2(x1)
+        x3 = self.e3(x2)
+        x4 = self.e4(x3)
+        y = self.d3(self.up(self.p4(x4)) + x3)
+        q = self.d2(self.up(self.p3(y)) + x2)
+        return self.d1(self.up(self.p2(q)) + self.s1(x1)), q
+
+    def forward(self, x):
+        """Returns (ab regression at H/2 in ab units, class logits at H/4)."""
+        h, q = self.trunk(x)
+        return torch.tanh(self.reg(h)) * AB_SCALE, self.cls(q)
+
+    def decode_annealed(self, logits, temperature=0.38):
+        p = torch.softmax(logits / temperature, 1)
+        return torch.einsum("nqhw,qc->nchw", p, self.bins)
+
+
+class ExportWrapper(nn.Module):
+    """What goes into the ONNX file: raw L (N,1,H,W) in [0,100] -> ab (N,2,H,W) at full resolution."""
+
+    def __init__(self, net, head, temperature=0.38):
+        super().__init__()
+        self.net, self.head, self.temperature = net, head, temperature
+        q = net.bins.shape[0]
+        self.decode = nn.Conv2d(q, 2, 1, bias=False)
+        self.decode.weight.data = net.bins.t().reshape(2, q, 1, 1).clone()
+
+    def forward(self, L):
+        h, q = self.net.trunk(L * 0.02 - 1.0)
+        if self.head == "regression":
+            ab = torch.tanh(self.net.reg(h)) * AB_SCALE
+            return F.interpolate(ab, scale_factor=2, mode="bilinear", align_corners=False)
+        ab = self.decode(torch.softmax(self.net.cls(q) / self.temperature, 1))
+        return F.interpolate(ab, scale_factor=4, mode="bilinear", align_corners=False)
+
+
+if __name__ == "__main__":
+    net = ColorNet()
+    print("bins", net.bins.shape[0], "params", sum(p.numel() for p in net.parameters()))
