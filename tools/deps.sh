@@ -9,7 +9,7 @@ set -euo pipefail
 APT_PACKAGES=(pkg-config ffmpeg libpng-dev libopenblas-dev libv4l-dev libturbojpeg0-dev v4l-utils chromium)
 # "module:pip-package" — the import name, then what pip installs it from.
 PIP_MODULES=(pytest:pytest numpy:numpy onnx:onnx onnxruntime:onnxruntime cv2:opencv-python-headless
-             skimage:scikit-image sklearn:scikit-learn matplotlib:matplotlib)
+             skimage:scikit-image sklearn:scikit-learn matplotlib:matplotlib PIL:pillow)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
