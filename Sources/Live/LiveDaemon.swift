@@ -89,7 +89,10 @@ public final class LiveDaemon: @unchecked Sendable {
                 continue
             }
             if let lost = lostSinceNs {
-                config.firstSequence = traceGap(from: max(lastCaptureNs, lost), nextSequence: config.firstSequence,
+                // Count from the last frame captured before the loss: every interval since then is a frame
+                // the camera would have delivered.
+                config.firstSequence = traceGap(from: lastCaptureNs > 0 ? lastCaptureNs : lost,
+                                                nextSequence: config.firstSequence,
                                                 intervalNs: config.frameIntervalOverrideNs ?? source.nominalFrameIntervalNs)
                 Log.info("device back after \((clock.nowNs() - lost) / 1_000_000) ms; resuming")
             }

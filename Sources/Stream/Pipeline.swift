@@ -147,6 +147,7 @@ public final class Pipeline: @unchecked Sendable {
         let intervalNs = frameIntervalNs
         let useSourceTimestamps = config.frameIntervalOverrideNs == nil
         var sequence = config.firstSequence
+        var liveSequenceOffset: Int?
         var loopBaseNs = clock.nowNs() + config.startLeadNs
         do {
             for loop in 0..<config.loops {
@@ -179,7 +180,11 @@ public final class Pipeline: @unchecked Sendable {
                     indexInLoop += 1
                     let captureNs: Int64
                     if source.isLive {
-                        // The device paced the frame and stamped it; its gaps become driver_gap drops.
+                        // The device paced the frame and stamped it; its gaps become driver_gap drops. Its
+                        // numbering is shifted to start at `firstSequence`, so a daemon that reopens a device
+                        // (whose driver counts from 0 again) keeps one increasing numbering in the trace.
+                        if liveSequenceOffset == nil { liveSequenceOffset = config.firstSequence - buffer.sequence }
+                        buffer.sequence += liveSequenceOffset!
                         captureNs = buffer.captureTimestampNs
                         traceSourceLosses(before: buffer, atNs: captureNs)
                         sequence = buffer.sequence + 1
