@@ -19,7 +19,7 @@ public struct RGBImage: Sendable {
     }
 }
 
-/// Why an image file could not be read or written: one line naming the file.
+/// Why an image or model file could not be read, written or used: one line naming the file.
 public struct ImageFileError: ColorcamError {
     public let kind: FailureKind
     public let file: String

@@ -85,15 +85,5 @@ public struct ModelBundle: Sendable, Equatable {
     }
 }
 
-/// A bundle that cannot be used: one line naming the manifest or model file.
-public struct ModelBundleError: ColorcamError {
-    public let kind: FailureKind
-    public let file: String
-    public let message: String
-    public init(_ kind: FailureKind, file: String, _ message: String) {
-        self.kind = kind
-        self.file = file
-        self.message = message
-    }
-    public var description: String { "\(file): \(message)" }
-}
+/// A bundle that cannot be used: one line naming the manifest or model file (same shape as an image file error).
+public typealias ModelBundleError = ImageFileError
