@@ -9,8 +9,8 @@ import Detect
 /// Lab(mean live L*, a, b) with ab at the block's centre, gamut-mapped at constant luminance, which gives its Cb/Cr;
 /// each pixel's Y' is then solved, against that shared chroma, so a decoder sees the pixel's own live luminance
 /// (so L* within the 8-bit step of L_live).
-/// The photo's edge is feathered over `featherPx` frame pixels (alpha 0 on the outline, 1 inside), blending towards
-/// the background (original chroma or neutral grey).
+/// The photo's edge is feathered over `featherPx` frame pixels (alpha 0 on the outline, 1 inside): the chroma blends
+/// towards the background (original chroma or neutral grey) while every pixel inside keeps its live luminance.
 ///
 /// Ownership and threading: a namespace of pure functions; the caller owns the frame and the grid for the call,
 /// passes the frame's original chroma planes separately (`originalCb`/`originalCr`, the source of L_live), and
@@ -124,9 +124,9 @@ enum ColourCompositor {
                         let x = (cx << shift.x) + dx
                         let k = dy * 2 + dx
                         guard x < g.widthPx, alpha[k] > 0 else { continue }
-                        let start = liveY[k] + (target.x - greyY)
-                        var value = codec.luma(forLuminance: live[k], cb: cbOut, cr: crOut, start: start)
-                        if alpha[k] < 1 { value = alpha[k] * value + (1 - alpha[k]) * liveY[k] }
+                        // Feathered pixels too: the block's chroma is a blend, the pixel's luminance stays its own.
+                        let start = liveY[k] + alpha[k] * (target.x - greyY)
+                        let value = codec.luma(forLuminance: live[k], cb: cbOut, cr: crOut, start: start)
                         luma[y * g.widthPx + x] = UInt8(min(yMax, max(yMin, value)) + 0.5)
                     }
                 }
