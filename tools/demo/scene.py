@@ -2,9 +2,12 @@
 """The demo recording: black-and-white prints of the bundled photos on a table, a print placed and one removed.
 
     python3 tools/demo/scene.py --out demo/scene.y4m --truth demo/truth.json [--seed N] [--photos DIR]
+                                [--workers N] [--frames N] [--quiet]
 
 Writes a 10 s 640×480 30 fps `.y4m` (C420jpeg, BT.601 full range, as tools/scenes/render.py's sequences) and
-`truth.json` with every frame's ground-truth corners. Deterministic: the same seed gives the same bytes.
+`truth.json` with every frame's ground-truth corners. Deterministic: the same seed gives the same bytes, whatever
+--workers (frames render in parallel processes, each frame's noise drawn from its own (seed, frame) generator);
+--frames N writes only the first N frames, byte-identical to the full clip's (for tests).
 
 The scene: the three photos of Assets/demo-photos, printed as their greyscale (BT.601 luma of the colour original,
 no border, long side PRINT_LONG_PX) on a procedural table (render.py's textures, shadows, lighting, blur and noise;
@@ -22,7 +25,8 @@ truth.json:
                "size": [w, h], "first_frame": n, "last_frame": n, "rest_frames": [a, b]}],
    "frames": [{"frame": n, "photos": [{"print", "photo", "corners", "size", "moving", "in_frame"}]}]}
 A print is listed in a frame when any part of it is in view; "in_frame" when all of it is; "moving" while it slides.
-first_frame/last_frame bound the frames that list it; rest_frames bound the frames where it lies still in full view.
+first_frame/last_frame bound the frames that list it; rest_frames bound the frames where it lies still in full view
+(null when a --frames render never shows it).
 Corners are pixels, the image spanning [0, W] × [0, H] (pixel i's centre at i + 0.5), clockwise from the corner
 nearest the image's top-left, as `colorcam detect --json` reports them.
 """
@@ -196,11 +200,12 @@ def render_frame(index):
     return buffer.getvalue(), entries
 
 
-def render_clip(seed, photos, out_path, truth_path, workers=None, progress=True):
-    """Writes the clip and its truth (each atomically, via a .tmp file). Returns the truth dict."""
-    frame_count = FPS * SECONDS
+def render_clip(seed, photos, out_path, truth_path, workers=None, progress=True, frame_count=None):
+    """Writes the clip and its truth (each atomically, via a .tmp file). Returns the truth dict.
+    frame_count < FPS × SECONDS renders only the clip's first frames (the same bytes as the full clip's)."""
+    frame_count = FPS * SECONDS if frame_count is None else frame_count
     style, base_camera, motion, prints = plan(seed, photos)
-    problem = check_layout(base_camera, motion, prints, frame_count)
+    problem = check_layout(base_camera, motion, prints, FPS * SECONDS)
     if problem:
         fail(f"seed {seed}: {problem}; try another --seed")
     _Clip.seed, _Clip.style, _Clip.base_camera, _Clip.motion, _Clip.prints = seed, style, base_camera, motion, prints
@@ -232,7 +237,8 @@ def render_clip(seed, photos, out_path, truth_path, workers=None, progress=True)
                  if any(e["print"] == p["id"] and e["in_frame"] and not e["moving"] for e in f["photos"])]
         summary.append({"print": p["id"], "photo": p["photo"], "file": p["file"], "role": p["role"],
                         "size": [p["image"].shape[1], p["image"].shape[0]],
-                        "first_frame": seen[0], "last_frame": seen[-1], "rest_frames": [still[0], still[-1]]})
+                        "first_frame": seen[0] if seen else None, "last_frame": seen[-1] if seen else None,
+                        "rest_frames": [still[0], still[-1]] if still else None})
     truth = {"seed": seed, "width": WIDTH, "height": HEIGHT, "fps": FPS, "frame_count": frame_count,
              "table": style.table_info, "prints": summary, "frames": frames}
     with open(truth_path + ".tmp", "w") as out:
@@ -248,14 +254,18 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--photos", default=os.path.join(ROOT, "Assets", "demo-photos"))
     parser.add_argument("--workers", type=int, default=0, help="render processes (default: up to 4, one per core)")
+    parser.add_argument("--frames", type=int, help="render only the first N frames (tests)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args()
     started = time.monotonic()
+    if args.frames is not None and not 1 <= args.frames <= FPS * SECONDS:
+        fail(f"--frames {args.frames}: must be 1…{FPS * SECONDS}", 64)
     truth = render_clip(args.seed, load_photos(args.photos), args.out, args.truth, args.workers,
-                        progress=not args.quiet)
+                        progress=not args.quiet, frame_count=args.frames)
     for p in truth["prints"]:
+        still = f"{p['rest_frames'][0]}-{p['rest_frames'][1]}" if p["rest_frames"] else "never"
         print(f"scene: print {p['print']} {p['photo']} ({p['role']}, {p['size'][0]}x{p['size'][1]}): "
-              f"frames {p['first_frame']}-{p['last_frame']}, still {p['rest_frames'][0]}-{p['rest_frames'][1]}")
+              f"frames {p['first_frame']}-{p['last_frame']}, still {still}")
     print(f"scene: wrote {args.out} ({truth['frame_count']} frames {WIDTH}x{HEIGHT} @ {FPS} fps, "
           f"{truth['table']['kind']} table) and {args.truth} in {time.monotonic() - started:.1f} s")
 

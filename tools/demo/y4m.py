@@ -70,11 +70,19 @@ def upsample_nearest(plane, height, width):
     return np.repeat(np.repeat(plane, 2, axis=0), 2, axis=1)[:height, :width]
 
 
-def ycbcr_to_rgb(y, cb, cr):
-    """BT.601 full range, chroma nearest-upsampled; float64 R'G'B' in 0..255 (clipped, not rounded)."""
-    h, w = y.shape
-    luma = y.astype(np.float64)
-    u = upsample_nearest(cb, h, w).astype(np.float64) - 128
-    v = upsample_nearest(cr, h, w).astype(np.float64) - 128
+def ycbcr_to_rgb(y, cb, cr, rows=None, cols=None):
+    """BT.601 full range, chroma nearest-upsampled; float64 R'G'B' in 0..255 (clipped, not rounded).
+    Whole frame (H×W×3), or only the pixels (rows[i], cols[i]) (N×3) when rows and cols are given."""
+    if rows is None:
+        h, w = y.shape
+        return samples_to_rgb(y, upsample_nearest(cb, h, w), upsample_nearest(cr, h, w))
+    return samples_to_rgb(y[rows, cols], cb[rows // 2, cols // 2], cr[rows // 2, cols // 2])
+
+
+def samples_to_rgb(y, cb, cr):
+    """BT.601 full range decode of same-shaped Y, Cb, Cr arrays; float64 R'G'B' (..., 3) in 0..255 (clipped)."""
+    luma = np.asarray(y, np.float64)
+    u = np.asarray(cb, np.float64) - 128
+    v = np.asarray(cr, np.float64) - 128
     rgb = np.stack([luma + 1.402 * v, luma - 0.344136 * u - 0.714136 * v, luma + 1.772 * u], axis=-1)
     return np.clip(rgb, 0, 255)
