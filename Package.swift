@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // colorcam: a real-time frame-stream processor. Layering (see each module's README):
-//   C shims (CPNG, …) → ColorcamCore (frames, clocks, errors) → Stream / Detect / Infer → colorcam (CLI)
-// Stream never imports Detect or Infer.
+//   C shims (CPNG, …) → ColorcamCore (frames, clocks, errors) → Stream / Detect / Infer → PhotoPipeline (joins
+//   them: the product's frame processor) → colorcam (CLI). Stream never imports Detect or Infer.
 import PackageDescription
 
 let package = Package(
@@ -43,9 +43,13 @@ let package = Package(
             name: "Live", dependencies: ["ColorcamCore", "Stream", "Preview"], path: "Sources/Live",
             exclude: ["README.md"]
         ),
+        .target(
+            name: "PhotoPipeline", dependencies: ["ColorcamCore", "Stream", "Detect", "Infer"],
+            path: "Sources/PhotoPipeline", exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked"])]
+        ),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream", "Preview", "Live", "Infer", "Detect"],
+            dependencies: ["ColorcamCore", "Stream", "Preview", "Live", "Infer", "Detect", "PhotoPipeline"],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),
@@ -59,5 +63,9 @@ let package = Package(
         ),
         .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
         .testTarget(name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests"),
+        .testTarget(
+            name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "Stream", "Detect", "Infer", "ColorcamCore"],
+            path: "Tests/PhotoPipelineTests"
+        ),
     ]
 )

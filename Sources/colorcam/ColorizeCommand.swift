@@ -45,7 +45,8 @@ enum ColorizeCommand {
     static func defaultModel() throws -> String {
         let candidates = ["Models/colorcam-default"] + ModelSearchPath.directories().map { $0 + "/colorcam-default" }
         for dir in candidates where access(dir + "/manifest.json", R_OK) == 0 { return dir }
-        throw UsageError("colorize: no --model given and no colorcam-default bundle in \(candidates.joined(separator: ", "))")
+        throw ModelBundleError(.missingInput, file: "colorcam-default",
+                               "no --model given and no default bundle in \(candidates.joined(separator: ", "))")
     }
 
     static func printNote(_ text: String) {

@@ -3,7 +3,9 @@ import Glibc
 #endif
 import ColorcamCore
 import Dispatch
+import Infer
 import Live
+import PhotoPipeline
 import Preview
 import Stream
 
@@ -16,8 +18,10 @@ enum LiveCommand {
     static let help = """
     usage: colorcam live (--device /dev/videoN | --source FILE.y4m) [options]
 
-    Runs the pipeline until SIGINT/SIGTERM, serving a live preview. SIGINT/SIGTERM stop capture, let the in-flight
-    inference finish, flush the trace and outputs, and exit 0. SIGHUP reloads the model without stopping the stream.
+    Runs the pipeline until SIGINT/SIGTERM, serving a live preview: photos under the camera are found, colorized
+    and shown in colour. SIGINT/SIGTERM stop capture, let the in-flight inference finish, flush the trace, outputs
+    and saved photos, and exit 0. SIGHUP reloads the model (the --model path, re-read) without stopping the stream;
+    a model that fails to load is logged and the running one kept.
 
     source:
       --device /dev/videoN      a V4L2 camera (default when no --source: /dev/video0)
@@ -35,6 +39,7 @@ enum LiveCommand {
                                 scheduler settings, as for 'colorcam replay'
       --simulate-inference-ms N[:J], --simulate-mode spin|sleep
                                 DIAGNOSTIC SIMULATION of the model, as for 'colorcam replay'
+    \(ColorizeOptions.help)
       --exit-on-device-loss     exit 69 when the source is lost instead of retrying with backoff
       --log-level error|warning|info|debug
                                 stderr verbosity (default info)
@@ -44,9 +49,9 @@ enum LiveCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "live",
-                              valued: ["source", "device", "size", "fps", "listen", "output", "trace", "max-in-flight", "queue",
-                                       "max-latency-ms", "simulate-inference-ms", "simulate-mode", "log-level"],
-                              boolean: ["exit-on-device-loss"])
+                              valued: Set(["source", "device", "size", "fps", "listen", "output", "trace", "max-in-flight", "queue",
+                                       "max-latency-ms", "simulate-inference-ms", "simulate-mode", "log-level"]).union(ColorizeOptions.valued),
+                              boolean: Set(["exit-on-device-loss"]).union(ColorizeOptions.boolean))
         _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
         if let level = a.string("log-level") {
             guard let parsed = Log.Level(name: level) else {
@@ -100,9 +105,12 @@ enum LiveCommand {
         let firstSource = SourceHandOff(probe)
         let openSource: () throws -> FrameSource = { try firstSource.take() ?? makeSource() }
 
+        let processor = try ColorizeOptions.processor(
+            a, command: "live", geometry: probe.geometry,
+            colorRange: (probe as? Y4MSource)?.header.colorRange ?? .unspecified, simulated: runner != nil)
         let metrics = PreviewMetrics(dropReasons: DropReason.allCases.map(\.rawValue))
         let server = try PreviewServer(config: PreviewServerConfig(listenAddress: listen), metrics: metrics)
-        let modelLabel = runner?.label ?? "none"
+        let modelLabel = runner?.label ?? processor?.label ?? "none"
         let preview = PreviewSink(server: server, clock: clock, model: modelLabel)
         var traceConfig: [(String, TraceValue)] = [
             ("command", .string("live")), ("source", .string(sourcePath)), ("pace", .string("realtime")),
@@ -127,13 +135,28 @@ enum LiveCommand {
         if !isLoopback(listenText) { Log.warning("--listen \(listenText) is not loopback: the preview has no authentication") }
         if runner != nil { Log.warning("inference is a DIAGNOSTIC SIMULATION (\(modelLabel)), not a model") }
 
-        let daemon = LiveDaemon(options: options, openSource: openSource, runner: runner, processor: nil, sink: sink,
-                                trace: trace, server: server, clock: clock)
+        let daemon = LiveDaemon(options: options, openSource: openSource, runner: runner, processor: processor,
+                                sink: sink, trace: trace, server: server, clock: clock)
+        let modelPath = a.string("model"), presetName = a.string("preset")
         let signals = DaemonSignals(stop: { daemon.requestStop() }, reload: {
-            Log.info("SIGHUP: no model to reload (\(modelLabel)); the stream continues")
+            guard let processor else {
+                Log.info("SIGHUP: no model to reload (\(modelLabel)); the stream continues")
+                return
+            }
+            do {
+                let path = try modelPath ?? ColorizeCommand.defaultModel()
+                let bundle = try ModelBundle.load(path, preset: presetName.flatMap(ModelBundle.Preset.init(rawValue:)))
+                try processor.reload(bundle)
+                Log.info("SIGHUP: model reloaded from \(path) (\(bundle.name)); photos are re-colorized")
+            } catch {
+                Log.error("SIGHUP: model not reloaded, the running one stays: \(error)")
+            }
         })
-        let result = Result { try daemon.run() }
+        var result = Result { try daemon.run() }
         signals.cancel()
+        if let processor, case .success = result {
+            do { try processor.finish() } catch { result = .failure(error) }
+        }
         server.stop()
         if let traceFile {
             let stats = try? result.get()
@@ -143,7 +166,8 @@ enum LiveCommand {
             ])
         }
         let stats = try result.get()
-        Log.info("stopped: " + ReplayCommand.summaryLine(stats, runner: runner))
+        Log.info("stopped: " + ReplayCommand.summaryLine(
+            stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label } ?? processor?.label))
         return 0
     }
 

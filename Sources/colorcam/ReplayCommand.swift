@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ColorcamCore
 import Foundation
+import PhotoPipeline
 import Stream
 
 /// `colorcam replay`: runs a recorded clip through the pipeline.
@@ -14,8 +15,9 @@ enum ReplayCommand {
     static let help = """
     usage: colorcam replay INPUT [options]
 
-    Runs a recorded clip through the pipeline: capture → detect → infer (≤ max-in-flight at once) → composite →
-    output, tracing every frame's fate.
+    Runs a recorded clip through the pipeline: capture → detect photos → colorize one photo at a time (≤
+    max-in-flight at once) → composite every photo's latest colours with the live frame → output, tracing every
+    frame's fate.
 
     INPUT                       a .y4m file, '-' for stdin, or a folder of .png images (sorted by name)
 
@@ -41,18 +43,20 @@ enum ReplayCommand {
                                 jitter, seeded). The trace and report mark the run as simulated.
       --simulate-mode spin|sleep
                                 spin a core (default, like real inference) or sleep
+    \(ColorizeOptions.help)
       --quiet                   no summary line on stderr
 
     examples:
-      colorcam replay clip.y4m --simulate-inference-ms 90 --trace t.json && colorcam trace-report t.json
-      colorcam replay clip.y4m --pace asap --output out.y4m
+      colorcam replay scene.y4m --output out.y4m --trace t.json --save-photos photos && colorcam trace-report t.json
+      colorcam replay scene.y4m --pace asap --background original --output out.y4m
+      colorcam replay clip.y4m --simulate-inference-ms 90 --trace t.json   (scheduler check, no model)
     """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "replay",
-                              valued: ["output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
-                                       "max-latency-ms", "simulate-inference-ms", "simulate-mode"],
-                              boolean: ["quiet"])
+                              valued: Set(["output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
+                                       "max-latency-ms", "simulate-inference-ms", "simulate-mode"]).union(ColorizeOptions.valued),
+                              boolean: Set(["quiet"]).union(ColorizeOptions.boolean))
         let input = try a.positionals(exactly: 1, usage: "replay INPUT [options] (see --help)")[0]
         var config = PipelineConfig()
         config.pace = PipelineConfig.Pace(rawValue: try a.choice("pace", ["realtime", "asap"], default: "realtime"))!
@@ -79,6 +83,11 @@ enum ReplayCommand {
             SimulatedInference(durationMs: $0.ms, jitterMs: $0.jitterMs,
                                mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
         }
+        let processor = try ColorizeOptions.processor(
+            a, command: "replay", geometry: source.geometry,
+            colorRange: (source as? Y4MSource)?.header.colorRange ?? (source is PNGFolderSource ? .full : .unspecified),
+            simulated: runner != nil)
+        let modelLabel = runner?.label ?? processor?.label ?? "none"
         let pipelineProbe = Pipeline(source: source, sink: nil, runner: nil, trace: NullTraceSink(), clock: clock,
                                      config: config)
         var traceConfig: [(String, TraceValue)] = [
@@ -87,8 +96,12 @@ enum ReplayCommand {
                 ? Double(source.frameRate.numerator) / Double(source.frameRate.denominator)
                 : try a.double("fps")!)),
             ("max_in_flight", .int(config.maxInFlight)), ("queue", .int(config.queueCapacity)),
-            ("model", .string(runner?.label ?? "none")), ("simulated", .bool(runner?.isSimulated ?? false)),
+            ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false)),
         ]
+        if let processor {
+            traceConfig += [("background", .string(processor.options.background.rawValue)),
+                            ("detect_every", .int(processor.options.fullDetectionInterval))]
+        }
         if let simulation {
             traceConfig += [("simulate_inference_ms", .double(simulation.ms)),
                             ("simulate_jitter_ms", .double(simulation.jitterMs)),
@@ -111,13 +124,16 @@ enum ReplayCommand {
             printError("replay: inference is a DIAGNOSTIC SIMULATION (\(runner!.label)), not a model")
         }
 
-        let pipeline = Pipeline(source: source, sink: sink, runner: runner, trace: trace ?? NullTraceSink(),
-                                clock: clock, config: config)
+        let pipeline = Pipeline(source: source, sink: sink, runner: runner, processor: processor,
+                                trace: trace ?? NullTraceSink(), clock: clock, config: config)
         let signals = SignalStopper { pipeline.requestStop() }
         let progress = config.pace == .asap && isatty(2) == 1 && !a.flag("quiet")
             ? ProgressLine(pipeline: pipeline, totalFrames: estimatedFrames(input, source).map { $0 * config.loops }) : nil
-        let result = Result { try pipeline.run() }
+        var result = Result { try pipeline.run() }
         progress?.finish()
+        if let processor, case .success = result {
+            do { try processor.finish() } catch { result = .failure(error) }
+        }
         signals.cancel()
         var traceError: Error?
         if let trace {
@@ -132,7 +148,10 @@ enum ReplayCommand {
         }
         let stats = try result.get()
         if let traceError { throw traceError }
-        if !a.flag("quiet") { printError("replay: " + summaryLine(stats, runner: runner)) }
+        if !a.flag("quiet") {
+            printError("replay: " + summaryLine(stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label }
+                                                ?? processor?.label))
+        }
         return 0
     }
 
@@ -161,7 +180,8 @@ enum ReplayCommand {
         return size / (source.geometry.frameBytes + 6)
     }
 
-    static func summaryLine(_ stats: PipelineStats, runner: InferenceRunner?) -> String {
+    /// - Parameter model: what ran inference ("SIMULATED" or the model's name); nil when none did.
+    static func summaryLine(_ stats: PipelineStats, model: String?) -> String {
         let seconds = Double(stats.durationNs) / 1e9
         let fps = seconds > 0 ? Double(stats.framesOutput) / seconds : 0
         let drops = DropReason.allCases.compactMap { reason -> String? in
@@ -170,8 +190,8 @@ enum ReplayCommand {
         }
         var line = "\(stats.framesCaptured) frames captured, \(stats.framesOutput) output"
         line += " in \(format(seconds, 2)) s (\(format(fps, 1)) fps)"
-        if let runner {
-            line += "; \(stats.inferences) inferences (\(runner.isSimulated ? "SIMULATED" : runner.label))"
+        if let model {
+            line += "; \(stats.inferences) inferences (\(model))"
             line += ", max in flight \(stats.maxInFlightSeen)"
         }
         line += "; drops: " + (drops.isEmpty ? "none" : drops.joined(separator: ", "))

@@ -82,7 +82,7 @@ def leftovers(directory: pathlib.Path, output_name: str) -> list:
 
 def run_replay(input_arg: str, output: pathlib.Path, stdin_bytes: bytes = b"") -> subprocess.CompletedProcess:
     return subprocess.run(
-        [colorcam_binary(), "replay", input_arg, "--pace", "asap", "--output", str(output)],
+        [colorcam_binary(), "replay", input_arg, "--passthrough", "--pace", "asap", "--output", str(output)],
         input=stdin_bytes,
         capture_output=True,
         timeout=60,

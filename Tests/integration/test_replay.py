@@ -39,7 +39,7 @@ def test_passthrough_is_bit_exact_in_ffmpeg(colorcam, ffmpeg, tmp_path, size, pi
     src = make_clip(tmp_path, size, pix_fmt, extra)
     assert f" C{tag}" in header_of(src), "ffmpeg did not write the colour space under test"
     out = tmp_path / "out.y4m"
-    run(colorcam, "replay", src, "--pace", "asap", "--quiet", "--output", out)
+    run(colorcam, "replay", src, "--passthrough", "--pace", "asap", "--quiet", "--output", out)
     assert f" C{tag}" in header_of(out)
     want, got = framemd5(src), framemd5(out)
     assert len(want) == 5 and got == want
@@ -54,7 +54,7 @@ def test_plain_420_tag_and_unknown_parameters(colorcam, ffmpeg, tmp_path):
     plain = tmp_path / "plain.y4m"
     plain.write_bytes(header + body)
     out = tmp_path / "out.y4m"
-    run(colorcam, "replay", plain, "--pace", "asap", "--quiet", "--output", out)
+    run(colorcam, "replay", plain, "--passthrough", "--pace", "asap", "--quiet", "--output", out)
     assert "C420" in header_of(out).split()
     assert framemd5(out) == framemd5(src)
 
@@ -63,7 +63,7 @@ def test_stdin_to_stdout(colorcam, ffmpeg, tmp_path):
     src = make_clip(tmp_path, "321x241", "yuv420p", [], frames=8)
     out = tmp_path / "piped.y4m"
     with open(src, "rb") as fin, open(out, "wb") as fout:
-        proc = subprocess.run([colorcam, "replay", "-", "--pace", "asap", "--quiet", "--output", "-"],
+        proc = subprocess.run([colorcam, "replay", "-", "--passthrough", "--pace", "asap", "--quiet", "--output", "-"],
                               stdin=fin, stdout=fout, stderr=subprocess.PIPE, text=True)
     assert proc.returncode == 0, proc.stderr
     assert framemd5(out) == framemd5(src)
@@ -138,7 +138,7 @@ def test_realtime_replay_reproduces_recorded_jitter_and_gaps(colorcam, tmp_path)
     stamps = [0, 33_000, 70_000, 100_000, 300_000, 333_000, 366_000]  # jitter, then a 200 ms gap
     clip, trace, out = tmp_path / "ts.y4m", tmp_path / "t.json", tmp_path / "out.y4m"
     write_y4m_with_timestamps(clip, stamps)
-    run(colorcam, "replay", clip, "--trace", trace, "--output", out, "--quiet")
+    run(colorcam, "replay", clip, "--passthrough", "--trace", trace, "--output", out, "--quiet")
     events = json.loads(trace.read_text())
     captures = [e["args"]["capture_ts_us"] for e in events if e.get("name") == "capture"]
     got = [c - captures[0] for c in captures]
@@ -153,7 +153,7 @@ def test_realtime_replay_reproduces_recorded_jitter_and_gaps(colorcam, tmp_path)
 def test_header_rate_paces_a_file_without_timestamps(colorcam, tmp_path):
     clip, trace = tmp_path / "c.y4m", tmp_path / "t.json"
     run(colorcam, "testclip", clip, "--size", "64x48", "--fps", "20", "--seconds", "1")
-    run(colorcam, "replay", clip, "--trace", trace, "--quiet")
+    run(colorcam, "replay", clip, "--passthrough", "--trace", trace, "--quiet")
     captures = [e["args"]["capture_ts_us"] for e in json.loads(trace.read_text()) if e.get("name") == "capture"]
     span_us = captures[-1] - captures[0]
     assert len(captures) == 20 and abs(span_us - 19 * 50_000) <= 5_000
@@ -162,7 +162,7 @@ def test_header_rate_paces_a_file_without_timestamps(colorcam, tmp_path):
 def test_loop_and_fps_override(colorcam, tmp_path):
     clip, trace = tmp_path / "c.y4m", tmp_path / "t.json"
     run(colorcam, "testclip", clip, "--size", "64x48", "--fps", "10", "--seconds", "1")
-    run(colorcam, "replay", clip, "--loop", "3", "--fps", "60", "--trace", trace, "--quiet")
+    run(colorcam, "replay", clip, "--passthrough", "--loop", "3", "--fps", "60", "--trace", trace, "--quiet")
     captures = [e["args"]["capture_ts_us"] for e in json.loads(trace.read_text()) if e.get("name") == "capture"]
     assert len(captures) == 30
     assert abs((captures[-1] - captures[0]) - 29 * 16_667) <= 5_000
@@ -174,7 +174,7 @@ def test_png_folder_replays_in_name_order(colorcam, ffmpeg, tmp_path):
     run("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=65x33:rate=30", "-frames:v", "6",
         frames / "f%03d.png")
     out = tmp_path / "out.y4m"
-    run(colorcam, "replay", frames, "--pace", "asap", "--quiet", "--output", out)
+    run(colorcam, "replay", frames, "--passthrough", "--pace", "asap", "--quiet", "--output", out)
     assert len(framemd5(out)) == 6
     header = header_of(out)
     assert "W65" in header and "H33" in header and "F30:1" in header

@@ -25,7 +25,7 @@ median_ms() {  # runs "$@" RUNS times, prints the median wall time in ms
 
 cat "$work/in.y4m" >/dev/null  # warm the page cache for both
 ffmpeg_ms=$(median_ms ffmpeg -v error -i "$work/in.y4m" -f yuv4mpegpipe -y "$work/ff.y4m")
-colorcam_ms=$(median_ms "$BIN" replay "$work/in.y4m" --pace asap --quiet --output "$work/cc.y4m")
+colorcam_ms=$(median_ms "$BIN" replay "$work/in.y4m" --passthrough --pace asap --quiet --output "$work/cc.y4m")
 cmp -s <(ffmpeg -v error -i "$work/in.y4m" -f framemd5 -) <(ffmpeg -v error -i "$work/cc.y4m" -f framemd5 -) \
   || { echo "passthrough: colorcam output differs from its input" >&2; exit 1; }
 awk -v f="$ffmpeg_ms" -v c="$colorcam_ms" -v n="$frames" -v b="$bytes" 'BEGIN {

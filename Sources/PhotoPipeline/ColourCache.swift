@@ -1,0 +1,120 @@
+import ColorcamCore
+import Detect
+
+/// One photo's latest colours (and, when photos are saved, its best colorization so far), keyed by track id.
+///
+/// Storage is allocated once per entry (at `ColourTable.init`, or lazily for the `best` copies) and reused when the
+/// entry passes to another track. Guarded by `PhotoColorProcessor`'s lock; never touched outside it.
+struct ColourEntry: @unchecked Sendable {
+    // Invariant for @unchecked Sendable: only touched under the processor's lock.
+    /// -1: free.
+    var trackID = -1
+    var hasColour = false
+    /// Model output (a plane, b plane) as the model gave it (not yet × output scale).
+    let ab: UnsafeMutablePointer<Float>
+    /// Luma thumbnail of the input the colours were computed from (`FrameSampler.thumbnail`).
+    let thumbnail: UnsafeMutablePointer<Float>
+    var resultFrame = -1
+    var resultCaptureTsNs: Int64 = 0
+    /// The model's output scale for `ab`.
+    var abScale: Float = 1
+    var modelGeneration = 0
+    /// The last frame whose analysis showed this track (for eviction).
+    var lastSeenFrame = -1
+    var firstSeenFrame = -1
+    /// Best colorization for --save-photos: the input L (raw L*, N×N), its ab, where and when.
+    var best: SavedColour?
+}
+
+/// A colorization worth saving: owns copies of its planes (allocated when the entry first beats nothing).
+final class SavedColour: @unchecked Sendable {
+    // Invariant for @unchecked Sendable: mutated under the processor's lock, or owned by the saver once handed off.
+    let lightness: UnsafeMutablePointer<Float>
+    let ab: UnsafeMutablePointer<Float>
+    let inputSizePx: Int
+    let abWidthPx: Int, abHeightPx: Int
+    var quality: Double = -1
+    /// True when this best has not been handed to the saver since it last improved.
+    var unsaved = false
+    var quad = Quad(.zero, .zero, .zero, .zero)
+    var frame = -1
+    var trackID = -1
+    var firstFrame = -1
+    var lastFrame = -1
+    var modelName = ""
+    var abScale: Float = 1
+
+    init(inputSizePx: Int, abWidthPx: Int, abHeightPx: Int) {
+        self.inputSizePx = inputSizePx
+        self.abWidthPx = abWidthPx
+        self.abHeightPx = abHeightPx
+        lightness = .allocate(capacity: inputSizePx * inputSizePx)
+        ab = .allocate(capacity: 2 * abWidthPx * abHeightPx)
+    }
+
+    /// A copy (for handing to the saver while the entry keeps updating).
+    func copy() -> SavedColour {
+        let c = SavedColour(inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx)
+        c.lightness.update(from: lightness, count: inputSizePx * inputSizePx)
+        c.ab.update(from: ab, count: 2 * abWidthPx * abHeightPx)
+        c.quality = quality; c.quad = quad; c.frame = frame; c.trackID = trackID
+        c.firstFrame = firstFrame; c.lastFrame = lastFrame; c.modelName = modelName; c.abScale = abScale
+        return c
+    }
+
+    deinit {
+        lightness.deallocate()
+        ab.deallocate()
+    }
+}
+
+/// A fixed table of `ColourEntry`s. Not thread-safe by itself: lives inside the processor's Mutex.
+struct ColourTable: @unchecked Sendable {
+    var entries: [ColourEntry]
+    let abCount: Int
+
+    init(capacity: Int, abCount: Int) {
+        self.abCount = abCount
+        let thumbCount = FrameSampler.thumbnailSide * FrameSampler.thumbnailSide
+        entries = (0..<capacity).map { _ in
+            let ab = UnsafeMutablePointer<Float>.allocate(capacity: abCount)
+            ab.initialize(repeating: 0, count: abCount)
+            let thumbnail = UnsafeMutablePointer<Float>.allocate(capacity: thumbCount)
+            thumbnail.initialize(repeating: 0, count: thumbCount)
+            return ColourEntry(ab: ab, thumbnail: thumbnail)
+        }
+    }
+
+    func deallocate() {
+        for e in entries {
+            e.ab.deallocate()
+            e.thumbnail.deallocate()
+        }
+    }
+
+    func index(of trackID: Int) -> Int? {
+        for i in entries.indices where entries[i].trackID == trackID { return i }
+        return nil
+    }
+
+    /// The entry for `trackID`, claiming a free one or the least recently seen one not seen since
+    /// `evictBefore` (its saved colour, if any, is returned for saving). Nil when every entry is in recent use.
+    mutating func claim(_ trackID: Int, frame: Int, evictBefore: Int) -> (index: Int, evicted: SavedColour?)? {
+        if let i = index(of: trackID) { return (i, nil) }
+        var pick: Int? = nil
+        for i in entries.indices {
+            if entries[i].trackID < 0 { pick = i; break }
+            if entries[i].lastSeenFrame < evictBefore,
+               pick.map({ entries[i].lastSeenFrame < entries[$0].lastSeenFrame }) ?? true { pick = i }
+        }
+        guard let i = pick else { return nil }
+        let evicted = entries[i].trackID >= 0 ? entries[i].best : nil
+        entries[i].trackID = trackID
+        entries[i].hasColour = false
+        entries[i].resultFrame = -1
+        entries[i].lastSeenFrame = frame
+        entries[i].firstSeenFrame = frame
+        entries[i].best = nil
+        return (i, evicted)
+    }
+}

@@ -1,0 +1,318 @@
+import ColorcamCore
+import Detect
+import Infer
+import Stream
+import Synchronization
+
+/// How the frame outside the photos looks.
+public enum Background: String, Sendable, CaseIterable {
+    /// The frame's luma only (neutral chroma), as in the demo that inspired colorcam.
+    case gray
+    /// The frame as captured.
+    case original
+}
+
+/// Settings of `PhotoColorProcessor`.
+public struct PhotoPipelineOptions: Sendable {
+    public var background: Background = .gray
+    /// How the source's Y'CbCr codes map to R'G'B' (for L* in and colours out).
+    public var encoding: YCbCrEncoding = .bt601Full
+    /// Content change (`thumbnailDistance`: mean absolute difference of contrast-normalised 8×8 luma block means)
+    /// that makes a photo's colours stale.
+    public var changeThreshold: Float = 0.25
+    /// Full detection every N frames, tracking in between (see `PhotoTrackingSession`).
+    public var fullDetectionInterval = 3
+    public var featherPx = 2.0
+    /// At most this many photos are colorized per frame (the largest first).
+    public var maxPhotos = 8
+    /// Where `--save-photos` writes; nil to save nothing.
+    public var savePhotosDirectory: String?
+    public var detector = DetectorParameters()
+
+    public init() {}
+}
+
+/// The product's frame processor: detects and tracks photos on the capture thread, colorizes one photo at a time
+/// in rectified space on the inference thread (new photos first, then the one whose colours are stalest among
+/// those whose content changed), caches each photo's ab by track, and on the output thread writes every photo's
+/// cached colours into the frame through that frame's own corners, keeping the frame's live L*.
+///
+/// Threading (see `FrameProcessor`): `analyse`/`prepareInference` on the capture thread, `infer` on an inference
+/// thread, `composite` on the output thread; the colour table is shared under `table`'s lock (held while one photo
+/// is composited, so a finishing inference waits at most that long to publish). `reload` and `finish` are
+/// control-plane calls. Nothing is allocated per frame after warm-up (tracks being born and photos being saved
+/// allocate).
+public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
+    // Invariant for @unchecked Sendable: per-frame analysis storage is indexed by pool index and handed between the
+    // capture and output threads by the pipeline's queue; input slots are owned by one job at a time (the
+    // scheduler's contract); `session`, `thumbs` and the job atomics' writers are single-threaded as documented.
+    public let options: PhotoPipelineOptions
+    public let geometry: FrameGeometry
+    let models: ModelHolder
+    let codec: PixelCodec
+    let session: PhotoTrackingSession
+    let inputSizePx: Int
+    let abWidthPx: Int, abHeightPx: Int
+    let table: Mutex<ColourTable>
+    let saver: PhotoSaver?
+
+    // Per pool index: photos in view (ids, corners).
+    private var poolSize = 0
+    private var photoCounts: UnsafeMutablePointer<Int>?
+    private var photoIDs: UnsafeMutablePointer<Int>?
+    private var photoQuads: UnsafeMutablePointer<Quad>?
+    // Per input slot.
+    private var slotCount = 0
+    private var slotInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+    private var slotOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+    private var slotThumbs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+    private var slotJobs: UnsafeMutablePointer<SlotJob>?
+    // Capture-thread scratch: a thumbnail per photo in view.
+    private let thumbs: UnsafeMutablePointer<Float>
+    // Output-thread scratch: the frame's chroma before compositing.
+    private let originalCb: UnsafeMutablePointer<UInt8>
+    private let originalCr: UnsafeMutablePointer<UInt8>
+    // The job in flight: frames of the last request, start and finish (request > started: offered, not started).
+    private let requestedFrame = Atomic<Int>(-1)
+    private let startedFrame = Atomic<Int>(-1)
+    private let finishedFrame = Atomic<Int>(-1)
+    private let running = Atomic<Int>(0)
+
+    struct SlotJob {
+        var trackID = -1
+        var quad = Quad(.zero, .zero, .zero, .zero)
+        var quality = 0.0
+    }
+
+    public var isSimulated: Bool { false }
+    public var label: String { models.bundle.name }
+
+    /// Loads the model and prepares detection for frames of `geometry`. Throws a one-line error for a model that is
+    /// not a colorizer or a bad `savePhotosDirectory`.
+    public init(bundle: ModelBundle, geometry: FrameGeometry, options: PhotoPipelineOptions = PhotoPipelineOptions()) throws {
+        self.options = options
+        self.geometry = geometry
+        models = try ModelHolder(bundle: bundle)
+        codec = PixelCodec(encoding: options.encoding)
+        session = PhotoTrackingSession(geometry: geometry, parameters: options.detector,
+                                       fullDetectionInterval: options.fullDetectionInterval)
+        inputSizePx = bundle.inputSizePx
+        abHeightPx = models.outputShape[2]
+        abWidthPx = models.outputShape[3]
+        table = Mutex(ColourTable(capacity: 16, abCount: 2 * abWidthPx * abHeightPx))
+        saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
+        let side = FrameSampler.thumbnailSide
+        thumbs = .allocate(capacity: options.maxPhotos * side * side)
+        originalCb = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
+        originalCr = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
+    }
+
+    deinit {
+        table.withLock { $0.deallocate() }
+        thumbs.deallocate()
+        originalCb.deallocate()
+        originalCr.deallocate()
+        photoCounts?.deallocate(); photoIDs?.deallocate(); photoQuads?.deallocate()
+        for i in 0..<slotCount {
+            slotInputs?[i].deallocate(); slotOutputs?[i].deallocate(); slotThumbs?[i].deallocate()
+        }
+        slotInputs?.deallocate(); slotOutputs?.deallocate(); slotThumbs?.deallocate(); slotJobs?.deallocate()
+    }
+
+    public func prepare(framePoolSize: Int, inputSlotCount: Int) {
+        precondition(photoCounts == nil, "prepare is called once")
+        poolSize = framePoolSize
+        photoCounts = .allocate(capacity: framePoolSize)
+        photoCounts!.initialize(repeating: 0, count: framePoolSize)
+        photoIDs = .allocate(capacity: framePoolSize * options.maxPhotos)
+        photoQuads = .allocate(capacity: framePoolSize * options.maxPhotos)
+        slotCount = inputSlotCount
+        let side = FrameSampler.thumbnailSide
+        slotInputs = .allocate(capacity: inputSlotCount)
+        slotOutputs = .allocate(capacity: inputSlotCount)
+        slotThumbs = .allocate(capacity: inputSlotCount)
+        slotJobs = .allocate(capacity: inputSlotCount)
+        for i in 0..<inputSlotCount {
+            slotInputs![i] = .allocate(capacity: inputSizePx * inputSizePx)
+            slotOutputs![i] = .allocate(capacity: 2 * abWidthPx * abHeightPx)
+            slotThumbs![i] = .allocate(capacity: side * side)
+            slotJobs![i] = SlotJob()
+        }
+    }
+
+    // MARK: capture thread
+
+    public func analyse(_ frame: FrameBuffer) -> Int {
+        let tracks = session.process(frame, timestampNs: frame.captureTimestampNs)
+        let base = frame.poolIndex * options.maxPhotos
+        var count = 0
+        // The largest photos first when there are more than maxPhotos.
+        for track in tracks where count < options.maxPhotos || track.quad.area > photoQuads![base + count - 1].area {
+            var k = min(count, options.maxPhotos - 1)
+            photoIDs![base + k] = track.id
+            photoQuads![base + k] = track.quad
+            while k > 0 && photoQuads![base + k].area > photoQuads![base + k - 1].area {
+                swap(&photoIDs![base + k], &photoIDs![base + k - 1])
+                swap(&photoQuads![base + k], &photoQuads![base + k - 1])
+                k -= 1
+            }
+            count = min(count + 1, options.maxPhotos)
+        }
+        photoCounts![frame.poolIndex] = count
+        return tracks.count
+    }
+
+    public func prepareInference(_ frame: FrameBuffer, slot: Int) -> InferenceRequest? {
+        let sequence = frame.sequence
+        let count = photoCounts![frame.poolIndex]
+        let base = frame.poolIndex * options.maxPhotos
+        let side = FrameSampler.thumbnailSide
+        let sampler = FrameSampler(frame)
+        let generation = models.generation
+        // Per photo in view: its thumbnail now, and whether its colours are missing or stale.
+        var chosen = -1, chosenReason = InferenceReason.new, chosenStaleness = -1
+        let busy = running.load(ordering: .acquiring) != 0
+            || (requestedFrame.load(ordering: .relaxed) > startedFrame.load(ordering: .relaxed)
+                && sequence - requestedFrame.load(ordering: .relaxed) <= 2)
+        let saveBefore = sequence - 60
+        var evicted: SavedColour?
+        table.withLock { t in
+            for k in 0..<count {
+                let id = photoIDs![base + k]
+                guard let map = Rectifier.homography(for: photoQuads![base + k], widthPx: side, heightPx: side)
+                else { continue }
+                sampler.thumbnail(through: map, into: thumbs + k * side * side)
+                guard let (i, old) = t.claim(id, frame: sequence, evictBefore: sequence - poolSize - 2) else { continue }
+                if let old, old.unsaved { evicted = old }
+                t.entries[i].lastSeenFrame = sequence
+                let e = t.entries[i]
+                let reason: InferenceReason, staleness: Int
+                if !e.hasColour {
+                    reason = .new; staleness = Int.max
+                } else if e.modelGeneration != generation
+                            || thumbnailDistance(thumbs + k * side * side, e.thumbnail) > options.changeThreshold {
+                    reason = .changed; staleness = sequence - e.resultFrame
+                } else { continue }
+                let better = chosen < 0 || (reason == .new && chosenReason != .new) || (reason == chosenReason && staleness > chosenStaleness)
+                if better { chosen = k; chosenReason = reason; chosenStaleness = staleness }
+            }
+            if saver != nil {
+                for i in t.entries.indices where t.entries[i].lastSeenFrame < saveBefore {
+                    if let best = t.entries[i].best, best.unsaved {
+                        best.unsaved = false  // a better view later saves again (the saver keeps one file)
+                        saver?.submit(best.copy())
+                    }
+                }
+            }
+        }
+        if let evicted { saver?.submit(evicted) }
+        guard chosen >= 0, !busy else { return nil }
+        let quad = photoQuads![base + chosen]
+        guard let map = Rectifier.homography(for: quad, widthPx: inputSizePx, heightPx: inputSizePx) else { return nil }
+        let bundle = models.bundle
+        sampler.rectifyLightness(through: map, sizePx: inputSizePx, scale: bundle.inputScale, offset: bundle.inputOffset,
+                                 codec: codec, into: slotInputs![slot])
+        slotThumbs![slot].update(from: thumbs + chosen * side * side, count: side * side)
+        let inside = (0..<4).allSatisfy { i in
+            quad[i].x >= 0 && quad[i].y >= 0 && quad[i].x <= Double(geometry.widthPx) && quad[i].y <= Double(geometry.heightPx)
+        }
+        slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: quad.area * (inside ? 1 : 0.5))
+        requestedFrame.store(sequence, ordering: .relaxed)
+        return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
+    }
+
+    // MARK: inference thread
+
+    public func infer(slot: Int, frame: Int, captureTsNs: Int64) {
+        running.add(1, ordering: .acquiringAndReleasing)
+        startedFrame.store(frame, ordering: .relaxed)
+        defer {
+            finishedFrame.store(frame, ordering: .relaxed)
+            running.subtract(1, ordering: .acquiringAndReleasing)
+        }
+        guard let (engine, generation, bundle) = models.acquire() else { return }
+        let input = slotInputs![slot], output = slotOutputs![slot]
+        let inputCount = inputSizePx * inputSizePx, abCount = 2 * abWidthPx * abHeightPx
+        engine.run(input: UnsafeBufferPointer(start: input, count: inputCount),
+                   output: UnsafeMutableBufferPointer(start: output, count: abCount))
+        models.release(engine, generation: generation)
+        let job = slotJobs![slot]
+        let side = FrameSampler.thumbnailSide
+        table.withLock { t in
+            guard let i = t.index(of: job.trackID) else { return }  // the track went and its entry was reused
+            t.entries[i].ab.update(from: output, count: abCount)
+            t.entries[i].thumbnail.update(from: slotThumbs![slot], count: side * side)
+            t.entries[i].hasColour = true
+            t.entries[i].resultFrame = frame
+            t.entries[i].resultCaptureTsNs = captureTsNs
+            t.entries[i].modelGeneration = generation
+            t.entries[i].abScale = bundle.outputScale
+            guard saver != nil else { return }
+            let best = t.entries[i].best ?? SavedColour(inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx)
+            t.entries[i].best = best
+            best.lastFrame = t.entries[i].lastSeenFrame
+            best.firstFrame = t.entries[i].firstSeenFrame
+            guard job.quality > best.quality || best.modelName != bundle.name else { return }
+            for p in 0..<inputCount { best.lightness[p] = (input[p] - bundle.inputOffset) / bundle.inputScale }
+            best.ab.update(from: output, count: abCount)
+            best.quality = job.quality; best.quad = job.quad; best.frame = frame; best.trackID = job.trackID
+            best.modelName = bundle.name; best.abScale = bundle.outputScale; best.unsaved = true
+        }
+    }
+
+    // MARK: output thread
+
+    public func composite(_ frame: FrameBuffer) -> CompositeStamp? {
+        let g = frame.geometry
+        guard g.chroma.hasChroma else { return nil }
+        let chromaBytes = g.chromaPlaneBytes
+        originalCb.update(from: frame.cb.baseAddress!.assumingMemoryBound(to: UInt8.self), count: chromaBytes)
+        originalCr.update(from: frame.cr.baseAddress!.assumingMemoryBound(to: UInt8.self), count: chromaBytes)
+        if options.background == .gray {
+            frame.cb.initializeMemory(as: UInt8.self, repeating: 128)
+            frame.cr.initializeMemory(as: UInt8.self, repeating: 128)
+        }
+        let count = photoCounts![frame.poolIndex]
+        let base = frame.poolIndex * options.maxPhotos
+        var stamp: CompositeStamp?
+        for k in 0..<count {
+            let id = photoIDs![base + k], quad = photoQuads![base + k]
+            table.withLock { t in
+                guard let i = t.index(of: id), t.entries[i].hasColour else { return }
+                let e = t.entries[i]
+                let grid = ColourCompositor.Grid(ab: e.ab, widthPx: abWidthPx, heightPx: abHeightPx, scale: e.abScale)
+                ColourCompositor.composite(grid, into: frame, at: quad, originalCb: originalCb, originalCr: originalCr,
+                                           codec: codec, featherPx: options.featherPx)
+                if stamp == nil || e.resultFrame < stamp!.resultFrame {
+                    stamp = CompositeStamp(resultFrame: e.resultFrame, resultCaptureTsNs: e.resultCaptureTsNs)
+                }
+            }
+        }
+        return stamp
+    }
+
+    // MARK: control plane
+
+    /// Swaps in another model without stopping the stream; every photo is then re-colorized (reason `changed`).
+    /// Throws (the running model stays) when `bundle` cannot be loaded or has other sizes.
+    public func reload(_ bundle: ModelBundle) throws {
+        try models.reload(bundle)
+    }
+
+    /// After the run: saves every photo's best colorization not yet saved, and waits for the writes.
+    /// Throws the first write error.
+    public func finish() throws {
+        guard let saver else { return }
+        table.withLock { t in
+            for e in t.entries where e.trackID >= 0 {
+                if let best = e.best, best.unsaved {
+                    best.lastFrame = e.lastSeenFrame
+                    best.unsaved = false
+                    saver.submit(best.copy())
+                }
+            }
+        }
+        try saver.finish()
+    }
+}
+

@@ -1,0 +1,179 @@
+import ColorcamCore
+import Detect
+import Dispatch
+import Foundation
+import Infer
+import Synchronization
+
+/// Writes `--save-photos`: per physical photo one upright colorized PNG (`photo-<track>.png`, long side = the
+/// model's input size, at the photo's estimated aspect) and a JSON sidecar (`photo-<track>.json`: track, first and
+/// last frame, the frame and corners of the saved view, model, size).
+///
+/// One file per physical photo: a photo that comes back under a new track id (lost and found again) is recognised by
+/// its content (normalised correlation of a 32×32 lightness thumbnail, any of 4 rotations, ≥ 0.9) and its files are
+/// replaced only by a better view (larger in the frame). Each file is written to a temporary name in the same
+/// directory and renamed into place, so a reader never sees a partial file.
+///
+/// Threading: `submit` from any thread (returns at once; work runs on the saver's serial queue); `finish` waits for
+/// the queue and throws the first write error.
+final class PhotoSaver: Sendable {
+    let directory: String
+    private let queue = DispatchQueue(label: "colorcam.save-photos")
+    private struct Saved {
+        var name: String
+        var quality: Double
+        var thumbnail: [Float]
+    }
+    private let state = Mutex<(saved: [Saved], firstError: Error?)>(([], nil))
+
+    init(directory: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw ImageFileError(.usage, file: directory, "--save-photos wants a directory; this is a file")
+            }
+        } else {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw ImageFileError(.ioError, file: directory, "cannot create the --save-photos directory")
+            }
+        }
+        self.directory = directory
+    }
+
+    func submit(_ colour: SavedColour) {
+        queue.async { [self] in
+            do {
+                try save(colour)
+            } catch {
+                Log.error("\(error)")
+                state.withLock { if $0.firstError == nil { $0.firstError = error } }
+            }
+        }
+    }
+
+    func finish() throws {
+        queue.sync {}
+        if let error = state.withLock({ $0.firstError }) { throw error }
+    }
+
+    /// The files written so far (names without extension), for tests and logs.
+    var savedNames: [String] { queue.sync {}; return state.withLock { $0.saved.map(\.name) } }
+
+    private func save(_ colour: SavedColour) throws {
+        let thumbnail = Self.thumbnail(colour)
+        let (name, isBetter): (String, Bool) = state.withLock { s in
+            for i in s.saved.indices where Self.sameContent(s.saved[i].thumbnail, thumbnail) {
+                if colour.quality > s.saved[i].quality {
+                    s.saved[i].quality = colour.quality
+                    s.saved[i].thumbnail = thumbnail
+                    return (s.saved[i].name, true)
+                }
+                return (s.saved[i].name, false)
+            }
+            let name = "photo-\(colour.trackID)"
+            s.saved.append(Saved(name: name, quality: colour.quality, thumbnail: thumbnail))
+            return (name, true)
+        }
+        guard isBetter else { return }
+        let image = Self.render(colour)
+        let base = (directory as NSString).appendingPathComponent(name)
+        let temporaryPNG = (directory as NSString).appendingPathComponent(".\(name).partial.png")
+        try ImageFile.write(image, to: temporaryPNG)
+        try Self.rename(temporaryPNG, to: base + ".png")
+        let q = colour.quad
+        let corners = (0..<4).map { "[\(Self.number(q[$0].x)), \(Self.number(q[$0].y))]" }.joined(separator: ", ")
+        let json = """
+        {"track": \(colour.trackID), "first_frame": \(colour.firstFrame), "last_frame": \(colour.lastFrame), \
+        "frame": \(colour.frame), "corners": [\(corners)], "model": \(JSONText.quoted(colour.modelName)), \
+        "width": \(image.widthPx), "height": \(image.heightPx)}
+
+        """
+        let temporaryJSON = (directory as NSString).appendingPathComponent(".\(name).partial.json")
+        guard FileManager.default.createFile(atPath: temporaryJSON, contents: Data(json.utf8)) else {
+            throw ImageFileError(.ioError, file: temporaryJSON, "cannot write the photo's JSON sidecar")
+        }
+        try Self.rename(temporaryJSON, to: base + ".json")
+    }
+
+    static func number(_ v: Double) -> String { String(format: "%.2f", v) }
+
+    static func rename(_ from: String, to: String) throws {
+        guard Foundation.rename(from, to) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(from)
+            throw ImageFileError(.ioError, file: to, "cannot rename the finished file into place (\(reason))")
+        }
+    }
+
+    /// Upright RGB at the photo's aspect, long side = the model's input size.
+    static func render(_ c: SavedColour) -> RGBImage {
+        let (w, h) = Rectifier.uprightSize(for: c.quad, longSidePx: c.inputSizePx)
+        var lab = [Float](repeating: 0, count: 3 * w * h)
+        let n = c.inputSizePx
+        for y in 0..<h {
+            for x in 0..<w {
+                let u = (Double(x) + 0.5) / Double(w), v = (Double(y) + 0.5) / Double(h)
+                let l = bilinear(c.lightness, n, n, u * Double(n), v * Double(n))
+                let a = bilinear(c.ab, c.abWidthPx, c.abHeightPx, u * Double(c.abWidthPx), v * Double(c.abHeightPx))
+                let b = bilinear(c.ab + c.abWidthPx * c.abHeightPx, c.abWidthPx, c.abHeightPx,
+                                 u * Double(c.abWidthPx), v * Double(c.abHeightPx))
+                lab[3 * (y * w + x)] = l
+                lab[3 * (y * w + x) + 1] = a * c.abScale
+                lab[3 * (y * w + x) + 2] = b * c.abScale
+            }
+        }
+        var pixels = [UInt8](repeating: 0, count: 3 * w * h)
+        lab.withUnsafeBufferPointer { Lab.convertLabToRGB8($0.baseAddress!, &pixels, pixelCount: w * h) }
+        return RGBImage(widthPx: w, heightPx: h, pixels: pixels)
+    }
+
+    static func bilinear(_ p: UnsafePointer<Float>, _ w: Int, _ h: Int, _ x: Double, _ y: Double) -> Float {
+        let fx = min(max(x - 0.5, 0), Double(w - 1)), fy = min(max(y - 0.5, 0), Double(h - 1))
+        let x0 = Int(fx), y0 = Int(fy), x1 = min(x0 + 1, w - 1), y1 = min(y0 + 1, h - 1)
+        let ax = Float(fx - Double(x0)), ay = Float(fy - Double(y0))
+        let top = p[y0 * w + x0] + (p[y0 * w + x1] - p[y0 * w + x0]) * ax
+        let bottom = p[y1 * w + x0] + (p[y1 * w + x1] - p[y1 * w + x0]) * ax
+        return top + (bottom - top) * ay
+    }
+
+    /// 32×32 block means of the saved lightness, zero-mean and unit-norm.
+    static func thumbnail(_ c: SavedColour) -> [Float] {
+        let side = 32, n = c.inputSizePx
+        var t = [Float](repeating: 0, count: side * side)
+        for v in 0..<side {
+            for u in 0..<side {
+                t[v * side + u] = bilinear(c.lightness, n, n, (Double(u) + 0.5) * Double(n) / Double(side),
+                                           (Double(v) + 0.5) * Double(n) / Double(side))
+            }
+        }
+        let mean = t.reduce(0, +) / Float(t.count)
+        for i in t.indices { t[i] -= mean }
+        let norm = t.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        if norm > 0 { for i in t.indices { t[i] /= norm } }
+        return t
+    }
+
+    /// Normalised correlation ≥ 0.9 in any of the 4 rotations.
+    static func sameContent(_ a: [Float], _ b: [Float]) -> Bool {
+        let side = 32
+        for rotation in 0..<4 {
+            var dot: Float = 0
+            for v in 0..<side {
+                for u in 0..<side {
+                    let (ru, rv): (Int, Int)
+                    switch rotation {
+                    case 0: (ru, rv) = (u, v)
+                    case 1: (ru, rv) = (side - 1 - v, u)
+                    case 2: (ru, rv) = (side - 1 - u, side - 1 - v)
+                    default: (ru, rv) = (v, side - 1 - u)
+                    }
+                    dot += a[v * side + u] * b[rv * side + ru]
+                }
+            }
+            if dot >= 0.9 { return true }
+        }
+        return false
+    }
+}

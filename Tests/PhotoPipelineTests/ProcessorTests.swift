@@ -1,0 +1,129 @@
+import ColorcamCore
+import Detect
+import Foundation
+import Infer
+@testable import PhotoPipeline
+import Stream
+import Testing
+
+/// Drives `PhotoColorProcessor` by hand, as the pipeline's threads would (analyse → prepareInference → infer →
+/// composite), on synthetic frames with the bundled default model.
+@Suite(.serialized) struct ProcessorTests {
+    let bundle: ModelBundle
+    init() throws { bundle = try ModelBundle.load(repositoryRoot + "/Models/colorcam-default") }
+
+    final class Run {
+        let processor: PhotoColorProcessor
+        var sequence = 0
+        var requests: [InferenceRequest] = []
+        init(_ processor: PhotoColorProcessor) {
+            self.processor = processor
+            processor.prepare(framePoolSize: 4, inputSlotCount: 3)
+        }
+        /// One frame through every hook; returns the composited stamp.
+        func step(_ frame: FrameBuffer) -> CompositeStamp? {
+            let pooled = FrameBuffer(geometry: frame.geometry, poolIndex: sequence % 4)
+            pooled.copy(from: frame)
+            pooled.sequence = sequence
+            pooled.captureTimestampNs = Int64(sequence) * 33_333_333
+            _ = processor.analyse(pooled)
+            if let request = processor.prepareInference(pooled, slot: sequence % 3) {
+                requests.append(request)
+                processor.infer(slot: sequence % 3, frame: sequence, captureTsNs: pooled.captureTimestampNs)
+            }
+            let stamp = processor.composite(pooled)
+            frame.copy(from: pooled)
+            sequence += 1
+            return stamp
+        }
+    }
+
+    func options(_ background: Background = .gray, save: String? = nil) -> PhotoPipelineOptions {
+        var o = PhotoPipelineOptions()
+        o.background = background
+        o.savePhotosDirectory = save
+        return o
+    }
+
+    @Test func aNewPhotoIsColorizedOnceAndItsColoursFollowEveryFrame() throws {
+        let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
+        let run = Run(try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options()))
+        var stamps: [CompositeStamp?] = []
+        for _ in 0..<12 { stamps.append(run.step(sceneFrame(quad: printQuad, picture: landscape))) }
+        #expect(run.requests.count == 1, "requests \(run.requests)")
+        #expect(run.requests.first?.reason == .new)
+        // Tracks appear after the tracker's hysteresis; from the first colorization on, every frame carries it.
+        let first = try #require(stamps.firstIndex { $0 != nil })
+        #expect(first <= 4)
+        #expect(stamps[first...].allSatisfy { $0?.resultFrame == first })
+        // The output is coloured inside the print (the model gives the landscape some chroma) and grey outside.
+        let out = sceneFrame(quad: printQuad, picture: landscape)
+        _ = run.step(out)
+        let g = out.geometry
+        var chroma = 0.0, n = 0.0
+        for cy in 40..<80 { for cx in 50..<110 {
+            let c = cy * g.chromaWidthPx + cx
+            chroma += abs(Double(out.cb.load(fromByteOffset: c, as: UInt8.self)) - 128)
+                + abs(Double(out.cr.load(fromByteOffset: c, as: UInt8.self)) - 128)
+            n += 1
+        } }
+        #expect(chroma / n > 1.0, "mean |chroma| inside \(chroma / n)")
+        #expect(out.cb.load(fromByteOffset: 2 * g.chromaWidthPx + 2, as: UInt8.self) == 128)
+    }
+
+    @Test func changedContentIsColorizedAgainWithReasonChanged() throws {
+        let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
+        let run = Run(try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options()))
+        for _ in 0..<8 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
+        // Same print, brighter light: not a change.
+        for _ in 0..<4 { _ = run.step(sceneFrame(quad: printQuad) { u, v in landscape(u, v) * 0.8 + 30 }) }
+        #expect(run.requests.map(\.reason) == [.new])
+        // Another picture in the same place: a change.
+        for _ in 0..<4 { _ = run.step(sceneFrame(quad: printQuad, picture: portrait)) }
+        #expect(run.requests.map(\.reason) == [.new, .changed])
+        #expect(Set(run.requests.map(\.photo)).count == 1)
+    }
+
+    @Test func reloadRecolorsWithTheNewModelAndRefusesABrokenOne() throws {
+        let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
+        let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options())
+        let run = Run(processor)
+        for _ in 0..<6 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
+        let broken = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(getpid()).onnx").path
+        try Data("not a model".utf8).write(to: URL(fileURLWithPath: broken))
+        defer { try? FileManager.default.removeItem(atPath: broken) }
+        #expect(throws: (any Error).self) { try processor.reload(.bare(broken, preset: .colorcam)) }
+        for _ in 0..<3 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
+        #expect(run.requests.map(\.reason) == [.new])
+        try processor.reload(bundle)
+        for _ in 0..<3 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
+        #expect(run.requests.map(\.reason) == [.new, .changed])
+    }
+
+    @Test func savedPhotosAreWrittenOnceWithASidecar() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cc-save-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
+        let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options(save: dir))
+        let run = Run(processor)
+        for _ in 0..<10 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
+        try processor.finish()
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        #expect(files.count == 2 && files[0].hasSuffix(".json") && files[1].hasSuffix(".png"), "\(files)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + files[0])))
+            as? [String: Any]
+        #expect((json?["corners"] as? [[Double]])?.count == 4)
+        #expect(json?["model"] as? String == bundle.name)
+        // Aspect of the print (≈ 180 × 132) → the long side 256 wide.
+        #expect(json?["width"] as? Int == 256)
+        #expect(abs((json?["height"] as? Int ?? 0) - 188) <= 6)
+        let image = try ImageFile.read(dir + "/" + files[1])
+        #expect(image.widthPx == 256)
+    }
+
+    @Test func aModelThatIsNotAColorizerIsRefused() throws {
+        let geometry = FrameGeometry(widthPx: 64, heightPx: 48, chroma: .yuv420(.jpeg))
+        let missing = ModelBundle.bare("/nonexistent/model.onnx", preset: .colorcam)
+        #expect(throws: (any Error).self) { try PhotoColorProcessor(bundle: missing, geometry: geometry) }
+    }
+}
