@@ -20,17 +20,35 @@ release: deps
 	$(SWIFT) build -c release --product colorcam
 	$(SWIFT) build -c release --product preview-harness
 
-# The main job. Until the colorizer and detector land, the inference is a labelled DIAGNOSTIC SIMULATION
-# (a 90 ms stand-in for the model): the demo shows the scheduler holding 30 fps with no queued predictions.
-demo: release
+# The main job: render the demo recording (three black-and-white prints of held-out photos on a table; one placed,
+# one removed; gentle camera motion), replay it in real time through detect → colorize → composite with the default
+# model, and report: the trace summary and verdict, the saved photos scored against their colour originals, and the
+# output checked against the input (outside the prints untouched, inside the live L* kept).
+DEMO_SCENE_DEPS := tools/demo/scene.py tools/scenes/render.py tools/scenes/textures.py $(wildcard Assets/demo-photos/*.png)
+
+$(DEMO)/scene.y4m: $(DEMO_SCENE_DEPS)
 	@mkdir -p $(DEMO)
-	@echo "== rendering a 10 s 640x480 30 fps synthetic clip: $(DEMO)/clip.y4m"
-	$(RELEASE_BIN) testclip $(DEMO)/clip.y4m --size 640x480 --fps 30 --seconds 10
-	@echo "== replaying it in real time with a SIMULATED 90 ms inference (not a model; the colorizer lands later)"
-	$(RELEASE_BIN) replay $(DEMO)/clip.y4m --pace realtime --simulate-inference-ms 90 \
-	    --trace $(DEMO)/trace.json --output $(DEMO)/out.y4m
+	@echo "== rendering the demo scene (10 s, 640x480, 30 fps): $(DEMO)/scene.y4m"
+	$(PYTHON) tools/demo/scene.py --out $(DEMO)/scene.y4m.partial --truth $(DEMO)/truth.json
+	@mv $(DEMO)/scene.y4m.partial $(DEMO)/scene.y4m
+
+demo: release $(DEMO)/scene.y4m
+	@rm -rf $(DEMO)/photos $(DEMO)/out.mp4
+	@echo "== replaying it in real time: detect → colorize (one at a time) → composite, default model"
+	$(RELEASE_BIN) replay $(DEMO)/scene.y4m --pace realtime --background gray --trace $(DEMO)/trace.json \
+	    --output $(DEMO)/out.y4m --save-photos $(DEMO)/photos
+	@if command -v ffmpeg >/dev/null; then \
+	    ffmpeg -loglevel error -y -i $(DEMO)/out.y4m -c:v libx264 -pix_fmt yuv420p -crf 20 $(DEMO)/out.mp4 \
+	    && echo "== $(DEMO)/out.mp4"; fi
 	@echo "== trace report ($(DEMO)/report.html is the timeline; $(DEMO)/trace.json opens in ui.perfetto.dev too)"
-	$(RELEASE_BIN) trace-report $(DEMO)/trace.json --max-lag-ms 2 --min-fps 29.5 --html $(DEMO)/report.html
+	$(RELEASE_BIN) trace-report $(DEMO)/trace.json --max-lag-ms 1 --min-fps 29.5 --max-latency-ms 50 \
+	    --html $(DEMO)/report.html
+	@echo "== saved photos ($(DEMO)/photos) against the colour originals"
+	$(PYTHON) tools/demo/score.py --photos $(DEMO)/photos --originals Assets/demo-photos --truth $(DEMO)/truth.json \
+	    --require-better
+	@echo "== output against input (outside the prints exact, inside the live L* kept)"
+	$(PYTHON) tools/demo/check_output.py --input $(DEMO)/scene.y4m --output $(DEMO)/out.y4m \
+	    --truth $(DEMO)/truth.json --background gray --quiet
 
 unit: deps
 	$(SWIFT) build --build-tests
@@ -50,8 +68,9 @@ vivid: release
 test: unit integration conformance vivid
 
 # Benchmarks (not part of make test): print figures and ratios against a peer run in the same script.
-profile: release
+profile: release $(DEMO)/scene.y4m
 	tools/profile/passthrough.sh
+	$(PYTHON) tools/profile/e2e.py --scene $(DEMO)/scene.y4m
 
 clean:
 	rm -rf .build $(DEMO)

@@ -25,6 +25,9 @@ public struct PhotoPipelineOptions: Sendable {
     public var featherPx = 2.0
     /// At most this many photos are colorized per frame (the largest first).
     public var maxPhotos = 8
+    /// A print whose tracked corners moved more than this since the previous frame (px per frame) is shown without
+    /// colour in that frame: the tracker trails a fast-moving print, and colour must not land on the table.
+    public var maxCompositeSpeedPx = 5.0
     /// Where `--save-photos` writes; nil to save nothing.
     public var savePhotosDirectory: String?
     public var detector = DetectorParameters()
@@ -67,8 +70,12 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     private var slotOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
     private var slotThumbs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
     private var slotJobs: UnsafeMutablePointer<SlotJob>?
-    // Capture-thread scratch: a thumbnail per photo in view.
+    // Capture-thread scratch: a thumbnail per photo in view; each recent track's last measured corners.
     private let thumbs: UnsafeMutablePointer<Float>
+    private var lastIDs: [Int] = []
+    private var lastQuads: [Quad] = []
+    private var nextIDs: [Int] = []
+    private var nextQuads: [Quad] = []
     // Output-thread scratch: the frame's chroma before compositing.
     private let originalCb: UnsafeMutablePointer<UInt8>
     private let originalCr: UnsafeMutablePointer<UInt8>
@@ -103,6 +110,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
         let side = FrameSampler.thumbnailSide
         thumbs = .allocate(capacity: options.maxPhotos * side * side)
+        lastIDs.reserveCapacity(64); nextIDs.reserveCapacity(64)
+        lastQuads.reserveCapacity(64); nextQuads.reserveCapacity(64)
         originalCb = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
         originalCr = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
     }
@@ -149,7 +158,12 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         // The largest photos first when there are more than maxPhotos.
         // Only tracks measured in this frame: a coasting track (missed, kept by the tracker's hysteresis) sits where
         // the print was predicted to be, and colour painted there could land on the table.
-        for track in tracks where track.missedFrames == 0
+        nextIDs.removeAll(keepingCapacity: true); nextQuads.removeAll(keepingCapacity: true)
+        for track in tracks where track.missedFrames == 0 {
+            nextIDs.append(track.id); nextQuads.append(track.quad)
+        }
+        defer { swap(&lastIDs, &nextIDs); swap(&lastQuads, &nextQuads) }
+        for track in tracks where track.missedFrames == 0 && !isFast(track)
                 && (count < options.maxPhotos || track.quad.area > photoQuads![base + count - 1].area) {
             var k = min(count, options.maxPhotos - 1)
             photoIDs![base + k] = track.id
@@ -224,6 +238,15 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: inside ? quad.area : 0)
         requestedFrame.store(sequence, ordering: .relaxed)
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
+    }
+
+    /// True when the track's corners moved more than `maxCompositeSpeedPx` since the previous frame (a track not in
+    /// the previous frame counts as still).
+    private func isFast(_ track: Track) -> Bool {
+        guard let i = lastIDs.firstIndex(of: track.id) else { return false }
+        let previous = lastQuads[i]
+        let limit = options.maxCompositeSpeedPx * options.maxCompositeSpeedPx
+        return (0..<4).contains { k in ((track.quad[k] - previous[k]) * (track.quad[k] - previous[k])).sum() > limit }
     }
 
     /// True when every corner lies inside the frame (2 px margin): the print is seen whole.

@@ -37,3 +37,13 @@ def framemd5(path):
     """Per-frame MD5s of a video, as ffmpeg decodes it."""
     out = run("ffmpeg", "-v", "error", "-i", path, "-f", "framemd5", "-").stdout
     return [line.split(",")[-1].strip() for line in out.splitlines() if line and not line.startswith("#")]
+
+
+@pytest.fixture(scope="session")
+def demo_scene(tmp_path_factory):
+    """The demo recording (tools/demo/scene.py, seed 1), rendered once per session: (scene.y4m, truth.json)."""
+    import sys
+    folder = tmp_path_factory.mktemp("demo-scene")
+    scene, truth = folder / "scene.y4m", folder / "truth.json"
+    run(sys.executable, ROOT / "tools/demo/scene.py", "--out", scene, "--truth", truth, "--quiet")
+    return scene, truth
