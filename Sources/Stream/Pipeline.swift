@@ -277,6 +277,9 @@ public final class Pipeline: @unchecked Sendable {
             startQueue.append(start)
             startCondition.signal()
             startCondition.unlock()
+            // Let the woken inference thread have this core now: with every core busy, the scheduler would
+            // otherwise start it only after its wakeup granularity (~1 ms), and that wait is request→start lag.
+            sched_yield()
             return true
         }
         return released?.frame != job.frame
@@ -360,9 +363,14 @@ public final class Pipeline: @unchecked Sendable {
                 result = core.withLock { $0.latestResult }.map { ($0.frame, $0.captureTsNs) }
             }
             let resultFrame = result?.frame ?? -1
+            let compositeEndNs = clock.nowNs()
+            if config.pace == .realtime, let delayNs = config.presentationDelayNs,
+               compositeEndNs < frame.captureTimestampNs + delayNs {
+                clock.sleep(untilNs: frame.captureTimestampNs + delayNs)
+            }
             let outputStartNs = clock.nowNs()
             var composite = TraceEvent.span(.composite, frame: frame.sequence, startNs: compositeStartNs,
-                                            endNs: outputStartNs)
+                                            endNs: compositeEndNs)
             composite.resultFrame = resultFrame
             trace.record(composite)
             do {

@@ -17,6 +17,10 @@ public struct PipelineConfig: Sendable {
     /// Realtime only: a frame whose output would come later than this after its capture is dropped `late`.
     /// nil = two frame intervals.
     public var outputBudgetNs: Int64?
+    /// Realtime only: present (write) each frame this long after its capture, not as soon as it is composited, so
+    /// output is evenly paced whatever each frame's processing took (a jitter buffer; `--output-delay-ms`).
+    /// A frame composited later than that goes out at once. nil: as soon as composited.
+    public var presentationDelayNs: Int64?
     /// How many times to play the source (`--loop`).
     public var loops = 1
     /// Overrides the source's frame interval and ignores its timestamps (`--fps`).

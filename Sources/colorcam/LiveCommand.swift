@@ -35,8 +35,8 @@ enum LiveCommand {
                                 warning: the preview has no authentication)
       --output OUT.y4m          also record the output frames (a valid file however the daemon ends)
       --trace FILE.json         write the per-frame trace
-      --max-in-flight N, --queue N, --max-latency-ms X
-                                scheduler settings, as for 'colorcam replay'
+      --max-in-flight N, --queue N, --max-latency-ms X, --output-delay-ms X
+                                scheduler and pacing settings, as for 'colorcam replay'
       --simulate-inference-ms N[:J], --simulate-mode spin|sleep
                                 DIAGNOSTIC SIMULATION of the model, as for 'colorcam replay'
     \(ColorizeOptions.help)
@@ -50,7 +50,7 @@ enum LiveCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "live",
                               valued: Set(["source", "device", "size", "fps", "listen", "output", "trace", "max-in-flight", "queue",
-                                       "max-latency-ms", "simulate-inference-ms", "simulate-mode", "log-level"]).union(ColorizeOptions.valued),
+                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level"]).union(ColorizeOptions.valued),
                               boolean: Set(["exit-on-device-loss"]).union(ColorizeOptions.boolean))
         _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
         if let level = a.string("log-level") {
@@ -111,6 +111,8 @@ enum LiveCommand {
         let metrics = PreviewMetrics(dropReasons: DropReason.allCases.map(\.rawValue))
         let server = try PreviewServer(config: PreviewServerConfig(listenAddress: listen), metrics: metrics)
         let modelLabel = runner?.label ?? processor?.label ?? "none"
+        let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
+        if delayMs > 0 { options.pipeline.presentationDelayNs = Int64(delayMs * 1e6) }
         let preview = PreviewSink(server: server, clock: clock, model: modelLabel)
         var traceConfig: [(String, TraceValue)] = [
             ("command", .string("live")), ("source", .string(sourcePath)), ("pace", .string("realtime")),

@@ -38,6 +38,10 @@ enum ReplayCommand {
                                 is dropped with reason 'superseded')
       --max-latency-ms X        realtime: drop a frame whose output would come more than X ms after its capture
                                 (reason 'late'; default two frame intervals)
+      --output-delay-ms X       realtime: write each frame X ms after its capture (not as soon as it is ready), so
+                                the output is evenly paced whatever each frame's detection and compositing took
+                                (a jitter buffer; default 40 with the model, 0 = off; keep it below
+                                --max-latency-ms)
       --simulate-inference-ms N[:J]
                                 DIAGNOSTIC SIMULATION, not a model: hold the inference slot for N ms (± J ms
                                 jitter, seeded). The trace and report mark the run as simulated.
@@ -55,7 +59,7 @@ enum ReplayCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "replay",
                               valued: Set(["output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
-                                       "max-latency-ms", "simulate-inference-ms", "simulate-mode"]).union(ColorizeOptions.valued),
+                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode"]).union(ColorizeOptions.valued),
                               boolean: Set(["quiet"]).union(ColorizeOptions.boolean))
         let input = try a.positionals(exactly: 1, usage: "replay INPUT [options] (see --help)")[0]
         var config = PipelineConfig()
@@ -88,6 +92,8 @@ enum ReplayCommand {
             colorRange: (source as? Y4MSource)?.header.colorRange ?? (source is PNGFolderSource ? .full : .unspecified),
             simulated: runner != nil)
         let modelLabel = runner?.label ?? processor?.label ?? "none"
+        let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
+        if delayMs > 0 { config.presentationDelayNs = Int64(delayMs * 1e6) }
         let pipelineProbe = Pipeline(source: source, sink: nil, runner: nil, trace: NullTraceSink(), clock: clock,
                                      config: config)
         var traceConfig: [(String, TraceValue)] = [
