@@ -80,6 +80,7 @@ def test_truth_declares_prints_that_appear_and_disappear_as_they_do(scene):
     _, truth, _ = scene
     frames = truth["frames"]
     assert len(frames) == 300 and [f["frame"] for f in frames] == list(range(300))
+    assert [f["timestamp_us"] for f in frames] == [i * 1_000_000 // 30 for i in range(300)]
     roles = {p["role"]: p for p in truth["prints"]}
     assert set(roles) == {"static", "removed", "placed"}
     assert {p["file"] for p in truth["prints"]} == {p.name for p in ORIGINALS.glob("*.png")}
