@@ -272,8 +272,11 @@ def main():
     started = time.monotonic()
     if args.frames is not None and not 1 <= args.frames <= FPS * SECONDS:
         fail(f"--frames {args.frames}: must be 1…{FPS * SECONDS}", 64)
-    truth = render_clip(args.seed, load_photos(args.photos), args.out, args.truth, args.workers,
-                        progress=not args.quiet, frame_count=args.frames)
+    try:
+        truth = render_clip(args.seed, load_photos(args.photos), args.out, args.truth, args.workers,
+                            progress=not args.quiet, frame_count=args.frames)
+    except OSError as error:
+        fail(f"{error.filename}: cannot write ({error.strerror})", 74)
     for p in truth["prints"]:
         still = f"{p['rest_frames'][0]}-{p['rest_frames'][1]}" if p["rest_frames"] else "never"
         print(f"scene: print {p['print']} {p['photo']} ({p['role']}, {p['size'][0]}x{p['size'][1]}): "
