@@ -5,11 +5,12 @@ import Detect
 /// keeping the frame's own lightness: every output pixel's L* is the live frame's L* (to within the 8-bit
 /// step), its a*b* come from the cache, bilinear on the rectified grid.
 ///
-/// Per chroma block (2×2 luma pixels in 4:2:0): each pixel's target colour is Lab(L_live, a, b), gamut-mapped at
-/// constant luminance; the block's Cb/Cr are the mean of its pixels' targets (the format has one chroma sample per
-/// block); each pixel's Y' is then chosen, against that shared chroma, so a decoder's L* lands nearest L_live.
-/// The photo's edge is feathered over `featherPx` frame pixels (alpha 0 on the outline, 1 inside), blending towards
-/// the background (original chroma or neutral grey).
+/// Per chroma block (2×2 luma pixels in 4:2:0; the format has one chroma sample per block): the block's colour is
+/// Lab(mean live L*, a, b) with ab at the block's centre, gamut-mapped at constant luminance, which gives its Cb/Cr;
+/// each pixel's Y' is then solved, against that shared chroma, so a decoder sees the pixel's own live luminance
+/// (so L* within the 8-bit step of L_live).
+/// The photo's edge is feathered over `featherPx` frame pixels (alpha 0 on the outline, 1 inside): the chroma blends
+/// towards the background (original chroma or neutral grey) while every pixel inside keeps its live luminance.
 ///
 /// Ownership and threading: a namespace of pure functions; the caller owns the frame and the grid for the call,
 /// passes the frame's original chroma planes separately (`originalCb`/`originalCr`, the source of L_live), and
@@ -65,15 +66,25 @@ enum ColourCompositor {
         let crPlane = frame.cr.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let (yMin, yMax): (Float, Float) = codec.encoding.fullRange ? (0, 255) : (16, 235)
 
+        let interiorPx = feather + 0.5 * Double(blockW + blockH)
+        // Per block, up to 4 pixels: alpha, live Y', live luminance (scalar slots: no vector lane writes).
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 12) { scratch in
+        let alpha = scratch.baseAddress!, liveY = alpha + 4, live = alpha + 8
         for cy in (y0 >> shift.y)...(y1 >> shift.y) {
             for cx in (x0 >> shift.x)...(x1 >> shift.x) {
+                // The block's centre decides: clearly outside → skip; clearly inside → alpha 1 for every pixel;
+                // near the outline → per-pixel alpha.
+                let centre = PixelPoint(Double(cx << shift.x) + 0.5 * Double(blockW),
+                                        Double(cy << shift.y) + 0.5 * Double(blockH))
+                guard let qc = toGrid.apply(centre) else { continue }
+                let centreInside = min(min(qc.x, gw - qc.x), min(qc.y, gh - qc.y)) * scale
+                if centreInside < -interiorPx { continue }
+                let interior = centreInside >= interiorPx
                 let c = cy * g.chromaWidthPx + cx
                 let cbOrig = Float(originalCb[c]), crOrig = Float(originalCr[c])
                 let cbBack = Float(cbPlane[c]), crBack = Float(crPlane[c])
-                // Up to 4 pixels per block: alpha, target Y', live L*.
-                var alpha = SIMD4<Float>(repeating: 0), targetY = SIMD4<Float>(repeating: 0)
-                var live = SIMD4<Float>(repeating: 0)
-                var cbSum: Float = 0, crSum: Float = 0, pixels = 0, touched = false
+                alpha[0] = 0; alpha[1] = 0; alpha[2] = 0; alpha[3] = 0
+                var pixels = 0, touched: Float = 0, weight: Float = 0, luminanceSum: Float = 0
                 for dy in 0..<blockH {
                     let y = (cy << shift.y) + dy
                     guard y < g.heightPx else { continue }
@@ -82,27 +93,30 @@ enum ColourCompositor {
                         guard x < g.widthPx else { continue }
                         let k = dy * 2 + dx
                         pixels += 1
-                        guard let q = toGrid.apply(PixelPoint(Double(x) + 0.5, Double(y) + 0.5)) else {
-                            cbSum += cbBack; crSum += crBack; continue
+                        var w: Float = 1
+                        if !interior {
+                            guard let q = toGrid.apply(PixelPoint(Double(x) + 0.5, Double(y) + 0.5)) else { continue }
+                            let inside = min(min(q.x, gw - q.x), min(q.y, gh - q.y)) * scale
+                            w = Float(min(1, max(0, inside / feather)))
+                            guard w > 0 else { continue }
                         }
-                        let inside = min(min(q.x, gw - q.x), min(q.y, gh - q.y)) * scale
-                        let w = Float(min(1, max(0, inside / feather)))
-                        guard w > 0 else { cbSum += cbBack; crSum += crBack; continue }
-                        touched = true
                         let yLive = Float(luma[y * g.widthPx + x])
-                        let l = codec.lightness(y: yLive, cb: cbOrig, cr: crOrig)
-                        let (a, b) = grid.sample(q)
-                        let target = codec.codes(codec.rgb(L: l, a: a, b: b))
-                        alpha[k] = w; live[k] = l
-                        targetY[k] = w * target.x + (1 - w) * yLive
-                        cbSum += w * target.y + (1 - w) * cbBack
-                        crSum += w * target.z + (1 - w) * crBack
+                        let t = codec.luminance(y: yLive, cb: cbOrig, cr: crOrig)
+                        alpha[k] = w; liveY[k] = yLive; live[k] = t
+                        weight += w; luminanceSum += t; touched += 1
                     }
                 }
-                guard touched else { continue }
-                let cbOut = min(255, max(0, (cbSum / Float(pixels)).rounded()))
-                let crOut = min(255, max(0, (crSum / Float(pixels)).rounded()))
+                guard weight > 0 else { continue }
+                // The block's colour: ab at its centre, at the mean live luminance of its photo pixels.
+                let (a, b) = grid.sample(qc)
+                let meanLuminance = luminanceSum / touched
+                let target = codec.codes(codec.rgb(L: codec.lightness(luminance: meanLuminance), a: a, b: b))
+                let greyY = codec.greyLuma(luminance: meanLuminance)
+                let outside = Float(pixels) - weight
+                let cbOut = Float(UInt8(min(255, max(0, (weight * target.y + outside * cbBack) / Float(pixels))) + 0.5))
+                let crOut = Float(UInt8(min(255, max(0, (weight * target.z + outside * crBack) / Float(pixels))) + 0.5))
                 cbPlane[c] = UInt8(cbOut); crPlane[c] = UInt8(crOut)
+                // Each pixel's Y': its own live luminance under the block's new chroma.
                 for dy in 0..<blockH {
                     let y = (cy << shift.y) + dy
                     guard y < g.heightPx else { continue }
@@ -110,34 +124,15 @@ enum ColourCompositor {
                         let x = (cx << shift.x) + dx
                         let k = dy * 2 + dx
                         guard x < g.widthPx, alpha[k] > 0 else { continue }
-                        var best = min(yMax, max(yMin, targetY[k].rounded()))
-                        if alpha[k] >= 1 {
-                            best = nearestLuma(start: best, lightness: live[k], cb: cbOut, cr: crOut,
-                                               codec: codec, range: yMin...yMax)
-                        }
-                        luma[y * g.widthPx + x] = UInt8(best)
+                        // Feathered pixels too: the block's chroma is a blend, the pixel's luminance stays its own.
+                        let start = liveY[k] + alpha[k] * (target.x - greyY)
+                        let value = codec.luma(forLuminance: live[k], cb: cbOut, cr: crOut, start: start)
+                        luma[y * g.widthPx + x] = UInt8(min(yMax, max(yMin, value)) + 0.5)
                     }
                 }
             }
         }
         return true
-    }
-
-    /// The Y' code near `start` whose decoded L* (with chroma `cb`, `cr`) is nearest `lightness`.
-    @inline(__always) static func nearestLuma(start: Float, lightness: Float, cb: Float, cr: Float,
-                                              codec: PixelCodec, range: ClosedRange<Float>) -> Float {
-        var best = start
-        let startLightness = codec.lightness(y: start, cb: cb, cr: cr)
-        var bestError = abs(startLightness - lightness)
-        guard bestError > 0.2 else { return best }
-        let step: Float = startLightness < lightness ? 1 : -1
-        var candidate = start + step
-        while range.contains(candidate) {
-            let error = abs(codec.lightness(y: candidate, cb: cb, cr: cr) - lightness)
-            guard error < bestError else { break }
-            best = candidate; bestError = error
-            candidate += step
         }
-        return best
     }
 }

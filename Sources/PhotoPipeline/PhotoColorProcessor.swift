@@ -147,7 +147,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let base = frame.poolIndex * options.maxPhotos
         var count = 0
         // The largest photos first when there are more than maxPhotos.
-        for track in tracks where count < options.maxPhotos || track.quad.area > photoQuads![base + count - 1].area {
+        // Only tracks measured in this frame: a coasting track (missed, kept by the tracker's hysteresis) sits where
+        // the print was predicted to be, and colour painted there could land on the table.
+        for track in tracks where track.missedFrames == 0
+                && (count < options.maxPhotos || track.quad.area > photoQuads![base + count - 1].area) {
             var k = min(count, options.maxPhotos - 1)
             photoIDs![base + k] = track.id
             photoQuads![base + k] = track.quad
@@ -187,9 +190,11 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 t.entries[i].lastSeenFrame = sequence
                 let e = t.entries[i]
                 let reason: InferenceReason, staleness: Int
+                // With --save-photos, a print seen only cut by the frame's edge so far is colorized again once whole.
+                let needsWholeView = saver != nil && e.best == nil && isWhole(photoQuads![base + k])
                 if !e.hasColour {
                     reason = .new; staleness = Int.max
-                } else if e.modelGeneration != generation
+                } else if needsWholeView || e.modelGeneration != generation
                             || thumbnailDistance(thumbs + k * side * side, e.thumbnail) > options.changeThreshold {
                     reason = .changed; staleness = sequence - e.resultFrame
                 } else { continue }
@@ -199,6 +204,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             if saver != nil {
                 for i in t.entries.indices where t.entries[i].lastSeenFrame < saveBefore {
                     if let best = t.entries[i].best, best.unsaved {
+                        best.lastFrame = t.entries[i].lastSeenFrame
                         best.unsaved = false  // a better view later saves again (the saver keeps one file)
                         saver?.submit(best.copy())
                     }
@@ -213,12 +219,19 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         sampler.rectifyLightness(through: map, sizePx: inputSizePx, scale: bundle.inputScale, offset: bundle.inputOffset,
                                  codec: codec, into: slotInputs![slot])
         slotThumbs![slot].update(from: thumbs + chosen * side * side, count: side * side)
-        let inside = (0..<4).allSatisfy { i in
-            quad[i].x >= 0 && quad[i].y >= 0 && quad[i].x <= Double(geometry.widthPx) && quad[i].y <= Double(geometry.heightPx)
-        }
-        slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: quad.area * (inside ? 1 : 0.5))
+        let inside = isWhole(quad)
+        // A print cut by the frame's edge is shown in colour but never saved (its corners are not the print's).
+        slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: inside ? quad.area : 0)
         requestedFrame.store(sequence, ordering: .relaxed)
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
+    }
+
+    /// True when every corner lies inside the frame (2 px margin): the print is seen whole.
+    func isWhole(_ quad: Quad) -> Bool {
+        (0..<4).allSatisfy { i in
+            quad[i].x >= 2 && quad[i].y >= 2 && quad[i].x <= Double(geometry.widthPx - 2)
+                && quad[i].y <= Double(geometry.heightPx - 2)
+        }
     }
 
     // MARK: inference thread
@@ -247,7 +260,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].resultCaptureTsNs = captureTsNs
             t.entries[i].modelGeneration = generation
             t.entries[i].abScale = bundle.outputScale
-            guard saver != nil else { return }
+            guard saver != nil, job.quality > 0 else { return }
             let best = t.entries[i].best ?? SavedColour(inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx)
             t.entries[i].best = best
             best.lastFrame = t.entries[i].lastSeenFrame

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Infer
 
 /// Per-pixel conversions between a frame's 8-bit Y'CbCr codes, CIE L*, and Lab → Y'CbCr, for the compositor's hot
@@ -12,14 +13,18 @@ import Infer
 public final class PixelCodec: @unchecked Sendable {
     // Invariant for @unchecked Sendable: the tables are written only in init.
     public let encoding: YCbCrEncoding
-    private let tableSteps = 4096
-    /// R' (0…1) → linear, `tableSteps + 2` entries.
+    private static let tableSteps = 4096
+    /// R' (0…1) → linear, `Self.tableSteps + 2` entries.
     private let toLinear: UnsafeMutablePointer<Float>
+    /// Luminance (0…1) → L* (0…100), `Self.tableSteps + 2` entries (interpolation error < 1e-3 L*).
+    private let toLightness: UnsafeMutablePointer<Float>
+    /// d(linear)/d(R') at R' (0…1).
+    private let slope: UnsafeMutablePointer<Float>
     /// linear (0…1) → R' (0…1).
     private let toEncoded: UnsafeMutablePointer<Float>
     // Decoding and encoding constants (codes ↔ 0…1 R'G'B').
-    private let yOffset: Float, yScale: Float, cScale: Float
-    private let kr: Float, kb: Float, kg: Float
+    private let yOffset: Float, yScale: Float, cScale: Float, yStep: Float, cStep: Float
+    private let kr: Float, kb: Float, kg: Float, kgInverse: Float
     // Linear sRGB ← XYZ (D65), rows.
     private let m: (Float, Float, Float, Float, Float, Float, Float, Float, Float)
     private static let white: (x: Float, z: Float) = (0.95047, 1.08883)
@@ -28,12 +33,17 @@ public final class PixelCodec: @unchecked Sendable {
         self.encoding = encoding
         kr = encoding.kr; kb = encoding.kb; kg = 1 - encoding.kr - encoding.kb
         if encoding.fullRange { yOffset = 0; yScale = 255; cScale = 255 } else { yOffset = 16; yScale = 219; cScale = 224 }
-        toLinear = .allocate(capacity: tableSteps + 2)
-        toEncoded = .allocate(capacity: tableSteps + 2)
-        for i in 0...(tableSteps + 1) {
-            let v = min(1, Double(i) / Double(tableSteps))
+        yStep = 1 / yScale; cStep = 1 / cScale; kgInverse = 1 / kg
+        toLinear = .allocate(capacity: Self.tableSteps + 2)
+        toEncoded = .allocate(capacity: Self.tableSteps + 2)
+        toLightness = .allocate(capacity: Self.tableSteps + 2)
+        slope = .allocate(capacity: Self.tableSteps + 2)
+        for i in 0...(Self.tableSteps + 1) {
+            let v = min(1, Double(i) / Double(Self.tableSteps))
             toLinear[i] = Float(Lab.referenceLinear(v))
             toEncoded[i] = Float(Lab.referenceEncode(v))
+            toLightness[i] = v > 0.008856 ? Float(116 * cbrt(v) - 16) : Float(903.2920 * v)
+            slope[i] = v <= 0.04045 ? Float(1 / 12.92) : Float(2.4 / 1.055 * pow((v + 0.055) / 1.055, 1.4))
         }
         let inv = Lab.xyzToRGB
         m = (Float(inv[0][0]), Float(inv[0][1]), Float(inv[0][2]), Float(inv[1][0]), Float(inv[1][1]),
@@ -43,10 +53,12 @@ public final class PixelCodec: @unchecked Sendable {
     deinit {
         toLinear.deallocate()
         toEncoded.deallocate()
+        toLightness.deallocate()
+        slope.deallocate()
     }
 
     @inline(__always) private func lookUp(_ table: UnsafeMutablePointer<Float>, _ v: Float) -> Float {
-        let p = min(max(v, 0), 1) * Float(tableSteps)
+        let p = min(max(v, 0), 1) * Float(Self.tableSteps)
         let i = Int(p)
         let f = p - Float(i)
         return table[i] + (table[i + 1] - table[i]) * f
@@ -73,18 +85,54 @@ public final class PixelCodec: @unchecked Sendable {
 
     /// Codes → R'G'B' in 0…1, clipped (as `YCbCrEncoding.rgb`, on Float codes so interpolated samples work).
     @inline(__always) public func rgb(y: Float, cb: Float, cr: Float) -> SIMD3<Float> {
-        let yy = (y - yOffset) / yScale, u = (cb - 128) / cScale, v = (cr - 128) / cScale
+        let yy = (y - yOffset) * yStep, u = (cb - 128) * cStep, v = (cr - 128) * cStep
         let r = yy + 2 * (1 - kr) * v
         let b = yy + 2 * (1 - kb) * u
-        let g = (yy - kr * r - kb * b) / kg
-        return simd_clamp01(SIMD3(r, g, b))
+        let g = yy - (kr * (r - yy) + kb * (b - yy)) * kgInverse
+        return SIMD3(min(max(r, 0), 1), min(max(g, 0), 1), min(max(b, 0), 1))
     }
 
     /// The L* a decoder sees for these codes.
     @inline(__always) public func lightness(y: Float, cb: Float, cr: Float) -> Float {
-        let c = rgb(y: y, cb: cb, cr: cr)
-        let lum = 0.212671 * linear(c.x) + 0.715160 * linear(c.y) + 0.072169 * linear(c.z)
-        return Self.lightness(luminance: lum)
+        lightness(luminance: luminance(y: y, cb: cb, cr: cr))
+    }
+
+    /// The relative luminance (CIE Y, 0…1) a decoder sees for these codes.
+    @inline(__always) public func luminance(y: Float, cb: Float, cr: Float) -> Float {
+        let yy = (y - yOffset) * yStep, u = (cb - 128) * cStep, v = (cr - 128) * cStep
+        let dr = 2 * (1 - kr) * v, db = 2 * (1 - kb) * u
+        return luminance(yy, dr: dr, dg: -(kr * dr + kb * db) * kgInverse, db: db)
+    }
+
+    /// Luminance of R'G'B' = (y + dr, y + dg, y + db), each clipped to 0…1.
+    @inline(__always) func luminance(_ y: Float, dr: Float, dg: Float, db: Float) -> Float {
+        0.212671 * linear(y + dr) + 0.715160 * linear(y + dg) + 0.072169 * linear(y + db)
+    }
+
+    /// The Y' code (unrounded) of the neutral grey with this luminance.
+    @inline(__always) public func greyLuma(luminance t: Float) -> Float { yOffset + yScale * encoded(t) }
+
+    /// Luminance (0…1) → L*, through the table.
+    @inline(__always) public func lightness(luminance t: Float) -> Float { lookUp(toLightness, t) }
+
+    /// The Y' code (unrounded, clamped to the range's codes) that a decoder turns, with chroma `cb`/`cr`, into a
+    /// colour of luminance `target`: Newton's method on Y' from `start` (`steps` steps; the decoded luminance is
+    /// monotonic in Y' for fixed chroma).
+    @inline(__always) public func luma(forLuminance target: Float, cb: Float, cr: Float, start: Float,
+                                       steps: Int = 1) -> Float {
+        let u = (cb - 128) * cStep, v = (cr - 128) * cStep
+        let dr = 2 * (1 - kr) * v, db = 2 * (1 - kb) * u
+        let dg = -(kr * dr + kb * db) * kgInverse
+        var y = (start - yOffset) * yStep
+        for _ in 0..<steps {
+            let r = y + dr, g = y + dg, b = y + db
+            let t = luminance(y, dr: dr, dg: dg, db: db)
+            @inline(__always) func d(_ c: Float) -> Float { c > 0 && c < 1 ? slope[Int(c * Float(Self.tableSteps))] : 0 }
+            let derivative = 0.212671 * d(r) + 0.715160 * d(g) + 0.072169 * d(b)
+            guard derivative > 1e-4 else { break }
+            y = min(max(y + (target - t) / derivative, -1), 2)
+        }
+        return min(max(yOffset + yScale * y, encoding.fullRange ? 0 : 16), encoding.fullRange ? 255 : 235)
     }
 
     /// Lab → R'G'B' (0…1), gamut-mapped at constant luminance.

@@ -6,11 +6,14 @@ public struct TraceThresholds: Sendable, Equatable {
     public var maxInFlight: Int?
     /// The worst 1-second output window must hold at least this many frames (`--min-fps`); nil: not checked.
     public var minFps: Double?
+    /// Capture→output latency p99 must be at most this (`--max-latency-ms`); nil: not checked.
+    public var maxLatencyMs: Double?
 
-    public init(maxLagMs: Double = 5, maxInFlight: Int? = nil, minFps: Double? = nil) {
+    public init(maxLagMs: Double = 5, maxInFlight: Int? = nil, minFps: Double? = nil, maxLatencyMs: Double? = nil) {
         self.maxLagMs = maxLagMs
         self.maxInFlight = maxInFlight
         self.minFps = minFps
+        self.maxLatencyMs = maxLatencyMs
     }
 }
 
@@ -68,6 +71,15 @@ public struct TraceVerdict: Sendable {
             } else {
                 checks.append(Check(name: "min_fps", passed: false,
                                     detail: "worst 1-s window n/a (under 1 s of output) < \(formatMs(minFps)) fps"))
+            }
+        }
+        if let maxLatencyMs = thresholds.maxLatencyMs {
+            if let p99 = report.latency?.p99Us {
+                let ms = Double(p99) / 1000, ok = ms <= maxLatencyMs
+                checks.append(Check(name: "latency_p99", passed: ok, detail: "latency p99 \(formatMs(ms)) ms "
+                                    + "\(ok ? "≤" : ">") \(formatMs(maxLatencyMs)) ms"))
+            } else {
+                checks.append(Check(name: "latency_p99", passed: false, detail: "latency n/a (no outputs)"))
             }
         }
         if let trend = report.lagTrend, trend.grows {

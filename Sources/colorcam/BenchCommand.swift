@@ -20,10 +20,12 @@ enum BenchCommand {
     """
 
     static let command = Command(name: "bench", summary: "benchmarks: inference engine, sgemm, detect + track",
-                                 help: help + "\n" + BenchDetectCommand.help, run: run)
+                                 help: help + "\n" + BenchDetectCommand.help + "\n" + BenchCompositeCommand.help,
+                                 run: run)
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         if args.first == "detect" { return try BenchDetectCommand.run(args) }
+        if args.first == "composite" { return try BenchCompositeCommand.run(args) }
         let a = try Arguments(args, command: "bench",
                               valued: ["size", "shape", "threads", "runs", "mode", "input", "output"],
                               boolean: ["profile", "steps"])

@@ -4,7 +4,7 @@ import Stream
 /// `colorcam trace-report TRACE.json [--json] [--html OUT.html] [--max-lag-ms X] [--max-in-flight N] [--min-fps F]`.
 enum TraceReportCommand {
     static let usage = "trace-report TRACE.json [--json] [--html OUT.html] [--max-lag-ms X] [--max-in-flight N] "
-        + "[--min-fps F]"
+        + "[--min-fps F] [--max-latency-ms X]"
 
     static let help = """
     usage: colorcam \(usage)
@@ -26,6 +26,7 @@ enum TraceReportCommand {
       --max-in-flight N  fail when more than N inferences are in flight (default: the trace config's
                          max_in_flight, else 1)
       --min-fps F        fail when the worst 1-s output window holds fewer than F frames (default: not checked)
+      --max-latency-ms X fail when capture→output latency p99 exceeds X ms (default: not checked)
 
     definitions:
       percentiles   nearest rank: the value at 1-based rank ceil(p*n/100) of the sorted samples
@@ -60,12 +61,13 @@ enum TraceReportCommand {
 
     @Sendable static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let arguments = try Arguments(args, command: "trace-report",
-                                      valued: ["max-lag-ms", "max-in-flight", "min-fps", "html"], boolean: ["json"])
+                                      valued: ["max-lag-ms", "max-in-flight", "min-fps", "max-latency-ms", "html"], boolean: ["json"])
         let path = try arguments.positionals(exactly: 1, usage: usage)[0]
         let thresholds = TraceThresholds(
             maxLagMs: try arguments.double("max-lag-ms", default: 5, min: 0)!,
             maxInFlight: try arguments.int("max-in-flight", range: 1...1_000_000),
-            minFps: try arguments.double("min-fps", min: 0))
+            minFps: try arguments.double("min-fps", min: 0),
+            maxLatencyMs: try arguments.double("max-latency-ms", min: 0))
         let htmlPath = arguments.string("html")
         if htmlPath?.isEmpty == true { throw UsageError("trace-report: --html needs a file name (or - for stdout)") }
         if htmlPath == "-" && arguments.flag("json") {

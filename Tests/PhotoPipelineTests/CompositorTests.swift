@@ -9,10 +9,16 @@ import Testing
 
     /// Composites constant ab (a, b) over the print of a fresh scene; returns (before, after).
     func composite(a: Float, b: Float, background: Background) -> (FrameBuffer, FrameBuffer) {
+        composite(background: background) { _, _ in (a, b) }
+    }
+
+    /// Composites ab(u, v) (u, v: grid cells 0..<16) over the print.
+    func composite(background: Background, ab abAt: (Int, Int) -> (Float, Float)) -> (FrameBuffer, FrameBuffer) {
         let before = sceneFrame(tableCb: 120, tableCr: 140, quad: printQuad, picture: landscape)
         let after = sceneFrame(tableCb: 120, tableCr: 140, quad: printQuad, picture: landscape)
         let n = 16
-        var ab = [Float](repeating: a, count: n * n) + [Float](repeating: b, count: n * n)
+        var ab = [Float](repeating: 0, count: 2 * n * n)
+        for v in 0..<n { for u in 0..<n { (ab[v * n + u], ab[n * n + v * n + u]) = abAt(u, v) } }
         let cb = [UInt8](UnsafeRawBufferPointer(after.cb)), cr = [UInt8](UnsafeRawBufferPointer(after.cr))
         if background == .gray {
             after.cb.initializeMemory(as: UInt8.self, repeating: 128)
@@ -64,6 +70,18 @@ import Testing
         let c = (120 / 2) * after.geometry.chromaWidthPx + 150 / 2
         #expect(after.cr.load(fromByteOffset: c, as: UInt8.self) > 140)
         #expect(after.cb.load(fromByteOffset: c, as: UInt8.self) < 116)
+    }
+
+    @Test func strongAndVaryingColoursStillKeepTheLightness() {
+        // Saturated, changing every grid cell (out of gamut for much of the picture).
+        let (before, after) = composite(background: .gray) { u, v in
+            (Float((u * 37 + v * 11) % 160) - 80, Float((u * 13 + v * 29) % 180) - 90)
+        }
+        var worst = 0.0
+        for (x, y) in pixels(before.geometry, inside: true, margin: 3) {
+            worst = max(worst, abs(decodedLightness(after, x, y) - decodedLightness(before, x, y)))
+        }
+        #expect(worst <= 1.0, "max |ΔL*| inside \(worst)")
     }
 
     @Test(arguments: [Background.gray, .original])

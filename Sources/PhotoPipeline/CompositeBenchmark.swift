@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ColorcamCore
+import Detect
+import Infer
+
+/// `colorcam bench composite`: the output thread's per-frame cost of writing cached colours into a frame —
+/// `photos` prints of about 230×175 px on a 640×480 4:2:0 frame, ab from a 256² grid, grey background.
+/// Measures the calling thread's CPU time (so other load on the machine barely moves it) and wall time.
+public enum CompositeBenchmark {
+    public struct Result: Sendable {
+        public var cpuMsPerFrame: [Double]
+        public var wallMsPerFrame: [Double]
+        public var photoPixels: Int
+    }
+
+    public static func run(photos: Int, runs: Int, encoding: YCbCrEncoding = .bt601Full) -> Result {
+        let geometry = FrameGeometry(widthPx: 640, heightPx: 480, chroma: .yuv420(.jpeg))
+        let frame = FrameBuffer(geometry: geometry)
+        let pristine = FrameBuffer(geometry: geometry)
+        let luma = pristine.luma.bindMemory(to: UInt8.self)
+        for i in luma.indices { luma[i] = UInt8(truncatingIfNeeded: (i * 7919) >> 5) }
+        pristine.cb.initializeMemory(as: UInt8.self, repeating: 128)
+        pristine.cr.initializeMemory(as: UInt8.self, repeating: 128)
+        let n = 256
+        let ab = UnsafeMutablePointer<Float>.allocate(capacity: 2 * n * n)
+        defer { ab.deallocate() }
+        for i in 0..<(2 * n * n) { ab[i] = Float((i % 97) - 48) * 0.8 }
+        let quads = (0..<max(1, photos)).map { k -> Quad in
+            let x = 20 + Double(k % 3) * 205, y = 40 + Double(k / 3 % 2) * 200
+            return Quad(PixelPoint(x, y), PixelPoint(x + 190, y + 8), PixelPoint(x + 184, y + 180), PixelPoint(x - 6, y + 172))
+        }
+        let codec = PixelCodec(encoding: encoding)
+        let cb = UnsafeMutablePointer<UInt8>.allocate(capacity: geometry.chromaPlaneBytes)
+        let cr = UnsafeMutablePointer<UInt8>.allocate(capacity: geometry.chromaPlaneBytes)
+        defer { cb.deallocate(); cr.deallocate() }
+        var cpu: [Double] = [], wall: [Double] = []
+        for run in 0...runs {
+            frame.copy(from: pristine)
+            let cpu0 = threadCPUNs(), wall0 = SystemClock.rawNs()
+            cb.update(from: frame.cb.baseAddress!.assumingMemoryBound(to: UInt8.self), count: geometry.chromaPlaneBytes)
+            cr.update(from: frame.cr.baseAddress!.assumingMemoryBound(to: UInt8.self), count: geometry.chromaPlaneBytes)
+            frame.cb.initializeMemory(as: UInt8.self, repeating: 128)
+            frame.cr.initializeMemory(as: UInt8.self, repeating: 128)
+            for quad in quads {
+                ColourCompositor.composite(ColourCompositor.Grid(ab: ab, widthPx: n, heightPx: n, scale: 1), into: frame,
+                                           at: quad, originalCb: cb, originalCr: cr, codec: codec, featherPx: 2)
+            }
+            if run > 0 {  // the first is a warm-up
+                cpu.append(Double(threadCPUNs() - cpu0) / 1e6)
+                wall.append(Double(SystemClock.rawNs() - wall0) / 1e6)
+            }
+        }
+        return Result(cpuMsPerFrame: cpu, wallMsPerFrame: wall, photoPixels: Int(quads.map(\.area).reduce(0, +)))
+    }
+
+    static func threadCPUNs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+}
