@@ -32,11 +32,17 @@ def scene(tmp_path_factory):
 
 
 def frames_of(path):
+    """(header line, [frame = FRAME line + payload bytes])."""
     data = Path(path).read_bytes()
     header, _, body = data.partition(b"\n")
-    chunk = len(b"FRAME\n") + FRAME_BYTES
-    assert len(body) % chunk == 0, f"{path}: {len(body)} bytes of frames is not a whole number of frames"
-    return header, [body[i:i + chunk] for i in range(0, len(body), chunk)]
+    frames, at = [], 0
+    while at < len(body):
+        line_end = body.index(b"\n", at) + 1
+        assert body.startswith(b"FRAME", at), f"{path}: no FRAME line at body offset {at}"
+        frames.append(body[at:line_end + FRAME_BYTES])
+        at = line_end + FRAME_BYTES
+    assert at == len(body), f"{path}: truncated last frame"
+    return header, frames
 
 
 def write_frames(path, header, frames):
@@ -74,6 +80,7 @@ def test_truth_declares_prints_that_appear_and_disappear_as_they_do(scene):
     _, truth, _ = scene
     frames = truth["frames"]
     assert len(frames) == 300 and [f["frame"] for f in frames] == list(range(300))
+    assert [f["timestamp_us"] for f in frames] == [i * 1_000_000 // 30 for i in range(300)]
     roles = {p["role"]: p for p in truth["prints"]}
     assert set(roles) == {"static", "removed", "placed"}
     assert {p["file"] for p in truth["prints"]} == {p.name for p in ORIGINALS.glob("*.png")}
@@ -216,12 +223,18 @@ def check_output(folder, output, background):
 
 
 def planes(frame):
-    body = np.frombuffer(frame[6:], np.uint8).copy()
-    return body[:640 * 480].reshape(480, 640), body[640 * 480:].reshape(2, 240, 320)
+    """(FRAME line, luma 480×640, chroma 2×240×320) — writable copies."""
+    line, _, payload = frame.partition(b"\n")
+    body = np.frombuffer(payload, np.uint8).copy()
+    return line + b"\n", body[:640 * 480].reshape(480, 640), body[640 * 480:].reshape(2, 240, 320)
 
 
-def pack(y, chroma):
-    return b"FRAME\n" + y.tobytes() + chroma.tobytes()
+def pack(line, y, chroma):
+    return line + y.tobytes() + chroma.tobytes()
+
+
+def untagged(frame):
+    return b"FRAME\n" + frame.partition(b"\n")[2]
 
 
 def far_from_prints(truth_frame):
@@ -241,8 +254,8 @@ def far_from_prints(truth_frame):
 def gray_version(frames):
     out = []
     for frame in frames:
-        y, chroma = planes(frame)
-        out.append(pack(y, np.full_like(chroma, 128)))
+        line, y, chroma = planes(frame)
+        out.append(pack(line, y, np.full_like(chroma, 128)))
     return out
 
 
@@ -267,12 +280,12 @@ def test_check_output_fails_one_changed_outside_value(short_clip, tmp_path, chan
     index = FRAMES // 2
     x, y0 = far_from_prints(truth["frames"][index])
     frames = gray_version(frames)
-    y, chroma = planes(frames[index])
+    line, y, chroma = planes(frames[index])
     if change == "luma":
         y[y0, x] ^= 1
     else:
         chroma[1, y0 // 2, x // 2] = 129
-    frames[index] = pack(y, chroma)
+    frames[index] = pack(line, y, chroma)
     write_frames(tmp_path / "bad.y4m", header, frames)
     proc = check_output(folder, tmp_path / "bad.y4m", "gray")
     assert proc.returncode == 1
@@ -283,21 +296,42 @@ def test_check_output_fails_one_changed_outside_value(short_clip, tmp_path, chan
     assert (failure["luma_px"], failure["chroma_samples"]) == ((1, 0) if change == "luma" else (0, 1))
 
 
-def test_check_output_fails_a_changed_l_inside_a_print_and_a_short_output(short_clip, tmp_path):
+def test_check_output_fails_a_changed_l_inside_a_print(short_clip, tmp_path):
     folder, header, frames, truth = short_clip
     sys.path.insert(0, str(DEMO))
     import check_output as co
     index = 3
-    y, chroma = planes(frames[index])
+    line, y, chroma = planes(frames[index])
     mask = co.quad_mask(truth["frames"][index]["photos"][0]["corners"], 480, 640).astype(bool)
     y[mask] = np.clip(y[mask].astype(int) + 8, 0, 255).astype(np.uint8)
     changed = list(frames)
-    changed[index] = pack(y, chroma)
+    changed[index] = pack(line, y, chroma)
     write_frames(tmp_path / "brighter.y4m", header, changed)
     proc = check_output(folder, tmp_path / "brighter.y4m", "original")
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
     assert report["outside"]["frames_failing"] == 0 and report["inside_dl"]["max"] > 2
-    write_frames(tmp_path / "short.y4m", header, frames[:-1])
-    proc = check_output(folder, tmp_path / "short.y4m", "original")
+
+
+def test_check_output_matches_dropped_frames_by_timestamp_and_refuses_what_it_cannot_match(short_clip, tmp_path):
+    folder, header, frames, _ = short_clip
+    kept = [f for i, f in enumerate(frames) if i % 3 != 1]
+    write_frames(tmp_path / "dropped.y4m", header, kept)
+    proc = check_output(folder, tmp_path / "dropped.y4m", "original")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert (report["frames"], report["input_frames"], report["matched_by"]) == (len(kept), FRAMES, "Xts_us")
+    # A dropped frame with the tags stripped cannot be matched: refused, not compared against the wrong frame.
+    write_frames(tmp_path / "untagged.y4m", header, [untagged(f) for f in kept])
+    proc = check_output(folder, tmp_path / "untagged.y4m", "original")
     assert proc.returncode == 65 and "frame counts differ" in proc.stderr, proc.stderr
+    # Untagged but complete: matched in order.
+    write_frames(tmp_path / "untagged-all.y4m", header, [untagged(f) for f in frames])
+    proc = check_output(folder, tmp_path / "untagged-all.y4m", "original")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["matched_by"] == "order"
+    # A timestamp no input frame has.
+    wrong = list(frames)
+    wrong[5] = b"FRAME Xts_us=170000\n" + frames[5].partition(b"\n")[2]
+    write_frames(tmp_path / "badts.y4m", header, wrong)
+    proc = check_output(folder, tmp_path / "badts.y4m", "original")
+    assert proc.returncode == 65 and "Xts_us=170000" in proc.stderr, proc.stderr

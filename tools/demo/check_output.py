@@ -5,7 +5,9 @@
                                        --background gray|original [--margin-px 6] [--inner-margin-px 3]
                                        [--dl-limit 1.0] [--dl-percentile 99.9] [--chroma-threshold 3] [--json]
 
-Output frame n is compared with input frame n (the counts and sizes must agree). Masks come from truth.json's
+Output frames are matched to input frames by their Xts_us FRAME tags (colorcam replay copies the source time; the
+demo scene writes one per frame), so frames a realtime replay dropped are skipped; untagged output frame n is input
+frame n, and then the counts must agree. Sizes must agree. Masks come from truth.json's
 corners (a pixel belongs to a quad when its centre does):
   - outside: pixels farther than --margin-px (default 6, a square dilation) from every print's quad. The margin
     absorbs the tracker's corner error and the compositor's feathered edge. Luma must equal the input's exactly;
@@ -69,6 +71,94 @@ def block_all(mask, chroma_h, chroma_w):
     return padded.reshape(chroma_h, 2, chroma_w, 2).all(axis=(1, 3))
 
 
+def aligned_pairs(source, result, args):
+    """Yields (input frame index, input planes, output planes). An output frame with an Xts_us tag is matched to
+    the input frame with the same tag (or, when the input has none, the frame at round(Xts_us × fps)): input frames
+    the output dropped are skipped. Untagged output frames pair with input frames in order."""
+    inputs = enumerate(source)
+    fps = frame_rate(source)
+    for ordinal, b in enumerate(result):
+        wanted = result.timestamp_us
+        while True:
+            item = next(inputs, None)
+            if item is None:
+                bad_input(f"{args.output}: output frame {ordinal} " + (f"(Xts_us={wanted}) " if wanted is not None
+                          else "") + f"has no input frame in {args.input} (out of order, or more output than input)")
+            index, a = item
+            if wanted is None:
+                break
+            mine = source.timestamp_us if source.timestamp_us is not None else round(index * 1e6 / fps)
+            if mine == wanted:
+                break
+            if mine > wanted:
+                bad_input(f"{args.output}: output frame {ordinal} has Xts_us={wanted}, which no input frame has")
+        yield index, a, b
+
+
+def frame_rate(reader):
+    try:
+        num, den = reader.fps.split(":")
+        return int(num) / int(den)
+    except (ValueError, ZeroDivisionError):
+        return 30.0
+
+
+def compare_frame(index, a, b, photos, shape, source, args, failures, dl_values, colour):
+    """Checks one frame pair; appends to failures (outside mismatches), dl_values (|ΔL| inside) and colour."""
+    height, width = shape
+    outer = disk(args.margin_px)
+    inner = disk(args.inner_margin_px) if args.inner_margin_px > 0 else None
+    near = np.zeros((height, width), np.uint8)
+    insides = []
+    for photo in photos:
+        mask = quad_mask(photo["corners"], height, width)
+        near |= mask
+        insides.append(cv2.erode(mask, inner) if inner is not None else mask)
+    near = cv2.dilate(near, outer) if args.margin_px > 0 else near
+    outside = near == 0
+    chroma_outside = block_all(outside, source.chroma_h, source.chroma_w)
+    (y_in, cb_in, cr_in), (y_out, cb_out, cr_out) = a, b
+    bad_luma = int(np.count_nonzero((y_in != y_out) & outside))
+    if args.background == "original":
+        want_cb, want_cr = cb_in, cr_in
+    else:
+        want_cb = want_cr = np.uint8(128)
+    bad_chroma = int(np.count_nonzero(((cb_out != want_cb) | (cr_out != want_cr)) & chroma_outside))
+    if bad_luma or bad_chroma:
+        wrong = np.argwhere(((y_in != y_out) & outside))
+        failures.append({"frame": index, "luma_px": bad_luma, "chroma_samples": bad_chroma,
+                         "max_luma_diff": int(np.abs(y_in.astype(int) - y_out)[outside].max()),
+                         "first_luma_px_xy": wrong[0][::-1].tolist() if len(wrong) else None,
+                         "prints_moving": [p["print"] for p in photos if p["moving"]]})
+    any_inside = np.zeros((height, width), bool)
+    for photo, inside in zip(photos, insides):
+        any_inside |= inside.astype(bool)
+        samples = block_all(inside, source.chroma_h, source.chroma_w)
+        if photo["in_frame"] and not photo["moving"] and samples.any():
+            distance = np.hypot(cb_out[samples].astype(float) - 128, cr_out[samples].astype(float) - 128)
+            c = colour[photo["print"]]
+            c["still"] += 1
+            if distance.mean() > args.chroma_threshold:
+                c["coloured"] += 1
+                c["first"] = index if c["first"] is None else c["first"]
+    if any_inside.any():
+        rows, cols = np.nonzero(any_inside)
+        l_in = cie_l(ycbcr_to_rgb(y_in, cb_in, cr_in, rows, cols))
+        l_out = cie_l(ycbcr_to_rgb(y_out, cb_out, cr_out, rows, cols))
+        dl_values.append(np.abs(l_out - l_in).astype(np.float32))
+
+
+def frame_ranges(indices):
+    """[3, 4, 5, 9] → "3–5, 9"."""
+    spans = []
+    for i in indices:
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in spans)
+
+
 def check(args):
     try:
         truth = json.load(open(args.truth))
@@ -90,70 +180,37 @@ def check(args):
         bad_input(f"{args.truth}: for {truth['width']}x{truth['height']}, but the input is "
                   f"{source.width}x{source.height}")
     height, width = source.height, source.width
-    outer, inner = disk(args.margin_px), disk(args.inner_margin_px) if args.inner_margin_px > 0 else None
     failures, dl_values, count = [], [], 0
     colour = {p["print"]: {"still": 0, "coloured": 0, "first": None} for p in truth["prints"]}
+    tagged = None
     try:
-        for index, (a, b) in enumerate(zip(source, result)):
+        for index, a, b in aligned_pairs(source, result, args):
             if index >= len(frames_truth):
                 bad_input(f"{args.input}: more frames than {args.truth} describes ({len(frames_truth)})")
+            tagged = result.timestamp_us is not None
             count += 1
-            photos = frames_truth[index]["photos"]
-            near = np.zeros((height, width), np.uint8)
-            insides = []
-            for photo in photos:
-                mask = quad_mask(photo["corners"], height, width)
-                near |= mask
-                insides.append(cv2.erode(mask, inner) if inner is not None else mask)
-            near = cv2.dilate(near, outer) if args.margin_px > 0 else near
-            outside = near == 0
-            chroma_outside = block_all(outside, source.chroma_h, source.chroma_w)
-            (y_in, cb_in, cr_in), (y_out, cb_out, cr_out) = a, b
-            bad_luma = int(np.count_nonzero((y_in != y_out) & outside))
-            if args.background == "original":
-                want_cb, want_cr = cb_in, cr_in
-            else:
-                want_cb = want_cr = np.uint8(128)
-            bad_chroma = int(np.count_nonzero(((cb_out != want_cb) | (cr_out != want_cr)) & chroma_outside))
-            if bad_luma or bad_chroma:
-                wrong = np.argwhere(((y_in != y_out) & outside))
-                failures.append({"frame": index, "luma_px": bad_luma, "chroma_samples": bad_chroma,
-                                 "max_luma_diff": int(np.abs(y_in.astype(int) - y_out)[outside].max()),
-                                 "first_luma_px_xy": wrong[0][::-1].tolist() if len(wrong) else None,
-                                 "prints_moving": [p["print"] for p in photos if p["moving"]]})
-            any_inside = np.zeros((height, width), bool)
-            for photo, inside in zip(photos, insides):
-                any_inside |= inside.astype(bool)
-                samples = block_all(inside, source.chroma_h, source.chroma_w)
-                if photo["in_frame"] and not photo["moving"] and samples.any():
-                    distance = np.hypot(cb_out[samples].astype(float) - 128, cr_out[samples].astype(float) - 128)
-                    c = colour[photo["print"]]
-                    c["still"] += 1
-                    if distance.mean() > args.chroma_threshold:
-                        c["coloured"] += 1
-                        c["first"] = index if c["first"] is None else c["first"]
-            if any_inside.any():
-                rows, cols = np.nonzero(any_inside)
-                l_in = cie_l(ycbcr_to_rgb(y_in, cb_in, cr_in, rows, cols))
-                l_out = cie_l(ycbcr_to_rgb(y_out, cb_out, cr_out, rows, cols))
-                dl_values.append(np.abs(l_out - l_in).astype(np.float32))
-            if not args.quiet and (index + 1) % 100 == 0:
-                sys.stderr.write(f"check_output: frame {index + 1}\n")
+            compare_frame(index, a, b, frames_truth[index]["photos"], (height, width), source, args,
+                          failures, dl_values, colour)
+            if not args.quiet and count % 100 == 0:
+                sys.stderr.write(f"check_output: {count} frames compared\n")
+        input_frames = index + 1 + sum(1 for _ in source) if count else sum(1 for _ in source)
     except Y4MError as error:
         bad_input(str(error))
-    # zip stops at the shorter clip: make sure neither has frames left.
-    leftover = [path for path, reader in ((args.input, source), (args.output, result)) if next(reader, None)]
-    if leftover or count != len(frames_truth):
-        bad_input(f"frame counts differ: {args.input}, {args.output} and {args.truth} must hold the same number "
-                  f"({len(frames_truth)} in the truth; {count} compared; frames left over in {leftover or 'none'})")
+    if input_frames != len(frames_truth):
+        bad_input(f"{args.input} holds {input_frames} frames but {args.truth} describes {len(frames_truth)}")
+    if not tagged and count != input_frames:
+        bad_input(f"frame counts differ: {args.output} holds {count} frames, {args.input} {input_frames}, and the "
+                  f"output's FRAME lines carry no Xts_us to match them by (replay with --pace asap, or keep the tags)")
     dl = np.concatenate(dl_values) if dl_values else np.zeros(1, np.float32)
     dl_at = float(np.percentile(dl, args.dl_percentile))
     report = {
-        "frames": count, "background": args.background, "margin_px": args.margin_px,
+        "frames": count, "input_frames": input_frames, "matched_by": "Xts_us" if tagged else "order",
+        "background": args.background, "margin_px": args.margin_px,
         "inner_margin_px": args.inner_margin_px,
         "outside": {"frames_exact": count - len(failures), "frames_failing": len(failures),
                     "luma_px": sum(f["luma_px"] for f in failures),
-                    "chroma_samples": sum(f["chroma_samples"] for f in failures), "first_failures": failures[:10]},
+                    "chroma_samples": sum(f["chroma_samples"] for f in failures),
+                    "failing_frames": frame_ranges([f["frame"] for f in failures]), "first_failures": failures[:10]},
         "inside_dl": {"pixels": int(dl.size) if dl_values else 0, "max": float(dl.max()),
                       "p99_9": float(np.percentile(dl, 99.9)), "mean": float(dl.mean()),
                       "checked_percentile": args.dl_percentile, "at_percentile": dl_at, "limit": args.dl_limit},
@@ -183,10 +240,12 @@ def main():
         print(json.dumps(report))
     else:
         o, d = report["outside"], report["inside_dl"]
-        print(f"check_output: {report['frames']} frames, background {report['background']}, outside = more than "
+        print(f"check_output: {report['frames']} of {report['input_frames']} input frames compared (matched by "
+              f"{report['matched_by']}), background {report['background']}, outside = more than "
               f"{report['margin_px']} px from every print, inside = prints eroded by {report['inner_margin_px']} px")
         print(f"outside prints: {o['frames_exact']}/{report['frames']} frames exact "
-              f"({o['luma_px']} luma px and {o['chroma_samples']} chroma samples differ)")
+              f"({o['luma_px']} luma px and {o['chroma_samples']} chroma samples differ)"
+              + (f"; failing frames {o['failing_frames']}" if o["failing_frames"] else ""))
         for f in o["first_failures"]:
             print(f"  frame {f['frame']}: {f['luma_px']} luma px (max |diff| {f['max_luma_diff']}, first at "
                   f"{f['first_luma_px_xy']}), {f['chroma_samples']} chroma samples; moving prints {f['prints_moving']}")

@@ -67,10 +67,12 @@ def main():
                     with tempfile.TemporaryDirectory() as tmp:
                         grey = os.path.join(tmp, "in.png")
                         cv2.imwrite(grey, cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
-                        command = [args.colorcam, "colorize", grey, png] + (["--model", args.model] if args.model else [])
+                        command = [args.colorcam, "colorize", grey, png]
+                        command += ["--model", args.model] if args.model else []
                         proc = subprocess.run(command, capture_output=True, text=True)
                         if proc.returncode != 0:
-                            sys.exit(f"reference_save: {' '.join(command)} exited {proc.returncode}: {proc.stderr.strip()}")
+                            sys.exit(f"reference_save: {' '.join(command)} exited {proc.returncode}: "
+                                     f"{proc.stderr.strip()}")
                     model = args.model or "default"
                 else:
                     cv2.imwrite(png, cv2.cvtColor(image, cv2.COLOR_RGB2BGR))

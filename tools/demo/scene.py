@@ -4,8 +4,9 @@
     python3 tools/demo/scene.py --out demo/scene.y4m --truth demo/truth.json [--seed N] [--photos DIR]
                                 [--workers N] [--frames N] [--quiet]
 
-Writes a 10 s 640×480 30 fps `.y4m` (C420jpeg, BT.601 full range, as tools/scenes/render.py's sequences) and
-`truth.json` with every frame's ground-truth corners. Deterministic: the same seed gives the same bytes, whatever
+Writes a 10 s 640×480 30 fps `.y4m` (C420jpeg, BT.601 full range, as tools/scenes/render.py's sequences; each
+FRAME line carries colorcam's `Xts_us` tag, frame n at n × 10⁶ / 30 µs, truncated) and `truth.json` with every
+frame's ground-truth corners (and "timestamp_us"). Deterministic: the same seed gives the same bytes, whatever
 --workers (frames render in parallel processes, each frame's noise drawn from its own (seed, frame) generator);
 --frames N writes only the first N frames, byte-identical to the full clip's (for tests).
 
@@ -23,7 +24,8 @@ truth.json:
   {"seed", "width", "height", "fps", "frame_count",
    "prints": [{"print": "A", "photo": "schwerin-palace", "file": "schwerin-palace.png", "role": "static|removed|placed",
                "size": [w, h], "first_frame": n, "last_frame": n, "rest_frames": [a, b]}],
-   "frames": [{"frame": n, "photos": [{"print", "photo", "corners", "size", "moving", "in_frame"}]}]}
+   "frames": [{"frame": n, "timestamp_us": t,
+               "photos": [{"print", "photo", "corners", "size", "moving", "in_frame"}]}]}
 A print is listed in a frame when any part of it is in view; "in_frame" when all of it is; "moving" while it slides.
 first_frame/last_frame bound the frames that list it; rest_frames bound the frames where it lies still in full view
 (null when a --frames render never shows it).
@@ -172,6 +174,11 @@ class _Clip:
     seed = style = base_camera = motion = prints = None
 
 
+def timestamp_us(index):
+    """Frame `index`'s source time, whole microseconds (the Xts_us FRAME tag)."""
+    return index * 1_000_000 // FPS
+
+
 def render_frame(index):
     """Renders frame `index` from _Clip. Returns (y4m FRAME bytes, the frame's truth entries).
     Each frame draws its noise from its own generator (seed, index), so frames can render in any order."""
@@ -194,10 +201,15 @@ def render_frame(index):
     image, truths = render.compose(rng, _Clip.style, placements, camera, WIDTH, HEIGHT, 0)
     buffer = io.BytesIO()
     render.write_y4m_frame(buffer, image)
+    payload = buffer.getvalue()
+    assert payload.startswith(b"FRAME\n")
+    # The frame's source time, which colorcam replay paces by and copies to its output (so output frames can be
+    # matched to input frames when some are dropped).
+    tagged = b"FRAME Xts_us=%d\n" % timestamp_us(index) + payload[6:]
     entries = [{"print": p["id"], "photo": p["photo"], "corners": truth["corners"], "size": truth["size"],
                 "moving": moving, "in_frame": in_frame}
                for (p, moving, in_frame), truth in zip(listed, truths)]
-    return buffer.getvalue(), entries
+    return tagged, entries
 
 
 def render_clip(seed, photos, out_path, truth_path, workers=None, progress=True, frame_count=None):
@@ -222,7 +234,7 @@ def render_clip(seed, photos, out_path, truth_path, workers=None, progress=True,
                 else map(render_frame, range(frame_count))
             for index, (data, entries) in enumerate(results):
                 handle.write(data)
-                frames.append({"frame": index, "photos": entries})
+                frames.append({"frame": index, "timestamp_us": timestamp_us(index), "photos": entries})
                 if progress and (index + 1) % 60 == 0:
                     sys.stderr.write(f"scene: frame {index + 1}/{frame_count} ({time.monotonic() - started:.1f} s)\n")
         finally:
@@ -260,8 +272,11 @@ def main():
     started = time.monotonic()
     if args.frames is not None and not 1 <= args.frames <= FPS * SECONDS:
         fail(f"--frames {args.frames}: must be 1…{FPS * SECONDS}", 64)
-    truth = render_clip(args.seed, load_photos(args.photos), args.out, args.truth, args.workers,
-                        progress=not args.quiet, frame_count=args.frames)
+    try:
+        truth = render_clip(args.seed, load_photos(args.photos), args.out, args.truth, args.workers,
+                            progress=not args.quiet, frame_count=args.frames)
+    except OSError as error:
+        fail(f"{error.filename}: cannot write ({error.strerror})", 74)
     for p in truth["prints"]:
         still = f"{p['rest_frames'][0]}-{p['rest_frames'][1]}" if p["rest_frames"] else "never"
         print(f"scene: print {p['print']} {p['photo']} ({p['role']}, {p['size'][0]}x{p['size'][1]}): "

@@ -154,8 +154,9 @@ def score(saved, originals, in_scene, min_correlation):
                  "frames": [meta["first_frame"], meta["last_frame"]], "model": meta["model"],
                  "correlation": r, "original": name if r >= min_correlation else None, "rotation_deg": 90 * turns}
         if r < min_correlation:
-            problems.append(f"{entry['file']} matches no original (best: {name}, correlation {r:.2f} "
-                            f"< {min_correlation})")
+            problems.append(f"{entry['file']} (track {track}, frames {meta['first_frame']}-{meta['last_frame']}, "
+                            f"{rgb.shape[1]}x{rgb.shape[0]}) matches no original (best: {name}, correlation {r:.2f} "
+                            f"< {min_correlation}): a partial or wrong view saved as a photo?")
         else:
             entry.update(photo_metrics(rgb, original))
         photos.append(entry)

@@ -11,7 +11,8 @@ class Y4MError(Exception):
 
 
 class Y4MReader:
-    """Iterates (Y, Cb, Cr) uint8 planes; Y is H×W, chroma ⌈H/2⌉×⌈W/2⌉. Use as a context manager or close()."""
+    """Iterates (Y, Cb, Cr) uint8 planes; Y is H×W, chroma ⌈H/2⌉×⌈W/2⌉. Use as a context manager or close().
+    After each frame, `timestamp_us` is its `Xts_us` FRAME parameter (colorcam's source time), or None."""
 
     def __init__(self, path):
         self.path = path
@@ -34,6 +35,7 @@ class Y4MReader:
         self.chroma_w, self.chroma_h = (self.width + 1) // 2, (self.height + 1) // 2
         self.luma_bytes = self.width * self.height
         self.chroma_bytes = self.chroma_w * self.chroma_h
+        self.timestamp_us = None
 
     def __enter__(self):
         return self
@@ -52,8 +54,15 @@ class Y4MReader:
         marker = self.handle.readline(4096)
         if not marker:
             raise StopIteration
-        if not marker.startswith(b"FRAME"):
-            raise Y4MError(f"{self.path}: offset {offset}: expected FRAME, found {marker[:16]!r}")
+        if not marker.startswith(b"FRAME") or not marker.endswith(b"\n"):
+            raise Y4MError(f"{self.path}: offset {offset}: expected a FRAME line, found {marker[:16]!r}")
+        self.timestamp_us = None
+        for token in marker[5:].split():
+            if token.startswith(b"Xts_us="):
+                try:
+                    self.timestamp_us = int(token[7:])
+                except ValueError:
+                    raise Y4MError(f"{self.path}: offset {offset}: Xts_us is not an integer: {token!r}") from None
         size = self.luma_bytes + 2 * self.chroma_bytes
         data = self.handle.read(size)
         if len(data) != size:
