@@ -67,6 +67,8 @@ enum ColourCompositor {
         let (yMin, yMax): (Float, Float) = codec.encoding.fullRange ? (0, 255) : (16, 235)
 
         let interiorPx = feather + 0.5 * Double(blockW + blockH)
+        // Live codes this close to the ends may clip once coloured (checked per block, see `reachable`).
+        let extremeLow = yMin + 24, extremeHigh = yMax - 24
         // Per block, up to 4 pixels: alpha, live Y', live luminance (scalar slots: no vector lane writes).
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: 12) { scratch in
         let alpha = scratch.baseAddress!, liveY = alpha + 4, live = alpha + 8
@@ -112,9 +114,29 @@ enum ColourCompositor {
                 let meanLuminance = luminanceSum / touched
                 let target = codec.codes(codec.rgb(L: codec.lightness(luminance: meanLuminance), a: a, b: b))
                 let greyY = codec.greyLuma(luminance: meanLuminance)
+                var extreme = false
+                for k in 0..<4 where alpha[k] > 0 && (liveY[k] > extremeHigh || liveY[k] < extremeLow) { extreme = true }
+                /// True when every photo pixel of the block decodes within 0.9 L* of its live L* under (cb, cr).
+                func reachable(_ cb: Float, _ cr: Float) -> Bool {
+                    for k in 0..<4 where alpha[k] > 0 {
+                        let start = liveY[k] + alpha[k] * (target.x - greyY)
+                        let y = min(yMax, max(yMin, codec.luma(forLuminance: live[k], cb: cb, cr: cr, start: start) + 0.5))
+                        let got = codec.lightness(luminance: codec.luminance(y: y.rounded(.down), cb: cb, cr: cr))
+                        if abs(got - codec.lightness(luminance: live[k])) > 0.9 { return false }
+                    }
+                    return true
+                }
                 let outside = Float(pixels) - weight
-                let cbOut = Float(UInt8(min(255, max(0, (weight * target.y + outside * cbBack) / Float(pixels))) + 0.5))
-                let crOut = Float(UInt8(min(255, max(0, (weight * target.z + outside * crBack) / Float(pixels))) + 0.5))
+                var cbOut = Float(UInt8(min(255, max(0, (weight * target.y + outside * cbBack) / Float(pixels))) + 0.5))
+                var crOut = Float(UInt8(min(255, max(0, (weight * target.z + outside * crBack) / Float(pixels))) + 0.5))
+                // Near white or black a pixel may not reach its luminance under this chroma (R'G'B' clip): then
+                // the block's chroma is pulled towards neutral until every pixel can.
+                if extreme {
+                    for _ in 0..<4 where !reachable(cbOut, crOut) {
+                        cbOut = (128 + (cbOut - 128) * 0.5).rounded()
+                        crOut = (128 + (crOut - 128) * 0.5).rounded()
+                    }
+                }
                 cbPlane[c] = UInt8(cbOut); crPlane[c] = UInt8(crOut)
                 // Each pixel's Y': its own live luminance under the block's new chroma.
                 for dy in 0..<blockH {

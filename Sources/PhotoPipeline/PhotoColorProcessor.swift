@@ -156,14 +156,16 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let base = frame.poolIndex * options.maxPhotos
         var count = 0
         // The largest photos first when there are more than maxPhotos.
-        // Only tracks measured in this frame: a coasting track (missed, kept by the tracker's hysteresis) sits where
-        // the print was predicted to be, and colour painted there could land on the table.
+        // Only prints measured in this frame, seen whole and not moving fast: a coasting track (missed, kept by the
+        // tracker's hysteresis) sits where the print was predicted to be, a fast one trails the print, and a print
+        // cut by the frame's edge has corners that are not the print's — colour painted there could land on the
+        // table or be warped wrongly.
         nextIDs.removeAll(keepingCapacity: true); nextQuads.removeAll(keepingCapacity: true)
         for track in tracks where track.missedFrames == 0 {
             nextIDs.append(track.id); nextQuads.append(track.quad)
         }
         defer { swap(&lastIDs, &nextIDs); swap(&lastQuads, &nextQuads) }
-        for track in tracks where track.missedFrames == 0 && !isFast(track)
+        for track in tracks where track.missedFrames == 0 && !isFast(track) && isWhole(track.quad)
                 && (count < options.maxPhotos || track.quad.area > photoQuads![base + count - 1].area) {
             var k = min(count, options.maxPhotos - 1)
             photoIDs![base + k] = track.id

@@ -97,3 +97,51 @@ def test_bad_listen_address_is_a_usage_error(colorcam, tmp_path):
     assert p.returncode == 64 and "--listen" in p.stderr
     p = run(colorcam, "live", "--source", tmp_path / "missing.y4m", check=False)
     assert p.returncode == 66
+
+
+def test_live_with_the_model_reloads_on_sighup_and_keeps_it_when_the_new_one_is_broken(colorcam, demo_scene,
+                                                                                        tmp_path):
+    """The product path: live colorizing the demo recording; SIGHUP with a new model swaps it without a gap;
+    SIGHUP with a broken file logs the error and keeps the running model; SIGTERM saves the photos."""
+    import shutil
+    from conftest import ROOT
+    scene, _ = demo_scene
+    bundle = tmp_path / "model"
+    shutil.copytree(ROOT / "Models/colorcam-default", bundle)
+    port = free_port()
+    trace, photos = tmp_path / "live.json", tmp_path / "photos"
+    proc = subprocess.Popen([colorcam, "live", "--source", scene, "--listen", f"127.0.0.1:{port}", "--model", bundle,
+                             "--trace", trace, "--save-photos", photos], stderr=subprocess.PIPE, text=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                get(base + "/healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGHUP)              # the same (valid) model, reloaded
+        time.sleep(2.0)
+        (bundle / "model.onnx").write_bytes(b"\x08\x07 not a model")
+        proc.send_signal(signal.SIGHUP)              # broken: refused, the running model stays
+        time.sleep(1.5)
+        stats = json.loads(get(base + "/stats.json")[2])
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read()
+    assert proc.returncode == 0, err
+    assert "model reloaded" in err and "model not reloaded" in err and "model.onnx" in err, err
+    events = json.loads(trace.read_text())
+    outs = [e["ts"] for e in events if e.get("name") == "output"]
+    gaps = [b - a for a, b in zip(outs, outs[1:])]
+    assert len(outs) > 120 and max(gaps) <= 2 * 33_334, f"largest output gap {max(gaps)} us"
+    infers = [e["args"] for e in events if e.get("name") == "infer"]
+    assert any(a["reason"] == "changed" for a in infers), "the reloaded model re-colorizes the photos"
+    assert "colorcam-default" in json.dumps(stats)
+    assert len(list(photos.glob("photo-*.png"))) >= 2
