@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ColorcamCore
 import Infer
+import PhotoPipeline
 
 /// `colorcam colorize IN OUT [--model M] [--preset P] [--whole]`: colorizes a PNG/JPEG with a model bundle.
 enum ColorizeCommand {
@@ -15,7 +16,9 @@ enum ColorizeCommand {
               colorcam-default bundle in Models/ next to the working directory, then $COLORCAM_MODELS, …
     --preset  how to feed a bare ONNX file (default colorcam): colorcam, eccv16 and siggraph17 exports take raw
               L 1x1x256x256 and return ab 1x2x256x256 (siggraph17 only with its hint inputs fixed at export)
-    --whole   colorize the whole image. Until photo detection lands this is the only mode and the default.
+    --whole   colorize the whole image (the model's own view: it sees the image as one photo).
+              Without it, the photos found in the image are colorized and the rest is kept exactly; an image
+              with no photo found is written unchanged, and says so.
     """
 
     static let command = Command(name: "colorize", summary: "colorize a black-and-white photo (PNG/JPEG)",
@@ -34,10 +37,14 @@ enum ColorizeCommand {
         let modelPath = try a.string("model") ?? defaultModel()
         let bundle = try ModelBundle.load(modelPath, preset: preset)
         let image = try ImageFile.read(paths[0])
-        let colorizer = try Colorizer(bundle: bundle)
-        try ImageFile.write(colorizer.colorize(image), to: paths[1])
-        if !a.flag("whole") {
-            printNote("colorize: photo detection is not available yet, so the whole image was colorized (--whole)")
+        if a.flag("whole") {
+            let colorizer = try Colorizer(bundle: bundle)
+            try ImageFile.write(colorizer.colorize(image), to: paths[1])
+        } else {
+            let (out, photos) = try StillImage.colorizePhotos(image, bundle: bundle)
+            try ImageFile.write(out, to: paths[1])
+            printNote(photos == 0 ? "colorize: no photo found in \(paths[0]); written unchanged (--whole colorizes it all)"
+                                  : "colorize: \(photos) photo\(photos == 1 ? "" : "s") found and colorized")
         }
         return 0
     }

@@ -70,8 +70,7 @@ def test_matches_reference_pipeline_within_one_level(colorcam, tmp_path, h, w, e
     need_pil().fromarray(rgb).save(src, **({"quality": 95} if ext == "jpg" else {}))
     decoded = np.asarray(Image.open(src).convert("RGB"))
     out = tmp_path / "out.png"
-    proc = colorize(colorcam, src, out)
-    assert "whole image" in proc.stderr
+    colorize(colorcam, src, out, "--whole")
     ours = np.asarray(Image.open(out).convert("RGB")).astype(int)
     ref = reference(decoded).astype(int)
     assert ours.shape == ref.shape
@@ -176,3 +175,30 @@ def test_model_that_is_not_onnx_is_exit_65(colorcam, tmp_path):
     need_pil().fromarray(scene(20, 20)).save(src)
     proc = run(colorcam, "colorize", src, tmp_path / "o.png", "--model", bad, check=False)
     assert proc.returncode == 65 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_without_whole_only_the_photo_is_colorized_and_the_rest_kept_exactly(colorcam, tmp_path):
+    """A black-and-white print (a held-out demo photo) lying on a plain textured table."""
+    rng = np.random.default_rng(5)
+    table = np.clip(70 + rng.normal(0, 6, (360, 480, 1)) + np.array([12, 4, -6]), 0, 255).astype(np.uint8)
+    photo = Image.open(ROOT / "Assets/demo-photos/green-maple.png").convert("L").resize((260, 160))
+    grey = np.repeat(np.asarray(photo)[..., None], 3, axis=2)
+    img = table.copy()
+    img[90:250, 110:370] = grey
+    src, out = tmp_path / "table.png", tmp_path / "out.png"
+    Image.fromarray(img).save(src)
+    proc = colorize(colorcam, src, out)
+    assert "1 photo found" in proc.stderr, proc.stderr
+    res = np.asarray(Image.open(out).convert("RGB")).astype(int)
+    outside = np.ones(img.shape[:2], bool)
+    outside[84:256, 104:376] = False                     # the print and a 6 px margin
+    assert (res[outside] == img[outside]).all(), "pixels outside the photo changed"
+    inside = res[100:240, 120:360]
+    chroma = np.abs(inside - inside.mean(axis=2, keepdims=True)).mean()
+    assert chroma > 2, f"the photo stayed grey (mean |channel - grey| {chroma:.2f})"
+    # An image with no photo in it is written unchanged and says so.
+    plain = tmp_path / "plain.png"
+    Image.fromarray(table.repeat(1, axis=0)).save(plain)
+    proc = colorize(colorcam, plain, tmp_path / "plain-out.png")
+    assert "no photo found" in proc.stderr
+    assert (np.asarray(Image.open(tmp_path / "plain-out.png")) == table).all()

@@ -24,11 +24,10 @@ def scene_cmd(out, truth, *extra):
 
 
 @pytest.fixture(scope="module")
-def scene(tmp_path_factory):
-    """The full demo scene, seed 1: (y4m path, truth dict, folder)."""
-    folder = tmp_path_factory.mktemp("demo")
-    run(*scene_cmd(folder / "scene.y4m", folder / "truth.json"))
-    return folder / "scene.y4m", json.loads((folder / "truth.json").read_text()), folder
+def scene(demo_scene):
+    """The full demo scene, seed 1 (rendered once per session, conftest.demo_scene): (y4m path, truth dict, folder)."""
+    path, truth = demo_scene
+    return path, json.loads(truth.read_text()), path.parent
 
 
 def frames_of(path):
