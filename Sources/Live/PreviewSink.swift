@@ -12,7 +12,11 @@ public final class PreviewSink: FrameSink, @unchecked Sendable {
     // Invariant for @unchecked Sendable: `window`, `windowCount` are touched only by the output thread (`write`).
     private let server: PreviewServer
     private let clock: MonotonicClock
-    private let model: String
+    private let model: Mutex<String>
+    /// Fills the outlines of the photos tracked in a frame (up to the buffer's count) and returns how many; called
+    /// on the output thread with the frame about to be published. Nil: no outlines.
+    private let overlays: (@Sendable (FrameBuffer, UnsafeMutableBufferPointer<PreviewQuad>) -> Int)?
+    private let overlayBuffer: UnsafeMutableBufferPointer<PreviewQuad>
     /// Output timestamps of the last second, for the fps figure (a ring, no allocation).
     private var window: [Int64]
     private var windowCount = 0
@@ -22,12 +26,23 @@ public final class PreviewSink: FrameSink, @unchecked Sendable {
     /// Inferences running now.
     public let inFlight = Atomic<Int>(0)
 
-    public init(server: PreviewServer, clock: MonotonicClock, model: String) {
+    public init(server: PreviewServer, clock: MonotonicClock, model: String,
+                overlays: (@Sendable (FrameBuffer, UnsafeMutableBufferPointer<PreviewQuad>) -> Int)? = nil) {
         self.server = server
         self.clock = clock
-        self.model = model
+        self.model = Mutex(model)
+        self.overlays = overlays
+        overlayBuffer = .allocate(capacity: 16)
+        overlayBuffer.initialize(repeating: PreviewQuad(PreviewPoint(xPx: 0, yPx: 0), PreviewPoint(xPx: 0, yPx: 0),
+                                                        PreviewPoint(xPx: 0, yPx: 0), PreviewPoint(xPx: 0, yPx: 0),
+                                                        trackId: -1))
         window = Array(repeating: 0, count: 256)
     }
+
+    deinit { overlayBuffer.deallocate() }
+
+    /// The model name the page shows (after a reload; any thread).
+    public func setModel(_ name: String) { model.withLock { $0 = name } }
 
     public func write(_ frame: FrameBuffer) throws {
         let nowNs = clock.nowNs()
@@ -43,8 +58,9 @@ public final class PreviewSink: FrameSink, @unchecked Sendable {
         window[(windowHead + windowCount) % window.count] = nowNs
         windowCount += 1
         let stats = PreviewStats(outputFps: Double(windowCount), lagMs: Double(lastLagUs.load(ordering: .relaxed)) / 1000,
-                                 inFlight: inFlight.load(ordering: .relaxed), model: model)
-        server.publish(frame: frame, overlays: UnsafeBufferPointer(start: nil, count: 0), stats: stats)
+                                 inFlight: inFlight.load(ordering: .relaxed), model: model.withLock { $0 })
+        let count = overlays.map { min(overlayBuffer.count, $0(frame, overlayBuffer)) } ?? 0
+        server.publish(frame: frame, overlays: UnsafeBufferPointer(rebasing: overlayBuffer[0..<count]), stats: stats)
     }
 
     public func finish() throws {}

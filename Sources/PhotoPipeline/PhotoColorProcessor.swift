@@ -329,6 +329,13 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         return stamp
     }
 
+    /// Calls `body` with the id and corners of each photo colour was composited for in `frame` (output thread,
+    /// after `composite`, before the frame goes back to the pool: e.g. the preview's outlines).
+    public func forEachPhoto(in frame: FrameBuffer, _ body: (Int, Quad) -> Void) {
+        let base = frame.poolIndex * options.maxPhotos
+        for k in 0..<photoCounts![frame.poolIndex] { body(photoIDs![base + k], photoQuads![base + k]) }
+    }
+
     // MARK: control plane
 
     /// Swaps in another model without stopping the stream; every photo is then re-colorized (reason `changed`).

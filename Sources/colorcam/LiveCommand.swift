@@ -4,6 +4,7 @@ import Glibc
 import ColorcamCore
 import Dispatch
 import Infer
+import Detect
 import Live
 import PhotoPipeline
 import Preview
@@ -113,7 +114,8 @@ enum LiveCommand {
         let modelLabel = runner?.label ?? processor?.label ?? "none"
         let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
         if delayMs > 0 { options.pipeline.presentationDelayNs = Int64(delayMs * 1e6) }
-        let preview = PreviewSink(server: server, clock: clock, model: modelLabel)
+        let preview = PreviewSink(server: server, clock: clock, model: modelLabel,
+                                  overlays: processor.map(Self.outlines(of:)))
         var traceConfig: [(String, TraceValue)] = [
             ("command", .string("live")), ("source", .string(sourcePath)), ("pace", .string("realtime")),
             ("source_fps", .double(Double(probe.frameRate.numerator) / Double(probe.frameRate.denominator))),
@@ -149,6 +151,7 @@ enum LiveCommand {
                 let path = try modelPath ?? ColorizeCommand.defaultModel()
                 let bundle = try ModelBundle.load(path, preset: presetName.flatMap(ModelBundle.Preset.init(rawValue:)))
                 try processor.reload(bundle)
+                preview.setModel(bundle.name)
                 Log.info("SIGHUP: model reloaded from \(path) (\(bundle.name)); photos are re-colorized")
             } catch {
                 Log.error("SIGHUP: model not reloaded, the running one stays: \(error)")
@@ -171,6 +174,21 @@ enum LiveCommand {
         Log.info("stopped: " + ReplayCommand.summaryLine(
             stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label } ?? processor?.label))
         return 0
+    }
+
+    /// The preview's outlines: the photos the processor composited colour for in a frame.
+    static func outlines(of processor: PhotoColorProcessor)
+        -> @Sendable (FrameBuffer, UnsafeMutableBufferPointer<PreviewQuad>) -> Int {
+        return { frame, out in
+            var n = 0
+            processor.forEachPhoto(in: frame) { id, q in
+                guard n < out.count else { return }
+                @inline(__always) func p(_ i: Int) -> PreviewPoint { PreviewPoint(xPx: Float(q[i].x), yPx: Float(q[i].y)) }
+                out[n] = PreviewQuad(p(0), p(1), p(2), p(3), trackId: id)
+                n += 1
+            }
+            return n
+        }
     }
 
     static func isLoopback(_ text: String) -> Bool {

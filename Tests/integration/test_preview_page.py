@@ -119,3 +119,49 @@ def test_device_loss_is_announced(chromium):
     assert 'id="banner" role="alert" class="shown"' in dom, "device-lost banner not shown"
     assert "camera lost: synthetic device unplugged" in dom
     assert re.search(r'id="status">device lost<', dom)
+
+
+@pytest.fixture(scope="module")
+def live_url(colorcam, demo_scene, tmp_path_factory):
+    """`colorcam live --source` on the demo recording with the default model (the product, not the harness)."""
+    import socket
+    import urllib.request
+    scene, _ = demo_scene
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([colorcam, "live", "--source", scene, "--listen", f"127.0.0.1:{port}"],
+                            stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url + "healthz", timeout=1).read()
+            break
+        except OSError:
+            time.sleep(0.1)
+    time.sleep(1.5)  # photos tracked and colorized
+    yield url
+    proc.terminate()
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+
+
+def test_live_page_shows_colorized_video_outlines_and_changing_stats(chromium, live_url, tmp_path, ffmpeg):
+    first = dump_dom(chromium, live_url)
+    assert cell(first, "model") == "colorcam-default"
+    assert re.search(r'id="status">live<', first), "status is not 'live'"
+    shot1 = screenshot_rgb(chromium, live_url, tmp_path / "a.png")
+    time.sleep(1.0)
+    second = dump_dom(chromium, live_url)
+    shot2 = screenshot_rgb(chromium, live_url, tmp_path / "b.png")
+    assert int(cell(second, "sequence")) > int(cell(first, "sequence"))
+    assert float(cell(second, "fps")) > 20
+    video1, video2 = list(pixels(shot1, VIDEO_BOX)), list(pixels(shot2, VIDEO_BOX))
+    diff = sum(abs(a - b) for p, q in zip(video1, video2) for a, b in zip(p, q)) / (3 * len(video1))
+    assert diff > 0.5, f"video area did not change between screenshots 1 s apart (mean abs diff {diff:.2f})"
+    green = sum(1 for r, g, b in pixels(shot2, (12, 38, 652, 518)) if g > 200 and r < 120 and b < 120)
+    assert green > 20, "no tracked-photo outline (green SVG polygon) over the video"
+    # Colour: the demo's prints are black and white, the table grey (--background gray): any clearly coloured
+    # pixels in the video come from the colorizer.
+    coloured = sum(1 for r, g, b in video2 if max(r, g, b) - min(r, g, b) > 25 and not (g > 200 and r < 120))
+    assert coloured > 200, f"only {coloured} coloured pixels in the video"
