@@ -22,6 +22,16 @@ def get(url, timeout=5):
         return r.status, r.headers, r.read()
 
 
+def wait_until_serving(base):
+    """Polls /healthz for up to ~10 s (the daemon opens its port right after start)."""
+    for _ in range(100):
+        try:
+            get(base + "/healthz", timeout=1)
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 @pytest.fixture
 def live(colorcam, tmp_path):
     clip = tmp_path / "clip.y4m"
@@ -32,12 +42,7 @@ def live(colorcam, tmp_path):
                              "--simulate-inference-ms", "40", "--simulate-mode", "sleep",
                              "--trace", trace, "--output", out], stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            get(base + "/healthz", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
+    wait_until_serving(base)
     yield proc, base, trace, out
     if proc.poll() is None:
         proc.kill()
@@ -114,12 +119,7 @@ def test_live_with_the_model_reloads_on_sighup_and_keeps_it_when_the_new_one_is_
                              "--trace", trace, "--save-photos", photos], stderr=subprocess.PIPE, text=True)
     try:
         base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                get(base + "/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_until_serving(base)
         time.sleep(2.0)
         proc.send_signal(signal.SIGHUP)              # the same (valid) model, reloaded
         time.sleep(2.0)

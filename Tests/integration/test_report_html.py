@@ -339,3 +339,21 @@ def test_html_usage_errors_exit_64(recorded, colorcam, args):
     assert proc.returncode == 64, proc.stderr
     assert proc.stderr.startswith("colorcam: ") and proc.stderr.count("\n") == 1
     assert not os.path.exists(".partial")
+
+
+def test_page_of_a_real_model_run_shows_detect_and_each_colorization(colorcam, chromium, demo_scene, tmp_path):
+    """The demo recording through the default model (no simulation): every stage's lane holds one span per traced
+    span, the detect lane one per frame, and the page does not call the run simulated."""
+    scene, _ = demo_scene
+    trace, page = tmp_path / "trace.json", tmp_path / "report.html"
+    run(colorcam, "replay", scene, "--pace", "asap", "--trace", trace, "--quiet")
+    write_page(colorcam, trace, page)
+    assert "SIMULATED" not in page.read_text()
+    events = read_events(trace)
+    dom = parse_dom(dump_dom(chromium, page.as_uri()))
+    spans = dom.with_class("span")
+    for stage in STAGES:
+        expected = sorted(e["args"]["frame"] for e in events if e.get("name") == stage and e.get("ph") == "X")
+        shown = sorted(int(e["attrs"]["data-frame"]) for e in spans if lane_of(e) == stage)
+        assert shown == expected and expected, f"{stage}: {len(shown)} span elements, trace has {len(expected)}"
+    assert len([e for e in spans if lane_of(e) == "detect"]) == 300

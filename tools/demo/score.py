@@ -35,6 +35,9 @@ import numpy as np
 from PIL import Image
 from skimage.color import lab2rgb, rgb2lab
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "train"))
+from colour_metrics import colourfulness  # noqa: E402  (numpy only)
+
 # "Better than the grey baseline" needs a margin, so rounding noise in a grey capture does not count as colour.
 MIN_PSNR_GAIN_DB, MIN_COLOURFULNESS_GAIN = 0.1, 1.0
 SIDECAR_KEYS = {"track", "first_frame", "last_frame", "corners", "model", "width", "height"}
@@ -118,14 +121,6 @@ def best_match(saved_rgb, originals):
             if best is None or r > best[0]:
                 best = (r, name, turns, candidate)
     return best
-
-
-def colourfulness(rgb01):
-    """Hasler & Süsstrunk (2003) M on 8-bit RGB, as tools/train/eval.py."""
-    rgb = rgb01 * 255.0
-    rg = rgb[..., 0] - rgb[..., 1]
-    yb = 0.5 * (rgb[..., 0] + rgb[..., 1]) - rgb[..., 2]
-    return float(np.sqrt(rg.std() ** 2 + yb.std() ** 2) + 0.3 * np.sqrt(rg.mean() ** 2 + yb.mean() ** 2))
 
 
 def psnr(rgb01, truth01):

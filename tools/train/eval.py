@@ -20,18 +20,12 @@ import torch
 import torch.nn.functional as F
 from PIL import Image, ImageDraw
 
+from colour_metrics import colourfulness
 from labcolor import lab2rgb
 from model import ColorNet
 from pipeline import combine, model_input
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def colourfulness(rgb01):
-    rgb = rgb01 * 255.0
-    rg = rgb[..., 0] - rgb[..., 1]
-    yb = 0.5 * (rgb[..., 0] + rgb[..., 1]) - rgb[..., 2]
-    return float(np.sqrt(rg.std() ** 2 + yb.std() ** 2) + 0.3 * np.sqrt(rg.mean() ** 2 + yb.mean() ** 2))
 
 
 def hue_agreement(ab_pred, ab_gt):
