@@ -90,9 +90,11 @@ struct LabCurvesTests {
         }
         #expect(worstDeltaE <= 0.01, "lanes ΔE \(worstDeltaE)")
         #expect(worstLevel <= 0.52, "lanes → 8-bit off by \(worstLevel) levels")
-        // Out of gamut clips like scikit-image: very saturated Lab gives 0 and 255.
-        let clipped = Lab.rgb8(L: SIMD8(repeating: 50), a: SIMD8(repeating: 120), b: SIMD8(repeating: -120))
-        #expect(clipped.g[0] == 0 && clipped.r[0] == 255 && clipped.b[0] == 255)
+        // Out of gamut clips like scikit-image (lab2rgb gives 184.18, 0, 255 and 0, 177.21, 0 for these).
+        let clipped = Lab.rgb8(L: SIMD8(50, 60, 50, 60, 50, 60, 50, 60), a: SIMD8(120, -100, 120, -100, 120, -100, 120, -100),
+                               b: SIMD8(-120, 100, -120, 100, -120, 100, -120, 100))
+        #expect(clipped.r[0] == 184 && clipped.g[0] == 0 && clipped.b[0] == 255, "\(clipped)")
+        #expect(clipped.r[1] == 0 && clipped.g[1] == 177 && clipped.b[1] == 0, "\(clipped)")
     }
 
     @Test func floatPathOutsideUnitRangeFollowsFormulas() {
