@@ -1,16 +1,20 @@
-/// Elementwise curves of the Lab kernels on `SIMD8<Float>`, without tables, divisions, square roots or Double
-/// (Swift has no vector `pow`/`cbrt`, and its vector `squareRoot()` is scalarised on Linux).
+/// Elementwise curves of the Lab kernels on `SIMD8<Float>`, without tables, square roots or Double, for any finite
+/// input (Swift has no vector `pow`/`cbrt`, and its vector `squareRoot()` is scalarised on Linux). The buffer paths
+/// use tables where the input range is known (`Lab+Tables.swift`, `Lab+FloatForward.swift`) and these elsewhere:
+/// `Lab.lab(r:g:b:)`, out-of-range blocks, the 8-bit L-only and Lab paths' fallbacks.
 ///
-/// Every fractional power is an inverse n-th root found by Newton's method, which needs only multiplies:
+/// Every fractional power is an inverse n-th root found by multiplies only:
 ///
-///     z ≈ x^(−1/n) from the bit pattern (a float's bits, read as an integer, are about 2²³·(log₂ x + 127)),
-///     z ← z · ((n+1)/n − (x/n)·zⁿ)             three times: relative error 3.4% → 2.3e-3 → 1.1e-5 → float rounding
+///     z ≈ x^(−1/n) from the bit pattern (a float's bits, read as an integer, are about 2²³·(log₂ x + 127)): 3.4%
+///     z ← z·((n+1)/n − (x/n)·zⁿ)                   Newton: error e → (n+1)/2·e²
+///     z ← z + z·r·(1/n + (n+1)/(2n²)·r), r = 1 − x·zⁿ   third order: e → (n+1)(2n+1)/(6n³)·(n·e)³
 ///
-/// then  ∛t = t·z²  (n = 3),  u^2.4 = (u·z)³  (n = 5),  v^(1/2.4) = v·z⁷  (n = 12). Measured against Double on
-/// 2²⁴ inputs per curve (LabTests): relative error below 1e-6 (a few float ulps), so the Lab ΔE of the float path is
-/// about 1e-4. Inputs must be positive, finite and normal where a root is taken; callers clamp each curve's argument
-/// to its power segment first and select the linear segment afterwards, so zeros, negatives and tiny values never
-/// reach a root. Pure functions; `@inlinable` so callers in other modules get the vector code inlined.
+/// then  ∛t = t·z²  (n = 3),  u^2.4 = (u·z)³  (n = 5),  v^(1/2.4) = v·z⁷  (n = 12). The sRGB decode of codes in
+/// 0…1 uses a (4, 4) rational fit instead (one division). Relative errors against Double (LabCurvesTests): cbrt
+/// 3.7e-7, x^2.4 1.5e-6, x^(1/2.4) 3.4e-6, decode 7.8e-7; Lab ΔE about 3e-4. Roots need positive normal
+/// arguments: callers clamp each curve's argument to its power segment and select the linear segment afterwards,
+/// so zeros, negatives and tiny values never reach a root. Pure functions; `@inlinable` so callers in other modules
+/// get the vector code inlined.
 @usableFromInline
 enum LabSIMD {
     @usableFromInline typealias V = SIMD8<Float>
