@@ -19,7 +19,7 @@ extension Lab {
     /// curvature is at most 3.4); blocks with a code outside 0…1 take the exact formula (`linearize`).
     @inline(__always)
     static func linearizeTable(_ c: V, _ table: UnsafePointer<Float>) -> V {
-        if any(c .< 0) || any(c .> 1) { return linearize(c) }
+        if !all((c .>= 0) .& (c .<= 1)) { return linearize(c) }  // also NaN: never index with it
         let scaled = c * 4096
         let shifted = scaled + 12_582_912.0 - 0.5          // round-to-nearest of (x − ½) = floor(x) for x ≥ 0
         let index = unsafeBitCast(shifted, to: SIMD8<UInt32>.self) &- 0x4B40_0000
@@ -48,7 +48,7 @@ extension Lab {
     /// outside 0…1 take the exact `labF`.
     @inline(never)  // out of line: inlining all six lookups into one loop spills registers (measured slower)
     static func labFTable(_ t: V, _ table: UnsafePointer<Float>) -> V {
-        if any(t .< 0) || any(t .> 1) { return LabSIMD.labF(t) }
+        if !all((t .>= 0) .& (t .<= 1)) { return LabSIMD.labF(t) }  // also NaN
         let scaled = t * 8192
         let shifted = scaled + 12_582_912.0 - 0.5
         let index = unsafeBitCast(shifted, to: SIMD8<UInt32>.self) &- 0x4B40_0000

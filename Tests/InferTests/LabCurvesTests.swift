@@ -119,4 +119,19 @@ struct LabCurvesTests {
         }
         #expect(worst <= 0.01, "max ΔE \(worst)")
     }
+
+    @Test func nanInputStaysInItsPixel() {
+        // A NaN code must never become a table index: its pixel is NaN, its block's other pixels are still right.
+        var rgb: [Float] = [0.2, 0.5, 0.7, .nan, 0.5, 0.5, 1, 1, 1]
+        rgb += [Float](repeating: 0.25, count: 3 * 13)
+        var lab = [Float](repeating: 0, count: rgb.count)
+        Lab.convertRGBToLab(rgb, &lab, pixelCount: rgb.count / 3)
+        #expect(lab[3].isNaN)
+        let ref = Lab.referenceLab(r: 0.2, g: 0.5, b: 0.7), white = Lab.referenceLab(r: 1, g: 1, b: 1)
+        #expect(LabTests.deltaE(ref, (lab[0], lab[1], lab[2])) < 0.01)
+        #expect(LabTests.deltaE(white, (lab[6], lab[7], lab[8])) < 0.01)
+        var back = [Float](repeating: 0, count: rgb.count)
+        Lab.convertLabToRGB(lab, &back, pixelCount: rgb.count / 3)  // NaN Lab → clipped, no out-of-range lookup
+        #expect(back[3] == 0 && abs(back[6] - 1) < 1e-4)
+    }
 }
