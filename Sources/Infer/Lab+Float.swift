@@ -1,186 +1,119 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// The float path: interleaved sRGB (0…1) ⇄ interleaved Lab, eight pixels per step with `SIMD8<Float>`.
+/// Chunked planar processing for the buffer paths, and the float Lab → sRGB path (`Lab+Lanes.swift` does the colour
+/// maths, eight pixels per step; float sRGB → Lab is in `Lab+FloatForward.swift`).
 ///
-/// Matches `Lab.referenceLab` / `referenceRGB` within ΔE 0.01 (LabTests, and `Tests/integration/test_lab.py`
-/// against scikit-image). Pure functions: any thread, no allocation; `pixelCount` pixels are read and written.
+/// Buffers are processed in chunks of `chunkPx` pixels through a planar stack buffer: deinterleave, convert with
+/// whole-vector loads and stores, interleave. (Converting arithmetic curves straight from lanes gathered out of
+/// interleaved memory lets LLVM push the lane shuffles into the arithmetic and half-scalarise it: 2–3× slower.)
+///
+/// Lab → sRGB matches `Lab.referenceRGB` within 2e-5 per component (LabTests, and `Tests/integration/test_lab.py`
+/// against scikit-image). Pure functions: any thread, no heap allocation; `pixelCount` pixels are read and written;
+/// source and destination may be the same buffer.
 extension Lab {
     typealias V = SIMD8<Float>
 
-    // Row-major matrices with the white point folded in (XYZ/white = W⁻¹ M · rgb).
-    @usableFromInline static let forward: [Float] = (0..<9).map { k in
-        let w = [whiteD65.x, whiteD65.y, whiteD65.z][k / 3]
-        return Float(rgbToXYZ[k / 3][k % 3] / w)
-    }
-    @usableFromInline static let inverse: [Float] = (0..<9).map { k in
-        let w = [whiteD65.x, whiteD65.y, whiteD65.z][k % 3]
-        return Float(xyzToRGB[k / 3][k % 3] * w)
-    }
+    /// Pixels per chunk of the planar scratch (a multiple of 8; 3 planes × 256 floats = 3 KB of stack).
+    static let chunkPx = 256
 
-    /// The sRGB curve sampled at 4096 + 2 points over 0…1 (Double-exact), for `linearizeTable`.
-    static let linearCurve: [Float] = (0...4097).map { Float(referenceLinear(min(Double($0) / 4096, 1.0 + 1.0 / 4096))) }
-
-    /// sRGB codes → linear light by linear interpolation in `linearCurve` (error below 3e-8, the curve's
-    /// curvature is at most 3.4); blocks with a code outside 0…1 take the exact formula (`linearize`).
+    /// Runs `body` in place over three planes of `count` floats each (`planes`, `+ stride`, `+ 2·stride`); `count`
+    /// is a multiple of 8.
     @inline(__always)
-    static func linearizeTable(_ c: V, _ table: UnsafePointer<Float>) -> V {
-        if any(c .< 0) || any(c .> 1) { return linearize(c) }
-        let scaled = c * 4096
-        let shifted = scaled + 12_582_912.0 - 0.5          // round-to-nearest of (x − ½) = floor(x) for x ≥ 0
-        let index = unsafeBitCast(shifted, to: SIMD8<UInt32>.self) &- 0x4B40_0000
-        let base = shifted - 12_582_912.0
-        let frac = scaled - base
-        var lo = V(), hi = V()
-        for k in 0..<8 {
-            let i = Int(index[k])
-            lo[k] = table[i]
-            hi[k] = table[i + 1]
+    static func mapPlanes(_ planes: UnsafeMutablePointer<Float>, stride: Int, count: Int,
+                          _ body: (V, V, V) -> (V, V, V)) {
+        let p0 = UnsafeMutableRawPointer(planes), p1 = UnsafeMutableRawPointer(planes + stride)
+        let p2 = UnsafeMutableRawPointer(planes + 2 * stride)
+        var offset = 0
+        while offset < 4 * count {
+            let (u, v, w) = body(p0.loadUnaligned(fromByteOffset: offset, as: V.self),
+                                 p1.loadUnaligned(fromByteOffset: offset, as: V.self),
+                                 p2.loadUnaligned(fromByteOffset: offset, as: V.self))
+            p0.storeBytes(of: u, toByteOffset: offset, as: V.self)
+            p1.storeBytes(of: v, toByteOffset: offset, as: V.self)
+            p2.storeBytes(of: w, toByteOffset: offset, as: V.self)
+            offset += 32
         }
-        return lo + (hi - lo) * frac
     }
 
-    /// sRGB codes → linear light (the two-piece sRGB curve).
+    /// Converts `pixelCount` pixels chunk by chunk through planes: `load` fills the three planes (stride `chunkPx`)
+    /// with pixels `start ..< start + n`, `convert` converts the planes in place (`count` = n rounded up to 8; the
+    /// last block is padded with mid-grey), `store` writes the chunk's results out.
     @inline(__always)
-    static func linearize(_ c: V) -> V {
-        let curve = LabSIMD.pow((c.replacing(with: 0.04045, where: c .< 0.04045) + 0.055) * (1 / 1.055), 2.4)
-        return curve.replacing(with: c * (1 / 12.92), where: c .<= 0.04045)
-    }
-
-    /// Linear light → sRGB codes, clipped to 0…1.
-    @inline(__always)
-    static func encode(_ v: V) -> V {
-        let curve = LabSIMD.pow(v.replacing(with: 0.0031308, where: v .< 0.0031308), 1 / 2.4) * 1.055 - 0.055
-        let out = curve.replacing(with: v * 12.92, where: v .<= 0.0031308)
-        return out.replacing(with: 0, where: out .< 0).replacing(with: 1, where: out .> 1)
-    }
-
-    /// Lab's f(t): ∛t above 0.008856, 7.787 t + 16/116 below.
-    @inline(__always)
-    static func labF(_ t: V) -> V {
-        let root = LabSIMD.cbrt(t.replacing(with: 0.008856, where: t .< 0.008856))
-        return root.replacing(with: t * 7.787 + (16.0 / 116.0), where: t .<= 0.008856)
-    }
-
-    /// f(t) sampled at 8192 + 2 points over 0…1 (Double-exact), for `labFTable`.
-    static let labFCurve: [Float] = (0...8193).map { i in
-        let t = min(Double(i) / 8192, 1.0 + 1.0 / 8192)
-        return Float(t > 0.008856 ? cbrt(t) : 7.787 * t + 16.0 / 116.0)
-    }
-
-    /// f(t) by linear interpolation in `labFCurve` (error below 2e-6, giving ΔE below 2e-3); blocks with some t
-    /// outside 0…1 take the exact `labF`.
-    @inline(__always)
-    static func labFTable(_ t: V, _ table: UnsafePointer<Float>) -> V {
-        if any(t .< 0) || any(t .> 1) { return labF(t) }
-        let scaled = t * 8192
-        let shifted = scaled + 12_582_912.0 - 0.5
-        let index = unsafeBitCast(shifted, to: SIMD8<UInt32>.self) &- 0x4B40_0000
-        let frac = scaled - (shifted - 12_582_912.0)
-        var lo = V(), hi = V()
-        for k in 0..<8 {
-            let i = Int(index[k])
-            lo[k] = table[i]
-            hi[k] = table[i + 1]
-        }
-        return lo + (hi - lo) * frac
-    }
-
-    /// Inverse of f: f³ above 0.2068966, (f − 16/116) / 7.787 below.
-    @inline(__always)
-    static func labFInverse(_ f: V) -> V {
-        (f * f * f).replacing(with: (f - 16.0 / 116.0) * (1 / 7.787), where: f .<= 0.2068966)
-    }
-
-    /// Linear RGB (eight pixels) → L, a, b; f from `fTable` (`labFCurve`) when given, else exact.
-    @inline(__always)
-    static func labFromLinear(_ r: V, _ g: V, _ b: V, _ m: UnsafePointer<Float>,
-                              _ fTable: UnsafePointer<Float>? = nil) -> (V, V, V) {
-        let x = r * m[0] + g * m[1] + b * m[2]
-        let y = r * m[3] + g * m[4] + b * m[5]
-        let z = r * m[6] + g * m[7] + b * m[8]
-        let fx: V, fy: V, fz: V
-        if let fTable {
-            fx = labFTable(x, fTable); fy = labFTable(y, fTable); fz = labFTable(z, fTable)
-        } else {
-            fx = labF(x); fy = labF(y); fz = labF(z)
-        }
-        return (fy * 116 - 16, (fx - fy) * 500, (fy - fz) * 200)
-    }
-
-    /// L, a, b (eight pixels) → sRGB codes 0…1.
-    @inline(__always)
-    static func rgbFromLab(_ l: V, _ a: V, _ b: V, _ m: UnsafePointer<Float>) -> (V, V, V) {
-        let fy = (l + 16) * (1 / 116)
-        let fx = fy + a * (1 / 500)
-        let fzRaw = fy - b * (1 / 200)
-        let fz = fzRaw.replacing(with: 0, where: fzRaw .< 0)
-        let x = labFInverse(fx), y = labFInverse(fy), z = labFInverse(fz)
-        let r = x * m[0] + y * m[1] + z * m[2]
-        let g = x * m[3] + y * m[4] + z * m[5]
-        let bb = x * m[6] + y * m[7] + z * m[8]
-        return (encode(r), encode(g), encode(bb))
-    }
-
-    /// Loads 8 interleaved triples (24 floats) as three planes.
-    @inline(__always)
-    static func load8(_ p: UnsafePointer<Float>) -> (V, V, V) {
-        (V(p[0], p[3], p[6], p[9], p[12], p[15], p[18], p[21]),
-         V(p[1], p[4], p[7], p[10], p[13], p[16], p[19], p[22]),
-         V(p[2], p[5], p[8], p[11], p[14], p[17], p[20], p[23]))
-    }
-
-    /// Stores three planes as 8 interleaved triples.
-    @inline(__always)
-    static func store8(_ x: V, _ y: V, _ z: V, _ p: UnsafeMutablePointer<Float>) {
-        for k in 0..<8 { p[3 * k] = x[k]; p[3 * k + 1] = y[k]; p[3 * k + 2] = z[k] }
-    }
-
-    /// Runs `body` over `pixelCount` interleaved triples, 8 at a time; the last partial block goes through a
-    /// 24-float stack buffer (no heap allocation).
-    @inline(__always)
-    static func blocks(_ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, pixelCount: Int,
-                       _ body: (V, V, V) -> (V, V, V)) {
-        let full = pixelCount / 8
-        for blk in 0..<full {
-            let (x, y, z) = load8(src + 24 * blk)
-            let (u, v, w) = body(x, y, z)
-            store8(u, v, w, dst + 24 * blk)
-        }
-        let rest = pixelCount - 8 * full
-        if rest > 0 {
-            withUnsafeTemporaryAllocation(of: Float.self, capacity: 48) { tmp in
-                let t = tmp.baseAddress!
-                t.initialize(repeating: 0.5, count: 48)
-                for i in 0..<(3 * rest) { t[i] = src[24 * full + i] }
-                let (x, y, z) = load8(t)
-                let (u, v, w) = body(x, y, z)
-                store8(u, v, w, t + 24)
-                for i in 0..<(3 * rest) { dst[24 * full + i] = t[24 + i] }
+    static func chunked(pixelCount: Int,
+                        load: (_ planes: UnsafeMutablePointer<Float>, _ start: Int, _ n: Int) -> Void,
+                        _ convert: (_ planes: UnsafeMutablePointer<Float>, _ count: Int) -> Void,
+                        store: (_ planes: UnsafePointer<Float>, _ start: Int, _ n: Int) -> Void) {
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * chunkPx) { buffer in
+            let planes = buffer.baseAddress!
+            var start = 0
+            while start < pixelCount {
+                let n = min(chunkPx, pixelCount - start)
+                let padded = (n + 7) & ~7
+                load(planes, start, n)
+                for k in n..<padded { planes[k] = 0.5; planes[chunkPx + k] = 0.5; planes[2 * chunkPx + k] = 0.5 }
+                convert(planes, padded)
+                store(planes, start, n)
+                start += n
             }
         }
     }
 
-    /// Converts `pixelCount` interleaved sRGB pixels (floats 0…1) to interleaved Lab.
-    public static func convertRGBToLab(_ rgb: UnsafePointer<Float>, _ lab: UnsafeMutablePointer<Float>, pixelCount: Int) {
-        forward.withUnsafeBufferPointer { mb in
-            linearCurve.withUnsafeBufferPointer { tb in
-                labFCurve.withUnsafeBufferPointer { fb in
-                    let m = mb.baseAddress!, t = tb.baseAddress!, f = fb.baseAddress!
-                    blocks(rgb, lab, pixelCount: pixelCount) { r, g, b in
-                        labFromLinear(linearizeTable(r, t), linearizeTable(g, t), linearizeTable(b, t), m, f)
-                    }
-                }
-            }
+    /// Deinterleaves `n` float triples into three planes of stride `chunkPx`: blocks of eight by six 16-byte loads,
+    /// lane shuffles and three 32-byte stores, the rest one by one.
+    @inline(__always)
+    static func deinterleave(_ src: UnsafePointer<Float>, _ planes: UnsafeMutablePointer<Float>, _ n: Int) {
+        let raw = UnsafeRawPointer(src), out = UnsafeMutableRawPointer(planes)
+        var i = 0
+        while i + 8 <= n {
+            let q0 = raw.loadUnaligned(fromByteOffset: 12 * i, as: SIMD4<Float>.self)
+            let q1 = raw.loadUnaligned(fromByteOffset: 12 * i + 16, as: SIMD4<Float>.self)
+            let q2 = raw.loadUnaligned(fromByteOffset: 12 * i + 32, as: SIMD4<Float>.self)
+            let q3 = raw.loadUnaligned(fromByteOffset: 12 * i + 48, as: SIMD4<Float>.self)
+            let q4 = raw.loadUnaligned(fromByteOffset: 12 * i + 64, as: SIMD4<Float>.self)
+            let q5 = raw.loadUnaligned(fromByteOffset: 12 * i + 80, as: SIMD4<Float>.self)
+            out.storeBytes(of: V(q0[0], q0[3], q1[2], q2[1], q3[0], q3[3], q4[2], q5[1]), toByteOffset: 4 * i,
+                           as: V.self)
+            out.storeBytes(of: V(q0[1], q1[0], q1[3], q2[2], q3[1], q4[0], q4[3], q5[2]),
+                           toByteOffset: 4 * (chunkPx + i), as: V.self)
+            out.storeBytes(of: V(q0[2], q1[1], q2[0], q2[3], q3[2], q4[1], q5[0], q5[3]),
+                           toByteOffset: 4 * (2 * chunkPx + i), as: V.self)
+            i += 8
+        }
+        while i < n {
+            planes[i] = src[3 * i]; planes[chunkPx + i] = src[3 * i + 1]; planes[2 * chunkPx + i] = src[3 * i + 2]
+            i += 1
+        }
+    }
+
+    /// Interleaves `n` pixels of three planes of stride `chunkPx` into float triples (blocks of eight by 32-byte
+    /// loads, lane shuffles and 16-byte stores, the rest one by one).
+    @inline(__always)
+    static func interleave(_ planes: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, _ n: Int) {
+        let raw = UnsafeRawPointer(planes), out = UnsafeMutableRawPointer(dst)
+        var i = 0
+        while i + 8 <= n {
+            let x = raw.loadUnaligned(fromByteOffset: 4 * i, as: V.self)
+            let y = raw.loadUnaligned(fromByteOffset: 4 * (chunkPx + i), as: V.self)
+            let z = raw.loadUnaligned(fromByteOffset: 4 * (2 * chunkPx + i), as: V.self)
+            out.storeBytes(of: SIMD4(x[0], y[0], z[0], x[1]), toByteOffset: 12 * i, as: SIMD4<Float>.self)
+            out.storeBytes(of: SIMD4(y[1], z[1], x[2], y[2]), toByteOffset: 12 * i + 16, as: SIMD4<Float>.self)
+            out.storeBytes(of: SIMD4(z[2], x[3], y[3], z[3]), toByteOffset: 12 * i + 32, as: SIMD4<Float>.self)
+            out.storeBytes(of: SIMD4(x[4], y[4], z[4], x[5]), toByteOffset: 12 * i + 48, as: SIMD4<Float>.self)
+            out.storeBytes(of: SIMD4(y[5], z[5], x[6], y[6]), toByteOffset: 12 * i + 64, as: SIMD4<Float>.self)
+            out.storeBytes(of: SIMD4(z[6], x[7], y[7], z[7]), toByteOffset: 12 * i + 80, as: SIMD4<Float>.self)
+            i += 8
+        }
+        while i < n {
+            dst[3 * i] = planes[i]; dst[3 * i + 1] = planes[chunkPx + i]; dst[3 * i + 2] = planes[2 * chunkPx + i]
+            i += 1
         }
     }
 
     /// Converts `pixelCount` interleaved Lab pixels to interleaved sRGB floats, clipped to 0…1.
     public static func convertLabToRGB(_ lab: UnsafePointer<Float>, _ rgb: UnsafeMutablePointer<Float>, pixelCount: Int) {
-        inverse.withUnsafeBufferPointer { mb in
-            let m = mb.baseAddress!
-            blocks(lab, rgb, pixelCount: pixelCount) { l, a, b in rgbFromLab(l, a, b, m) }
-        }
+        chunked(pixelCount: pixelCount, load: { deinterleave(lab + 3 * $1, $0, $2) }, { planes, count in
+            mapPlanes(planes, stride: chunkPx, count: count) { l, a, b in
+                let c = Lab.rgb(L: l, a: a, b: b)
+                return (c.r, c.g, c.b)
+            }
+        }, store: { interleave($0, rgb + 3 * $1, $2) })
     }
 }

@@ -13,10 +13,12 @@ import Glibc
 /// L is in 0…100; a and b roughly −86…98 and −108…94 for sRGB colours. The inverse clips RGB to 0…1, as
 /// scikit-image does. Units: all buffers are interleaved per pixel (R G B / L a b), rows packed.
 ///
-/// Paths: `Lab.reference…` (scalar Double, the definition the tests hold the fast paths to), the float path
-/// (`Lab+Float.swift`, SIMD8), the 8-bit path (`Lab+UInt8.swift`: lookup table for the sRGB curve), the L-only
-/// path for a model's input, and camera YCbCr (`Lab+YCbCr.swift`). All are pure functions of their inputs:
-/// thread-safe, no allocation.
+/// Paths: `Lab.reference…` (scalar Double, the definition the tests hold the fast paths to); eight-lane
+/// `SIMD8<Float>` conversions, public for per-pixel callers (`Lab+Lanes.swift`, curves in `Lab+SIMD.swift`); float
+/// buffers (`Lab+FloatForward.swift` sRGB → Lab, `Lab+Float.swift` Lab → sRGB and the chunked planar helpers);
+/// 8-bit buffers and the L-only path for a model's input (`Lab+UInt8.swift`); interpolation tables
+/// (`Lab+Tables.swift`); camera YCbCr (`Lab+YCbCr.swift`). All are pure functions of their inputs: thread-safe, no
+/// heap allocation.
 public enum Lab {
     /// sRGB (linear) → XYZ, rows X, Y, Z (scikit-image's `xyz_from_rgb`).
     public static let rgbToXYZ: [[Double]] = [

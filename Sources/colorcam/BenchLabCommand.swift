@@ -50,6 +50,9 @@ enum BenchLab {
         var lab = [Float](repeating: 0, count: 3 * n), rgbOut = [Float](repeating: 0, count: 3 * n)
         var rgb8Out = [UInt8](repeating: 0, count: 3 * n), lightness = [Float](repeating: 0, count: n)
         Lab.convertRGBToLab(rgbF, &lab, pixelCount: n)
+        // Planar L, a, b for the eight-lane API (a compositor's layout: L from the camera, a and b from the model).
+        let planes = (0..<3).map { c in (0..<n).map { lab[3 * $0 + c] } }
+        var rgbx8 = [UInt8](repeating: 0, count: 4 * n)
         func time(_ body: () -> Void) -> Double {
             var samples: [Double] = []
             for _ in 0..<runs {
@@ -66,9 +69,28 @@ enum BenchLab {
             ("RGB 8-bit → Lab", time { Lab.convertRGB8ToLab(rgb8, &lab, pixelCount: n) }),
             ("Lab → RGB 8-bit", time { Lab.convertLabToRGB8(lab, &rgb8Out, pixelCount: n) }),
             ("RGB 8-bit → L only", time { Lab.lightnessFromRGB8(rgb8, &lightness, pixelCount: n) }),
+            ("Lab planes → RGBX 8 lanes", time { lanesToRGBX(planes[0], planes[1], planes[2], &rgbx8, pixelCount: n) }),
         ]
         print("lab 640x480, one thread, p50 over \(runs) runs")
-        for (label, ms) in rows { print("  \(label.padding(22))\(BenchCommand.fmt(ms)) ms") }
+        for (label, ms) in rows { print("  \(label.padding(27))\(BenchCommand.fmt(ms)) ms") }
         return 0
+    }
+
+    /// Planar L, a, b → 8-bit RGBX through `Lab.rgb8(L:a:b:)`, eight pixels per call (`pixelCount` a multiple of 8):
+    /// what a compositor's inner loop does.
+    static func lanesToRGBX(_ l: [Float], _ a: [Float], _ b: [Float], _ out: inout [UInt8], pixelCount: Int) {
+        l.withUnsafeBytes { lp in a.withUnsafeBytes { ap in b.withUnsafeBytes { bp in out.withUnsafeMutableBytes { op in
+            var offset = 0
+            while offset < 4 * pixelCount {
+                let c = Lab.rgb8(L: lp.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self),
+                                 a: ap.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self),
+                                 b: bp.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self))
+                for k in 0..<8 {
+                    op[offset + 4 * k] = c.r[k]; op[offset + 4 * k + 1] = c.g[k]; op[offset + 4 * k + 2] = c.b[k]
+                    op[offset + 4 * k + 3] = 255
+                }
+                offset += 32
+            }
+        } } } }
     }
 }
