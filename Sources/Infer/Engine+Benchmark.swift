@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ColorcamCore
+import Foundation
 
 /// Latency statistics of repeated runs of one prepared engine.
 public struct InferBenchmarkResult: Sendable {
@@ -128,6 +129,12 @@ public enum ModelSearchPath {
         if let env = getenv("COLORCAM_MODELS") { dirs += String(cString: env).split(separator: ":").map(String.init) }
         if let home = getenv("HOME") { dirs.append(String(cString: home) + "/.local/share/colorcam/models") }
         dirs += ["/usr/local/share/colorcam/models", "/usr/share/colorcam/models", "./models"]
+        // Beside an installed binary (PREFIX/bin → PREFIX/share), and the source tree of a built one
+        // (.build/<triple>/release/colorcam → Models/).
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let dir = (exe as NSString).deletingLastPathComponent
+            dirs += [dir + "/../share/colorcam/models", dir + "/../../../Models"]
+        }
         return dirs
     }
 }
