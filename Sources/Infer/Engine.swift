@@ -198,6 +198,9 @@ public final class InferenceEngine {
 
     deinit { arena.deallocate() }
 
+    /// Per step: the kernel class that runs it (e.g. `ConvTiledKernel`), for tests of load-time kernel choice.
+    var kernelTypeNames: [String] { kernels.map { String(describing: type(of: $0)) } }
+
     /// Element counts of the input and output.
     public var inputCount: Int { inputShape.reduce(1, *) }
     public var outputCount: Int { outputShape.reduce(1, *) }
