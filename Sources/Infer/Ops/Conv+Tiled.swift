@@ -146,7 +146,9 @@ final class ConvTiledKernel: Kernel {
                     fillBand(x, band: band, firstRow: oy0 * g.strideHeight, rows: rows)
                     for oy in oy0..<(oy0 + count) {
                         for b in 0..<blocks {
-                            tileRow(band: band, bandRows: rows, rowInBand: (oy - oy0) * g.strideHeight,
+                            let rowStride = g.strideWidth * phaseLength
+                            tileRow(source: band + (oy - oy0) * g.strideHeight * rowStride,
+                                    channelStride: rows * rowStride, rowStride: rowStride, columns: g.outWidth,
                                     block: grp * blocks + b, channels: min(Self.tileChannels, m - b * Self.tileChannels),
                                     y: y + b * Self.tileChannels * outPlane + oy * g.outWidth, outPlane: outPlane)
                         }
@@ -157,14 +159,15 @@ final class ConvTiledKernel: Kernel {
         }
     }
 
-    /// One output row of one block of up to 4 output channels, in tiles of 16 columns.
+    /// `columns` output columns (one row) of one block of up to 4 output channels, in tiles of 16 columns.
+    /// `source` is the first tap row of channel 0; a tile reads 16 + the widest tap offset floats per tap row, so
+    /// every tile must be readable in full (padded band rows, or whole tiles only on an unpadded plane).
     @inline(__always)
-    func tileRow(band: UnsafeMutablePointer<Float>, bandRows: Int, rowInBand: Int, block: Int, channels: Int,
-                 y: UnsafeMutablePointer<Float>, outPlane: Int) {
+    func tileRow(source: UnsafeMutablePointer<Float>, channelStride: Int, rowStride: Int, columns outW: Int, block: Int,
+                 channels: Int, y: UnsafeMutablePointer<Float>, outPlane: Int) {
         let tc = Self.tileChannels, cg = g.inChannelsPerGroup, kh = g.kernelHeight, kw = g.kernelWidth
         let taps = cg * kh * kw
-        let rowStride = g.strideWidth * phaseLength, channelStride = bandRows * rowStride
-        let dh = g.dilationHeight, outW = g.outWidth
+        let dh = g.dilationHeight
         let weights = UnsafePointer(packed + block * taps * tc)
         let b = bias + block * tc
         let t0 = tapOffsets[0], t1 = kw > 1 ? tapOffsets[1] : 0, t2 = kw > 2 ? tapOffsets[2] : 0
@@ -186,7 +189,7 @@ final class ConvTiledKernel: Kernel {
             var w = weights
             for c in 0..<cg {
                 for ky in 0..<kh {
-                    let row = UnsafePointer(band + c * channelStride + (rowInBand + ky * dh) * rowStride + ox)
+                    let row = UnsafePointer(source + c * channelStride + ky * dh * rowStride + ox)
                     if kw == 3 {
                         tap(row + t0, w); tap(row + t1, w + tc); tap(row + t2, w + 2 * tc)
                         w += 3 * tc
