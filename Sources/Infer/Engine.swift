@@ -129,6 +129,8 @@ public final class InferenceEngine {
             runtime = try Self.fuse(runtime, consts: &consts, shapes: shapes, graphOutputs: [output.name],
                                     opset: opset, file: file)
             for (name, c) in consts where shapes[name] == nil { shapes[name] = c.shape }
+            runtime = Self.convBeforeNearestResize(runtime, shapes: &shapes, consts: consts,
+                                                   graphOutputs: [output.name])
         }
 
         // Final plans and the memory plan.

@@ -122,6 +122,12 @@ def operator_cases():
         cases.append(single(f"resize_nearest_x2_{tag}", shape, lambda b, x: b.op(
             "Resize", [x, b.const(np.array([], np.float32)), b.const(np.array([1, 1, 2, 2], np.float32))],
             mode="nearest")))
+    # Nearest Resize → 1×1 Conv (colorcam runs the conv first), then a concat skip as in a U-Net decoder.
+    cases.append(single("resize_conv1x1_concat", (1, 13, 3, 7), lambda b, x: b.op("Concat", [b.op("Relu", [b.conv(
+        b.op("Resize", [x, b.const(np.array([], np.float32)), b.const(np.array([1, 1, 2, 3], np.float32))],
+             mode="nearest"), 13, 6, k=1, pad=[0] * 4)]), b.op("Resize", [x, b.const(np.array([], np.float32)),
+                                                                         b.const(np.array([1, 1, 2, 3], np.float32))],
+                                                                 mode="nearest")], axis=1)))
     # Fusions: Conv → BN / Mul / Add / Relu / LeakyRelu / Clip.
     cases.append(single("conv_bn_relu", (1, 13, 17, 31), lambda b, x: b.op("Relu", [b.bn(b.conv(x, 13, 16), 16)])))
     cases.append(single("conv_mul_add_leaky", (1, 3, 17, 31), lambda b, x: b.op(

@@ -187,6 +187,16 @@ final class ConvTiledKernel: Kernel {
                 a30 = a30.addingProduct(s0, w3); a31 = a31.addingProduct(s1, w3)
             }
             var w = weights
+            if kh == 3 && kw == 3 {  // the common case: all nine taps of a channel unrolled
+                let r1 = dh * rowStride, r2 = 2 * dh * rowStride
+                for c in 0..<cg {
+                    let row = UnsafePointer(source + c * channelStride + ox)
+                    tap(row + t0, w); tap(row + t1, w + tc); tap(row + t2, w + 2 * tc)
+                    tap(row + r1 + t0, w + 3 * tc); tap(row + r1 + t1, w + 4 * tc); tap(row + r1 + t2, w + 5 * tc)
+                    tap(row + r2 + t0, w + 6 * tc); tap(row + r2 + t1, w + 7 * tc); tap(row + r2 + t2, w + 8 * tc)
+                    w += 9 * tc
+                }
+            } else {
             for c in 0..<cg {
                 for ky in 0..<kh {
                     let row = UnsafePointer(source + c * channelStride + ky * dh * rowStride + ox)
@@ -200,6 +210,7 @@ final class ConvTiledKernel: Kernel {
                         }
                     }
                 }
+            }
             }
             let valid = min(Self.tileColumns, outW - ox)
             let d = y + ox
