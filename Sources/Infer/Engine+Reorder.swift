@@ -54,7 +54,8 @@ extension InferenceEngine {
     }
 
     /// A nearest Resize/Upsample of a rank-4 tensor that keeps N and C, given by constant scales.
-    static func isNearestSpatialResize(_ node: ONNXNode, shapes: [String: [Int]], consts: [String: ConstValue]) -> Bool {
+    static func isNearestSpatialResize(_ node: ONNXNode, shapes: [String: [Int]],
+                                       consts: [String: ConstValue]) -> Bool {
         guard node.opType == "Resize" || node.opType == "Upsample", let x = node.inputs.first,
               let out = node.outputs.first, let xs = shapes[x], let os = shapes[out], xs.count == 4, os.count == 4,
               xs[0] == os[0], xs[1] == os[1] else { return false }

@@ -25,10 +25,12 @@ import Testing
             nodes += [TestModel.Node(op: "Relu", inputs: ["c"], outputs: ["d"]),
                       TestModel.Node(op: "Conv", inputs: ["d", "wf"], outputs: ["f"]),
                       TestModel.Node(op: "Add", inputs: ["f", "a"], outputs: ["out"])]
-        case .concatOfConcat: nodes.append(TestModel.Node(op: "Concat", inputs: ["c", "a"], outputs: ["out"], int: ["axis": 1]))
+        case .concatOfConcat:
+            nodes.append(TestModel.Node(op: "Concat", inputs: ["c", "a"], outputs: ["out"], int: ["axis": 1]))
         }
         let inits: [(String, [Int], [Float])] = [("wa", [5, 3, 3, 3], rng.floats(135)), ("ba", [5], rng.floats(5)),
-                                                  ("wb", [4, 3, 1, 1], rng.floats(12)), ("wf", [5, 9, 1, 1], rng.floats(45))]
+                                                  ("wb", [4, 3, 1, 1], rng.floats(12)),
+                                                  ("wf", [5, 9, 1, 1], rng.floats(45))]
         let shape = [variant == .batchTwo ? 2 : 1, 3, 7, 9]
         let model = try ONNXModel.decode(TestModel.encode(nodes: nodes, initializers: inits, inputDims: shape,
                                                           outputName: "out"), file: "concat.onnx")

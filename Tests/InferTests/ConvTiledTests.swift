@@ -29,7 +29,8 @@ import Testing
                 all.append(Case(channels: 8, height: h, width: w, outChannels: 12, kernel: [5, 3], stride: 2,
                                 pads: [2, 0, 1, 1], activation: "None"))
             }
-            all.append(Case(channels: 13, height: h, width: w, outChannels: 9, kernel: [1, 1], stride: 2, pads: [1, 0, 0, 1]))
+            all.append(Case(channels: 13, height: h, width: w, outChannels: 9, kernel: [1, 1], stride: 2,
+                            pads: [1, 0, 0, 1]))
         }
         // Wide rows: several 16-column tiles plus a partial one, and bands of several rows.
         all.append(Case(channels: 8, height: 40, width: 70, outChannels: 8))
@@ -42,7 +43,8 @@ import Testing
         var rng = SeededRandom(seed: UInt64(c.channels * 7919 + c.height * 31 + c.width + c.outChannels))
         let cg = c.channels / Int(c.group)
         let area = Int(c.kernel[0] * c.kernel[1])
-        var nodes = [TestModel.Node(op: "Conv", inputs: ["x", "w", "b"], outputs: [c.activation == "None" ? "out" : "y"],
+        let convOut = c.activation == "None" ? "out" : "y"
+        var nodes = [TestModel.Node(op: "Conv", inputs: ["x", "w", "b"], outputs: [convOut],
                                     ints: ["pads": c.pads, "strides": [c.stride, c.stride],
                                            "dilations": [c.dilation, c.dilation], "kernel_shape": c.kernel],
                                     int: ["group": c.group])]

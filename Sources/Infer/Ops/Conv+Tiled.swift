@@ -49,7 +49,8 @@ final class ConvTiledKernel: Kernel {
 
         init(_ g: ConvGeometry) {
             let tiles = (g.outWidth + ConvTiledKernel.tileColumns - 1) / ConvTiledKernel.tileColumns
-            phaseLength = tiles * ConvTiledKernel.tileColumns + ((g.kernelWidth - 1) * g.dilationWidth) / g.strideWidth + 1
+            let widestTap = ((g.kernelWidth - 1) * g.dilationWidth) / g.strideWidth
+            phaseLength = tiles * ConvTiledKernel.tileColumns + widestTap + 1
             let rowFloats = g.inChannelsPerGroup * g.strideWidth * phaseLength
             bandOutputRows = min(g.outHeight, max(1, ConvTiledKernel.bandFloats / max(1, rowFloats * g.strideHeight)))
         }
@@ -158,7 +159,8 @@ final class ConvTiledKernel: Kernel {
                             let rowStride = g.strideWidth * phaseLength
                             tileRow(source: band + (oy - oy0) * g.strideHeight * rowStride,
                                     channelStride: rows * rowStride, rowStride: rowStride, columns: g.outWidth,
-                                    block: grp * blocks + b, channels: min(Self.tileChannels, m - b * Self.tileChannels),
+                                    block: grp * blocks + b,
+                                    channels: min(Self.tileChannels, m - b * Self.tileChannels),
                                     y: y + b * Self.tileChannels * outPlane + oy * g.outWidth, outPlane: outPlane)
                         }
                     }
