@@ -31,7 +31,7 @@ let package = Package(
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
         .target(name: "Infer", dependencies: ["ColorcamCore", "CPNG", "CTurboJPEG"], path: "Sources/Infer",
-                exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
+                exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked", "-Xcc", "-mavx2", "-Xcc", "-mfma"])]),
         .target(
             name: "Preview", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Preview",
             exclude: ["README.md"]

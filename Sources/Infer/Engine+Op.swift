@@ -30,6 +30,20 @@ enum FusedActivation: Equatable {
         }
     }
 
+    /// The activation on 8 lanes (used by the SIMD conv kernels).
+    @inline(__always)
+    func apply(_ v: SIMD8<Float>) -> SIMD8<Float> {
+        switch self {
+        case .none: return v
+        // `replacing(with:where:)` compiles to vmaxps/vminps/vblendvps; the stdlib's `pointwiseMax` does not inline.
+        case .relu: return v.replacing(with: 0, where: v .< 0)
+        case .leakyRelu(let a): return v.replacing(with: v * a, where: v .< 0)
+        case .clip(let lo, let hi):
+            let low = v.replacing(with: lo, where: v .< lo)
+            return low.replacing(with: hi, where: low .> hi)
+        }
+    }
+
     /// Applies bias (per row of `rowLength` elements) and the activation in place over `rows` rows.
     func epilogue(_ p: UnsafeMutablePointer<Float>, rows: Int, rowLength: Int, rowStride: Int,
                   bias: UnsafePointer<Float>?) {

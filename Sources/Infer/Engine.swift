@@ -129,6 +129,14 @@ public final class InferenceEngine {
             runtime = try Self.fuse(runtime, consts: &consts, shapes: shapes, graphOutputs: [output.name],
                                     opset: opset, file: file)
             for (name, c) in consts where shapes[name] == nil { shapes[name] = c.shape }
+            runtime = Self.convBeforeNearestResize(runtime, shapes: &shapes, consts: consts,
+                                                   graphOutputs: [output.name])
+        }
+
+        var slices: [String: ConcatSlice] = [:]
+        if mode == .fast {
+            (runtime, slices) = Self.concatsInPlace(runtime, shapes: shapes, consts: consts, graphInput: input.name,
+                                                    graphOutputs: [output.name])
         }
 
         // Final plans and the memory plan.
@@ -149,17 +157,33 @@ public final class InferenceEngine {
         var lastUse: [String: Int] = [:]
         for (step, r) in runtime.enumerated() { for name in r.node.inputs { lastUse[name] = step } }
         lastUse[output.name] = runtime.count
+        // An eliminated Concat's output lives until the last read of it or of any of its slices.
+        var concatLastUse: [String: Int] = [:]
+        for (name, slice) in slices {
+            concatLastUse[slice.concat] = max(concatLastUse[slice.concat] ?? -1, lastUse[slice.concat] ?? -1,
+                                              lastUse[name] ?? -1)
+        }
         offsets[input.name] = planner.allocate(shape.reduce(1, *))
         var totalFlops = 0.0
         var maxScratch = 0
         for (step, (r, plan)) in zip(runtime, plans).enumerated() {
             for (name, s) in zip(r.node.outputs, plan.outputShapes) where !name.isEmpty {
-                offsets[name] = planner.allocate(s.reduce(1, *))
+                if let slice = slices[name] {  // written in place into an eliminated Concat's output
+                    if offsets[slice.concat] == nil {
+                        offsets[slice.concat] = planner.allocate(shapes[slice.concat]!.reduce(1, *))
+                    }
+                    offsets[name] = offsets[slice.concat]! + slice.offset
+                } else {
+                    offsets[name] = planner.allocate(s.reduce(1, *))
+                }
             }
             for name in Set(r.node.inputs) where lastUse[name] == step && consts[name] == nil && !name.isEmpty {
+                if slices[name] == nil, concatLastUse[name] == nil, let o = offsets[name] { planner.release(o) }
+            }
+            for name in r.node.outputs where !name.isEmpty && lastUse[name] == nil && slices[name] == nil {
                 if let o = offsets[name] { planner.release(o) }
             }
-            for name in r.node.outputs where !name.isEmpty && lastUse[name] == nil {
+            for (name, last) in concatLastUse where last == step {
                 if let o = offsets[name] { planner.release(o) }
             }
             totalFlops += plan.flops
@@ -197,6 +221,9 @@ public final class InferenceEngine {
     }
 
     deinit { arena.deallocate() }
+
+    /// Per step: the kernel class that runs it (e.g. `ConvTiledKernel`), for tests of load-time kernel choice.
+    var kernelTypeNames: [String] { kernels.map { String(describing: type(of: $0)) } }
 
     /// Element counts of the input and output.
     public var inputCount: Int { inputShape.reduce(1, *) }

@@ -95,6 +95,39 @@ def operator_cases():
     cases.append(single("conv_5x5_s3", (1, 3, 17, 31), lambda b, x: b.conv(x, 3, 8, k=5, stride=3, pad=[0, 2, 1, 0])))
     cases.append(single("conv1d", (1, 3, 31), lambda b, x: b.op(
         "Conv", [x, b.rand(4, 3, 3), b.rand(4)], kernel_shape=[3], pads=[1, 2], strides=[2])))
+    # The tiled direct conv (chosen for few channels): channels 1/3/8/13/16, odd sizes, stride 1/2, asymmetric
+    # pads, dilation, a 5×3 kernel, groups, fused activations.
+    for i, (c, h, w) in enumerate([(1, 1, 1), (3, 3, 7), (8, 17, 31), (13, 17, 31), (16, 3, 7), (16, 17, 31), (8, 1, 1)]):
+        shape = (1, c, h, w)
+        tag = f"{c}x{h}x{w}"
+        cases.append(single(f"tiled_relu_{tag}", shape, lambda b, x, c=c: b.op("Relu", [b.conv(x, c, 8)]), seed=i))
+        cases.append(single(f"tiled_s2_asym_{tag}", shape,
+                            lambda b, x, c=c: b.conv(x, c, 16, stride=2, pad=[0, 1, 2, 1]), seed=i))
+        cases.append(single(f"tiled_dil2_asym_{tag}", shape, lambda b, x, c=c: b.op("Clip", [
+            b.conv(x, c, 13, dilation=2, pad=[2, 1, 2, 3]), b.const(np.float32(-0.3)), b.const(np.float32(0.4))]),
+            seed=i))
+        if h >= 2 and w >= 2:
+            cases.append(single(f"tiled_k5x3_s2_{tag}", shape,
+                                lambda b, x, c=c: b.conv(x, c, 12, k=(5, 3), stride=(2, 1), pad=[2, 0, 1, 1]), seed=i))
+        cases.append(single(f"tiled_1x1_s2_pad_{tag}", shape,
+                            lambda b, x, c=c: b.conv(x, c, 9, k=1, stride=2, pad=[1, 0, 0, 1]), seed=i))
+    cases.append(single("tiled_group2", (1, 16, 17, 31), lambda b, x: b.op("Relu", [b.conv(x, 16, 16, group=2)])))
+    cases.append(single("tiled_wide_rows", (1, 8, 40, 70), lambda b, x: b.op("Relu", [b.conv(x, 8, 8)])))
+    # Pool and resize fast paths: 2×2 stride-2 max pool (even and odd sizes), nearest ×2 upsampling.
+    for shape in [(1, 8, 16, 32), (1, 3, 17, 31), (2, 3, 5, 4), (1, 1, 1, 1)]:
+        tag = "x".join(map(str, shape))
+        if shape[2] >= 2:
+            cases.append(single(f"maxpool2x2_{tag}", shape, lambda b, x: b.op("MaxPool", [x], kernel_shape=[2, 2],
+                                                                               strides=[2, 2])))
+        cases.append(single(f"resize_nearest_x2_{tag}", shape, lambda b, x: b.op(
+            "Resize", [x, b.const(np.array([], np.float32)), b.const(np.array([1, 1, 2, 2], np.float32))],
+            mode="nearest")))
+    # Nearest Resize → 1×1 Conv (colorcam runs the conv first), then a concat skip as in a U-Net decoder.
+    cases.append(single("resize_conv1x1_concat", (1, 13, 3, 7), lambda b, x: b.op("Concat", [b.op("Relu", [b.conv(
+        b.op("Resize", [x, b.const(np.array([], np.float32)), b.const(np.array([1, 1, 2, 3], np.float32))],
+             mode="nearest"), 13, 6, k=1, pad=[0] * 4)]), b.op("Resize", [x, b.const(np.array([], np.float32)),
+                                                                         b.const(np.array([1, 1, 2, 3], np.float32))],
+                                                                 mode="nearest")], axis=1)))
     # Fusions: Conv → BN / Mul / Add / Relu / LeakyRelu / Clip.
     cases.append(single("conv_bn_relu", (1, 13, 17, 31), lambda b, x: b.op("Relu", [b.bn(b.conv(x, 13, 16), 16)])))
     cases.append(single("conv_mul_add_leaky", (1, 3, 17, 31), lambda b, x: b.op(

@@ -48,14 +48,7 @@ final class ConvDirectKernel: Kernel {
     }
 
     @inline(__always)
-    func activate(_ v: SIMD8<Float>) -> SIMD8<Float> {
-        switch activation {
-        case .none: return v
-        case .relu: return pointwiseMax(v, SIMD8(repeating: 0))
-        case .leakyRelu(let a): return v.replacing(with: v * a, where: v .< 0)
-        case .clip(let lo, let hi): return pointwiseMin(pointwiseMax(v, SIMD8(repeating: lo)), SIMD8(repeating: hi))
-        }
-    }
+    func activate(_ v: SIMD8<Float>) -> SIMD8<Float> { activation.apply(v) }
 
     /// Stride-1 path: 4 output channels × 8 columns accumulate in registers over every tap; border columns (where
     /// some taps fall in the padding) take a scalar loop.

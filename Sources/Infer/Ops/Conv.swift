@@ -46,11 +46,18 @@ enum ConvOp {
         plan.capturedInputs = [1, 2]
         let mode = ctx.mode
         let thin = g.outChannelsPerGroup <= ConvDirectKernel.maxChannelsPerGroup && !direct
-        if mode == .fast && !direct && !thin { plan.scratchFloats = k * strip }
+        let tiled = !direct && !thin && ConvTiledKernel.isPreferred(g)
+        if mode == .fast && !direct && !thin {
+            plan.scratchFloats = tiled ? ConvTiledKernel.Layout(g).scratchFloats(g) : k * strip
+        }
         plan.build = { slots in
             if mode == .reference {
                 return ConvReferenceKernel(g, weights: weights, bias: bias, activation: activation,
                                            input: slots.inputs[0]!, output: slots.outputs[0])
+            }
+            if tiled {
+                return ConvTiledKernel(g, weights: weights, bias: bias, activation: activation,
+                                       input: slots.inputs[0]!, output: slots.outputs[0], scratch: slots.scratch)
             }
             if thin {
                 return ConvDirectKernel(g, weights: weights, bias: bias, activation: activation,

@@ -38,8 +38,19 @@ final class PoolKernel: Kernel {
         self.g = g; self.isMax = isMax; self.includePad = includePad; self.input = input; self.output = output
     }
 
+    /// A 2×2 stride-2 max pool whose windows all lie inside the input (the U-Net's downsampling).
+    var isMax2x2: Bool {
+        isMax && g.kernelHeight == 2 && g.kernelWidth == 2 && g.strideHeight == 2 && g.strideWidth == 2
+            && g.dilationHeight == 1 && g.dilationWidth == 1 && g.padTop == 0 && g.padLeft == 0
+            && 2 * g.outHeight <= g.inHeight && 2 * g.outWidth <= g.inWidth
+    }
+
     func run(_ arena: UnsafeMutablePointer<Float>) {
         let inPlane = g.inHeight * g.inWidth, outPlane = g.outHeight * g.outWidth
+        if isMax2x2 {
+            runMax2x2(arena)
+            return
+        }
         for plane in 0..<(g.batch * g.inChannels) {
             let x = arena + input + plane * inPlane, y = arena + output + plane * outPlane
             for oy in 0..<g.outHeight {
@@ -69,6 +80,35 @@ final class PoolKernel: Kernel {
                         let count = includePad ? padded : max(0, ye - ys) * max(0, xe - xs)
                         y[oy * g.outWidth + ox] = count > 0 ? sum / Float(count) : 0
                     }
+                }
+            }
+        }
+    }
+}
+
+extension PoolKernel {
+    /// 2×2 stride-2 max: the larger of two rows, 16 columns at a time, then the larger of even and odd lanes.
+    func runMax2x2(_ arena: UnsafeMutablePointer<Float>) {
+        let inW = g.inWidth, outW = g.outWidth, inPlane = g.inHeight * inW, outPlane = g.outHeight * outW
+        for plane in 0..<(g.batch * g.inChannels) {
+            let x = arena + input + plane * inPlane, y = arena + output + plane * outPlane
+            for oy in 0..<g.outHeight {
+                let r0 = UnsafeRawPointer(x + 2 * oy * inW), r1 = UnsafeRawPointer(x + (2 * oy + 1) * inW)
+                let dst = y + oy * outW
+                var ox = 0
+                while ox + 8 <= outW {
+                    let a = r0.loadUnaligned(fromByteOffset: 8 * ox, as: SIMD16<Float>.self)
+                    let b = r1.loadUnaligned(fromByteOffset: 8 * ox, as: SIMD16<Float>.self)
+                    let m = a.replacing(with: b, where: b .> a)
+                    let even = m.evenHalf, odd = m.oddHalf
+                    UnsafeMutableRawPointer(dst + ox).storeBytes(of: even.replacing(with: odd, where: odd .> even),
+                                                                 as: SIMD8<Float>.self)
+                    ox += 8
+                }
+                let s0 = x + 2 * oy * inW, s1 = s0 + inW
+                while ox < outW {
+                    dst[ox] = max(max(s0[2 * ox], s0[2 * ox + 1]), max(s1[2 * ox], s1[2 * ox + 1]))
+                    ox += 1
                 }
             }
         }

@@ -68,6 +68,15 @@ enum ResizeOp {
                     return min(max(i, 0), x[d] - 1)
                 }
             }
+            if rank >= 2, (0..<(rank - 2)).allSatisfy({ out[$0] == x[$0] && tables[$0] == Array(0..<x[$0]) }) {
+                var plan = OpPlan(outputShapes: [out], build: { slots in
+                    NearestPlaneKernel(planes: x[..<(rank - 2)].reduce(1, *), inHeight: x[rank - 2],
+                                       inWidth: x[rank - 1], rows: tables[rank - 2], columns: tables[rank - 1],
+                                       input: slots.inputs[0]!, output: slots.outputs[0])
+                })
+                plan.capturedInputs = [1, 2, 3]
+                return plan
+            }
             let map = try LayoutOps.map(out, ctx) { idx in
                 var s = 0
                 for d in 0..<rank { s += tables[d][idx[d]] * strides[d] }
@@ -127,6 +136,39 @@ final class BilinearKernel: Kernel {
                     let top = r0[c0] + (r0[c1] - r0[c0]) * wx
                     let bottom = r1[c0] + (r1[c1] - r1[c0]) * wx
                     dst[ox] = top + (bottom - top) * wy
+                }
+            }
+        }
+    }
+}
+
+/// Nearest resize on the last two axes (leading axes unchanged), plane by plane: an output row whose source row is
+/// the previous output row's is a copy of it; other rows gather columns through a table (a run of equal source
+/// columns, as in integer upscaling, repeats one load). Owns its tables; allocates nothing per run.
+final class NearestPlaneKernel: Kernel {
+    let planes: Int, inHeight: Int, inWidth: Int
+    let rows: [Int], columns: [Int32]
+    let input: Int, output: Int
+
+    init(planes: Int, inHeight: Int, inWidth: Int, rows: [Int], columns: [Int], input: Int, output: Int) {
+        self.planes = planes; self.inHeight = inHeight; self.inWidth = inWidth
+        self.rows = rows; self.columns = columns.map { Int32($0) }
+        self.input = input; self.output = output
+    }
+
+    func run(_ arena: UnsafeMutablePointer<Float>) {
+        let outH = rows.count, outW = columns.count
+        columns.withUnsafeBufferPointer { cols in
+            for p in 0..<planes {
+                let x = arena + input + p * inHeight * inWidth, y = arena + output + p * outH * outW
+                for oy in 0..<outH {
+                    let dst = y + oy * outW
+                    if oy > 0 && rows[oy] == rows[oy - 1] {
+                        dst.update(from: dst - outW, count: outW)
+                        continue
+                    }
+                    let src = x + rows[oy] * inWidth
+                    for ox in 0..<outW { dst[ox] = src[Int(cols[ox])] }
                 }
             }
         }

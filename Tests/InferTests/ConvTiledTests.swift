@@ -1,0 +1,83 @@
+import Testing
+@testable import Infer
+
+/// The tiled direct conv kernel (`ConvTiledKernel`) against the naive reference on the shapes where it is chosen
+/// (few channels) and on edge sizes: 1×1, 3×7, 17×31 inputs; channels 1/3/8/13/16; stride 1 and 2; asymmetric pads;
+/// dilation; groups; 5×3 kernels; fused ReLU / Clip. Tolerance: |fast − reference| ≤ 1e-4·max(1, |reference|).
+@Suite struct ConvTiledTests {
+    struct Case: CustomStringConvertible, Sendable {
+        var channels: Int, height: Int, width: Int, outChannels: Int
+        var kernel: [Int64] = [3, 3], stride: Int64 = 1, dilation: Int64 = 1, group: Int64 = 1
+        var pads: [Int64] = [1, 1, 1, 1]
+        var activation = "Relu"
+        var description: String {
+            "c\(channels)→\(outChannels) \(height)x\(width) k\(kernel) s\(stride) d\(dilation) g\(group) p\(pads) \(activation)"
+        }
+    }
+
+    static let cases: [Case] = {
+        var all: [Case] = []
+        for (h, w) in [(1, 1), (3, 7), (17, 31)] {
+            for c in [1, 3, 8, 13, 16] {
+                all.append(Case(channels: c, height: h, width: w, outChannels: c == 13 ? 5 : 8))
+                all.append(Case(channels: c, height: h, width: w, outChannels: 16, stride: 2, pads: [0, 1, 2, 1]))
+                all.append(Case(channels: c, height: h, width: w, outChannels: 13, dilation: 2, pads: [2, 1, 2, 3],
+                                activation: "Clip"))
+            }
+            all.append(Case(channels: 16, height: h, width: w, outChannels: 16, group: 2))
+            if h >= 2 && w >= 2 {  // a 5×3 window needs at least 2×2 inputs with these pads
+                all.append(Case(channels: 8, height: h, width: w, outChannels: 12, kernel: [5, 3], stride: 2,
+                                pads: [2, 0, 1, 1], activation: "None"))
+            }
+            all.append(Case(channels: 13, height: h, width: w, outChannels: 9, kernel: [1, 1], stride: 2,
+                            pads: [1, 0, 0, 1]))
+        }
+        // Wide rows: several 16-column tiles plus a partial one, and bands of several rows.
+        all.append(Case(channels: 8, height: 40, width: 70, outChannels: 8))
+        all.append(Case(channels: 16, height: 33, width: 65, outChannels: 8, stride: 2))
+        return all
+    }()
+
+    @Test(arguments: cases)
+    func tiledConvMatchesReference(_ c: Case) throws {
+        var rng = SeededRandom(seed: UInt64(c.channels * 7919 + c.height * 31 + c.width + c.outChannels))
+        let cg = c.channels / Int(c.group)
+        let area = Int(c.kernel[0] * c.kernel[1])
+        let convOut = c.activation == "None" ? "out" : "y"
+        var nodes = [TestModel.Node(op: "Conv", inputs: ["x", "w", "b"], outputs: [convOut],
+                                    ints: ["pads": c.pads, "strides": [c.stride, c.stride],
+                                           "dilations": [c.dilation, c.dilation], "kernel_shape": c.kernel],
+                                    int: ["group": c.group])]
+        var inits: [(String, [Int], [Float])] = [
+            ("w", [c.outChannels, cg, Int(c.kernel[0]), Int(c.kernel[1])], rng.floats(c.outChannels * cg * area)),
+            ("b", [c.outChannels], rng.floats(c.outChannels)),
+        ]
+        if c.activation == "Relu" { nodes.append(TestModel.Node(op: "Relu", inputs: ["y"], outputs: ["out"])) }
+        if c.activation == "Clip" {
+            nodes.append(TestModel.Node(op: "Clip", inputs: ["y", "lo", "hi"], outputs: ["out"]))
+            inits += [("lo", [], [-0.25]), ("hi", [], [0.5])]
+        }
+        let shape = [1, c.channels, c.height, c.width]
+        let model = try ONNXModel.decode(TestModel.encode(nodes: nodes, initializers: inits, inputDims: shape,
+                                                          outputName: "out"), file: "tiled.onnx")
+        let fast = try InferenceEngine(model: model, mode: .fast)
+        let reference = try InferenceEngine(model: model, mode: .reference)
+        #expect(fast.kernelTypeNames == ["ConvTiledKernel"], "the activation should fuse into a tiled conv")
+        let input = Tensor(shape: shape, data: rng.floats(shape.reduce(1, *)))
+        let got = fast.run(input), want = reference.run(input)
+        #expect(got.shape == want.shape)
+        var worst: Float = 0
+        for (f, r) in zip(got.data, want.data) { worst = max(worst, abs(f - r) / max(1, abs(r))) }
+        #expect(worst <= 1e-4, "\(c): relative error \(worst)")
+    }
+
+    @Test func selectionPrefersTiledForThinLayersOnly() {
+        var thin = ConvGeometry()
+        thin.inChannels = 16; thin.outChannels = 8; thin.kernelHeight = 3; thin.kernelWidth = 3
+        var wide = thin
+        wide.inChannels = 256; wide.outChannels = 256
+        #expect(ConvTiledKernel.isPreferred(thin, override: nil))
+        #expect(!ConvTiledKernel.isPreferred(wide, override: nil))
+        #expect(ConvTiledKernel.isPreferred(wide, override: true))
+    }
+}
