@@ -25,6 +25,7 @@ enum BenchCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         if args.first == "detect" { return try BenchDetectCommand.run(args) }
+        if args.first != "composite" && !args.contains("--help") { try CPUSupport.requireInference("bench") }
         if args.first == "composite" { return try BenchCompositeCommand.run(args) }
         let a = try Arguments(args, command: "bench",
                               valued: ["size", "shape", "threads", "runs", "mode", "input", "output"],

@@ -27,6 +27,7 @@ enum ColorizeCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "colorize", valued: ["model", "preset"], boolean: ["whole"])
         let paths = try a.positionals(exactly: 2, usage: "colorize IN OUT [--model M] [--preset P] [--whole]")
+        try CPUSupport.requireInference("colorize")
         var preset: ModelBundle.Preset?
         if let text = a.string("preset") {
             guard let p = ModelBundle.Preset(rawValue: text) else {

@@ -36,6 +36,7 @@ enum ColorizeOptions {
             }
             return nil
         }
+        try CPUSupport.requireInference(command)
         var preset: ModelBundle.Preset?
         if let text = a.string("preset") {
             guard let p = ModelBundle.Preset(rawValue: text) else {

@@ -12,6 +12,11 @@ enum DoctorCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         _ = try Arguments(args, command: "doctor", valued: [])
+        if !CPUSupport.missingInferenceFlags.isEmpty {
+            print("inference  UNAVAILABLE: this CPU lacks \(CPUSupport.missingInferenceFlags.joined(separator: ", ")), which "
+                  + "this build's engine is compiled for")
+            return 69
+        }
         let flags = OpenBLASCoreSelection.cpuFlags()
         let interesting = ["pni", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
                            "avx512vl", "avx512dq", "avx512_bf16", "avx512_vnni"]
