@@ -33,6 +33,15 @@ func jsonString(_ text: String) -> String { JSONText.quoted(text) }
 /// missing `]`, which the format allows). If the ring fills faster than the writer drains it, events are counted
 /// as lost and the count is written in the `summary` event — never silently.
 ///
+/// Crash safety: the header (metadata + `config`) is written to `.NAME.tmp-PID` in the same directory and renamed
+/// to NAME before `init` returns, so a file under the trace's own name always starts with a whole header and
+/// `trace-report` loads it whenever the process is killed (a SIGKILL can cut the last line short; the reader
+/// ignores that partial event and reports the truncation). Only a kill inside `init` can leave the temporary.
+///
+/// Write errors (ENOSPC, EIO, …): the first one is kept, `onWriteError` is called once (from the writer thread),
+/// and nothing more is written — the file is left clearly truncated (no `summary`, no closing `]`) and `close`
+/// throws `StreamError(.ioError)` naming the file and the errno text.
+///
 /// Lifecycle: `init` (file created, header + metadata + config written) → `record`… → `close(summary:)` (drains,
 /// writes `summary` and `]`). `close` is idempotent.
 public final class TraceWriter: TraceSink, @unchecked Sendable {
@@ -50,6 +59,7 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         var lost = 0
         var closing = false
         var writeError: Int32 = 0
+        var onWriteError: (@Sendable (StreamError) -> Void)?
     }
     private let state = Mutex(RingState())
     private let flushIntervalNs: Int64
@@ -65,7 +75,11 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
     public init(path: String, processName: String, config: [(String, TraceValue)], capacity: Int = 1 << 15,
                 flushIntervalMs: Int = 50) throws {
         self.path = path
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let temporary = directory + "." + base + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw StreamError(.ioError, file: path, "cannot create trace file: \(String(cString: strerror(errno)))")
         }
@@ -88,7 +102,22 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         var text = "["
         for line in header { text += (firstLine ? "" : "\n,") + line; firstLine = false }
         text += "\n"
-        try writeAll(text)
+        do {
+            try writeAll(text)
+            if rename(temporary, path) != 0 {
+                throw StreamError(.ioError, file: path, "cannot rename the trace into place: "
+                                  + String(cString: strerror(errno)))
+            }
+        } catch {
+            // (deinit frees the rings: every stored property is initialised by now.)
+            Glibc.close(fd)
+            unlink(temporary)
+            if let failure = error as? TraceWriteFailure {
+                throw StreamError(.ioError, file: path, "cannot write the trace header: "
+                                  + "\(String(cString: strerror(failure.code))) (errno \(failure.code)); no trace written")
+            }
+            throw error
+        }
 
         let thread = Thread { [unowned self] in self.writerLoop() }
         thread.name = "colorcam-trace"
@@ -99,6 +128,23 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
     deinit {
         ring.deallocate()
         drained.deallocate()
+    }
+
+    /// Called once, from the writer thread (or `close`'s), when the first write fails; e.g. to stop the run.
+    /// Set it before the run starts. Any thread.
+    public func setWriteErrorHandler(_ handler: @escaping @Sendable (StreamError) -> Void) {
+        state.withLock { $0.onWriteError = handler }
+    }
+
+    /// The first write error, if any (the trace is then truncated). Any thread.
+    public var writeError: StreamError? {
+        let code = state.withLock { $0.writeError }
+        return code == 0 ? nil : Self.writeFailure(path, code)
+    }
+
+    private static func writeFailure(_ path: String, _ code: Int32) -> StreamError {
+        StreamError(.ioError, file: path, "trace write failed: \(String(cString: strerror(code))) (errno \(code)); "
+                    + "the trace is truncated there")
     }
 
     public func record(_ event: TraceEvent) {
@@ -131,9 +177,11 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         let writeError = state.withLock { $0.writeError }
         var thrown: Error?
         if writeError != 0 {
-            thrown = StreamError(.ioError, file: path, "trace write failed: \(String(cString: strerror(writeError)))")
+            thrown = Self.writeFailure(path, writeError)
         } else {
-            do { try writeAll(tail) } catch { thrown = error }
+            do { try writeAll(tail) } catch {
+                thrown = Self.writeFailure(path, (error as? TraceWriteFailure)?.code ?? EIO)
+            }
         }
         Glibc.close(fd)
         if let thrown { throw thrown }
@@ -163,11 +211,19 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
             return n
         }
         guard n > 0 else { return }
+        // After a write error nothing more is written: the file stays cut at a line (or inside the failed one).
+        if state.withLock({ $0.writeError != 0 }) { return }
         var text = ""
         text.reserveCapacity(n * 160)
         for i in 0..<n { appendLines(for: drained[i], to: &text) }
         do { try writeAll(text) } catch {
-            state.withLock { if $0.writeError == 0 { $0.writeError = errno == 0 ? EIO : errno } }
+            let code = (error as? TraceWriteFailure)?.code ?? EIO
+            let handler: (@Sendable (StreamError) -> Void)? = state.withLock { s in
+                guard s.writeError == 0 else { return nil }
+                s.writeError = code
+                return s.onWriteError
+            }
+            handler?(Self.writeFailure(path, code))
         }
     }
 
@@ -208,6 +264,9 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         }
     }
 
+    /// A failed `write(2)` (errno kept for `writeFailure`).
+    private struct TraceWriteFailure: Error { var code: Int32 }
+
     private func writeAll(_ text: String) throws {
         var text = text
         try text.withUTF8 { bytes in
@@ -216,7 +275,7 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
                 let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    throw StreamError(.ioError, file: path, "trace write failed: \(String(cString: strerror(errno)))")
+                    throw TraceWriteFailure(code: errno)
                 }
                 offset += n
             }

@@ -32,6 +32,12 @@ enum RecordCommand {
       --frames N          stop after N frames
       --seconds S         stop after S seconds of capture time
       --trace FILE.json   write 'capture' spans and 'driver_gap' / 'decode_error' drops (see TRACE-FORMAT.md)
+      --on-write-error stop|continue
+                          when writing OUT or the trace fails (e.g. No space left on device): stop (default) ends
+                          the recording; continue abandons that file and records on. Either way exit 74 naming the
+                          file; a failed OUT.y4m is removed, a failed trace kept truncated where the write failed.
+                          After a crash or kill the frames are in .OUT.y4m.tmp-PID (header + whole frames, at
+                          most one cut frame at the end; ffmpeg reads it), never removed automatically
       --quiet             no summary line on stderr
 
     exit codes: 0 done, 64 usage, 69 device missing, busy, refusing the format, or lost mid-way, 74 output failed
@@ -40,7 +46,7 @@ enum RecordCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "record",
                               valued: ["device", "size", "fps", "format", "device-fps", "buffers", "frames",
-                                       "seconds", "trace"],
+                                       "seconds", "trace", "on-write-error"],
                               boolean: ["quiet"])
         let out = try a.positionals(exactly: 1, usage: "record [options] (--frames N | --seconds S) OUT.y4m")[0]
         let device = a.string("device") ?? "/dev/video0"
@@ -62,6 +68,8 @@ enum RecordCommand {
             format = f
         }
 
+        let writeErrorPolicy = WriteErrorPolicy(rawValue: try a.choice("on-write-error", ["stop", "continue"],
+                                                                       default: "stop"))!
         let clock = SystemClock()
         let source = try V4L2Source(
             path: device,
@@ -73,9 +81,16 @@ enum RecordCommand {
             try TraceWriter(path: $0, processName: "colorcam record", config: traceConfig(source))
         }
         // Created last, so a failure above leaves no temporary output behind.
-        let sink = try Y4MSink(path: out, header: Y4MHeader(geometry: source.geometry, frameRate: source.frameRate),
-                               writeTimestamps: true)
+        let sink = WriteErrorPolicySink(
+            try Y4MSink(path: out, header: Y4MHeader(geometry: source.geometry, frameRate: source.frameRate),
+                        writeTimestamps: true),
+            policy: writeErrorPolicy)
         let recorder = Recorder(source: source, sink: sink, trace: trace, clock: clock)
+        trace?.setWriteErrorHandler { [stop = recorder.stopRequested] error in
+            guard writeErrorPolicy == .stop else { return }
+            sink.fail(error)  // the recording ends with this error (exit 74), the output not published
+            stop.set()
+        }
         let stopper = SignalStopper { [stop = recorder.stopRequested] in stop.set() }
         let result = Result { try recorder.run(frameLimit: frameLimit, secondsLimit: secondsLimit) }
         stopper.cancel()
@@ -90,13 +105,20 @@ enum RecordCommand {
             sink.abort()
         }
         if let trace {
-            do {
-                try trace.close(atNs: clock.nowNs(), summary: [
-                    ("frames_captured", .int(recorder.framesWritten)), ("frames_output", .int(recorder.framesWritten)),
-                    ("driver_gap_frames", .int(recorder.driverGapFrames)),
-                    ("decode_errors", .int(recorder.decodeErrors)), ("completed", .bool(firstError == nil)),
-                ])
-            } catch { firstError = firstError ?? error }
+            var summary: [(String, TraceValue)] = [
+                ("frames_captured", .int(recorder.framesWritten)), ("frames_output", .int(recorder.framesWritten)),
+                ("driver_gap_frames", .int(recorder.driverGapFrames)),
+                ("decode_errors", .int(recorder.decodeErrors)), ("completed", .bool(firstError == nil)),
+            ]
+            if let abandoned = sink.abandonment {
+                summary += [("output_abandoned", .bool(true)), ("output_error", .string(abandoned.error.description)),
+                            ("output_frames_written", .int(abandoned.framesWritten))]
+            }
+            do { try trace.close(atNs: clock.nowNs(), summary: summary) } catch { firstError = firstError ?? error }
+        }
+        if let abandoned = sink.abandonment {
+            printError("record: output abandoned after \(abandoned.framesWritten) frames (--on-write-error continue)")
+            firstError = firstError ?? abandoned.error
         }
         if deviceLost && out != "-" {
             printError("record: kept the \(recorder.framesWritten) frames captured before the failure in \(out)")

@@ -22,9 +22,18 @@ enum ReplayCommand {
     INPUT                       a .y4m file, '-' for stdin, or a folder of .png images (sorted by name)
 
     options:
-      --output OUT.y4m|-        write the output frames (written as OUT.y4m only when the run completes)
+      --output OUT.y4m|-        write the output frames (written as OUT.y4m only when the run completes; until
+                                then, and after a crash or kill, they are in .OUT.y4m.tmp-PID beside it: the
+                                header and every whole frame written, readable by ffmpeg, plus at most one cut
+                                frame at the end; never removed automatically)
       --trace TRACE.json        write the per-frame trace (Chrome Trace Event JSON; open in ui.perfetto.dev or
-                                summarise with 'colorcam trace-report')
+                                summarise with 'colorcam trace-report'; after a crash or kill it loads up to its
+                                last whole event and says it is truncated)
+      --on-write-error stop|continue
+                                when writing OUT or TRACE fails (e.g. No space left on device): stop (default)
+                                ends the run; continue abandons that file and runs on. Either way colorcam exits 74
+                                naming the file; a failed OUT.y4m is removed (never left looking whole), a failed
+                                trace is kept, truncated where the write failed
       --pace realtime|asap      realtime (default): frames arrive at their recorded timestamps (Y4M 'Xts_us'
                                 FRAME tags) or else at the header rate, as from a camera; a frame the pipeline
                                 cannot take is dropped, never buffered.
@@ -59,7 +68,8 @@ enum ReplayCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "replay",
                               valued: Set(["output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
-                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode"]).union(ColorizeOptions.valued),
+                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode",
+                                       "on-write-error"]).union(ColorizeOptions.valued),
                               boolean: Set(["quiet"]).union(ColorizeOptions.boolean))
         let input = try a.positionals(exactly: 1, usage: "replay INPUT [options] (see --help)")[0]
         var config = PipelineConfig()
@@ -70,6 +80,8 @@ enum ReplayCommand {
         if let fps = try a.double("fps", min: 0.001) { config.frameIntervalOverrideNs = Int64((1e9 / fps).rounded()) }
         if let ms = try a.double("max-latency-ms", min: 0) { config.outputBudgetNs = Int64(ms * 1e6) }
         let simulation = try a.string("simulate-inference-ms").map(parseSimulation)
+        let writeErrorPolicy = WriteErrorPolicy(rawValue: try a.choice("on-write-error", ["stop", "continue"],
+                                                                       default: "stop"))!
         let simulateMode = try a.choice("simulate-mode", ["spin", "sleep"], default: "spin")
         if simulation == nil && a.string("simulate-mode") != nil {
             throw UsageError("replay: --simulate-mode needs --simulate-inference-ms")
@@ -118,13 +130,14 @@ enum ReplayCommand {
             try TraceWriter(path: $0, processName: "colorcam replay", config: traceConfig)
         }
         // Created last, so a failure above leaves no temporary output behind.
-        let sink: FrameSink? = try a.string("output").map {
+        let sink: WriteErrorPolicySink? = try a.string("output").map {
             // A .y4m input's header carries through (aspect, colour range); PNG-derived frames are full range.
             var header = (source as? Y4MSource)?.header
                 ?? Y4MHeader(geometry: source.geometry, frameRate: source.frameRate, pixelAspect: (1, 1),
                              colorRange: source is PNGFolderSource ? .full : .unspecified)
             if let fps = outputFps { header.frameRate = fps }  // --fps: the output plays at the rate it was paced
-            return try Y4MSink(path: $0, header: header, writeTimestamps: true)
+            return WriteErrorPolicySink(try Y4MSink(path: $0, header: header, writeTimestamps: true),
+                                        policy: writeErrorPolicy)
         }
         if runner?.isSimulated == true && !a.flag("quiet") {
             printError("replay: inference is a DIAGNOSTIC SIMULATION (\(runner!.label)), not a model")
@@ -132,6 +145,11 @@ enum ReplayCommand {
 
         let pipeline = Pipeline(source: source, sink: sink, runner: runner, processor: processor,
                                 trace: trace ?? NullTraceSink(), clock: clock, config: config)
+        trace?.setWriteErrorHandler { [sink] error in
+            guard writeErrorPolicy == .stop else { return }
+            sink?.fail(error)  // the run ends with this error (exit 74), the output not published
+            pipeline.requestStop()
+        }
         let signals = SignalStopper { pipeline.requestStop() }
         let progress = config.pace == .asap && isatty(2) == 1 && !a.flag("quiet")
             ? ProgressLine(pipeline: pipeline, totalFrames: estimatedFrames(input, source).map { $0 * config.loops }) : nil
@@ -144,20 +162,27 @@ enum ReplayCommand {
         var traceError: Error?
         if let trace {
             let stats = try? result.get()
-            do {
-                try trace.close(atNs: clock.nowNs(), summary: [
-                    ("frames_captured", .int(stats?.framesCaptured ?? pipeline.framesCaptured.load(ordering: .relaxed))),
-                    ("frames_output", .int(stats?.framesOutput ?? -1)),
-                    ("completed", .bool(stats != nil)),
-                ])
-            } catch { traceError = error }
+            var summary: [(String, TraceValue)] = [
+                ("frames_captured", .int(stats?.framesCaptured ?? pipeline.framesCaptured.load(ordering: .relaxed))),
+                ("frames_output", .int(stats?.framesOutput ?? -1)),
+                ("completed", .bool(stats != nil)),
+            ]
+            if let abandoned = sink?.abandonment {
+                summary += [("output_abandoned", .bool(true)), ("output_error", .string(abandoned.error.description)),
+                            ("output_frames_written", .int(abandoned.framesWritten))]
+            }
+            do { try trace.close(atNs: clock.nowNs(), summary: summary) } catch { traceError = error }
         }
         let stats = try result.get()
-        if let traceError { throw traceError }
         if !a.flag("quiet") {
             printError("replay: " + summaryLine(stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label }
                                                 ?? processor?.label))
         }
+        if let abandoned = sink?.abandonment {
+            printError("replay: output abandoned after \(abandoned.framesWritten) frames (--on-write-error continue)")
+        }
+        if let traceError { throw traceError }
+        if let abandoned = sink?.abandonment { throw abandoned.error }
         return 0
     }
 

@@ -372,6 +372,21 @@ if os.path.exists(os.path.join(WORK, "live.rc")):
     check(rep.returncode in (0, 1) and json.loads(rep.stdout or "{}").get("frames", {}).get("output", 0) > 0,
           "live: the trace loads in trace-report", f"exit {rep.returncode}")
 
+# 6b. crash safety: SIGKILL mid-recording (tools/profile/crash_trials.py's checks) ---------------------------------
+import importlib.util  # noqa: E402
+spec = importlib.util.spec_from_file_location(
+    "crash_trials", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/profile/crash_trials.py"))
+crash_trials = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(crash_trials)
+for t in (1, 2, 3):
+    folder = os.path.join(WORK, f"kill{t}")
+    if not os.path.isdir(folder):
+        check(False, f"record SIGKILL after {t} s: leftovers checked", "no kill folder (guest did not run the step)")
+        continue
+    row, problems = crash_trials.check_leftovers(COLORCAM, crash_trials.Path(folder))
+    check(not problems, f"record SIGKILL after {t} s: trace loads, .y4m is a valid prefix",
+          f"trace {row['trace']}, y4m {row['y4m']}" + ("; " + "; ".join(problems) if problems else ""))
+
 print()
 print(f"vivid suite: {len(failures)} check(s) failed" + (": " + "; ".join(failures) if failures else ""))
 sys.exit(1 if failures else 0)

@@ -57,6 +57,17 @@ ctl -c percentage_of_dropped_buffers=20
 run gaps "$C" record --device $D --size 640x360 --fps 30 --frames 120 --trace "$W/gaps.json" "$W/gaps.y4m"
 ctl -c percentage_of_dropped_buffers=0
 
+# 6b. Crash safety: SIGKILL mid-recording after 1, 2 and 3 s; check.py checks what each kill left in killN/.
+for t in 1 2 3; do
+    mkdir -p "$W/kill$t"
+    "$C" record --device $D --size 640x360 --fps 30 --seconds 30 --trace "$W/kill$t/t.json" "$W/kill$t/out.y4m" \
+        > /dev/null 2> "$W/kill$t.err" &
+    pid=$!
+    sleep $t
+    kill -9 $pid
+    wait $pid 2> /dev/null
+done
+
 # 7. CPU per captured frame, 640x360 YUYV 30 fps, 300 frames each, both writing to the guest's RAM disk;
 #    in turn twice so drifting host load hits both alike.
 #    The 1-frame runs measure process start-up and setup, subtracted to get the cost per frame.
