@@ -50,8 +50,21 @@ public final class Y4MSink: FrameSink {
         let directory = slash.map { String(path[...$0]) } ?? ""
         let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
         var info = stat()
-        if base.isEmpty || (stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR) {
+        let exists = stat(path, &info) == 0
+        if base.isEmpty || (exists && (info.st_mode & S_IFMT) == S_IFDIR) {
             throw StreamError(.usage, file: path, "output path is a directory, not a file")
+        }
+        if exists && (info.st_mode & S_IFMT) != S_IFREG {
+            // A device or FIFO (/dev/null, a pipe a player reads): written in place; renaming a finished temporary
+            // over it would replace the device node with a plain file.
+            let file: FileDescriptorIO
+            do {
+                file = try FileDescriptorIO.createForWriting(path)
+            } catch let error as StreamError {
+                throw StreamError(.ioError, file: path, error.message)
+            }
+            try self.init(descriptor: file, header: header, writeTimestamps: writeTimestamps)
+            return
         }
         let temporary = directory + "." + base + ".tmp-\(getpid())"
         let file: FileDescriptorIO

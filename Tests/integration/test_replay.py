@@ -202,3 +202,21 @@ def test_every_command_has_help(colorcam):
     bad = run(colorcam, "replay", "x.y4m", "--no-such-option", check=False)
     assert bad.returncode == 64 and "--no-such-option" in bad.stderr
     assert run(colorcam, "no-such-command", check=False).returncode == 64
+
+
+def test_output_to_a_fifo_is_written_in_place(colorcam, tmp_path):
+    """A device or FIFO output (a player reading a pipe, /dev/null) is written directly, never replaced by a file."""
+    import os
+    import threading
+    clip = tmp_path / "c.y4m"
+    run(colorcam, "testclip", clip, "--size", "64x48", "--seconds", "0.2")
+    fifo = tmp_path / "out.y4m"
+    os.mkfifo(fifo)
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("bytes", open(fifo, "rb").read()))
+    reader.start()
+    run(colorcam, "replay", clip, "--passthrough", "--pace", "asap", "--quiet", "--output", fifo)
+    reader.join(timeout=20)
+    assert fifo.is_fifo(), "the FIFO was replaced by a regular file"
+    assert got["bytes"] == clip.read_bytes().replace(b"FRAME\n", b"FRAME\n") or got["bytes"].startswith(b"YUV4MPEG2")
+    assert got["bytes"].count(b"FRAME") == clip.read_bytes().count(b"FRAME")
