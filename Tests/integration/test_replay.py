@@ -218,5 +218,5 @@ def test_output_to_a_fifo_is_written_in_place(colorcam, tmp_path):
     run(colorcam, "replay", clip, "--passthrough", "--pace", "asap", "--quiet", "--output", fifo)
     reader.join(timeout=20)
     assert fifo.is_fifo(), "the FIFO was replaced by a regular file"
-    assert got["bytes"] == clip.read_bytes().replace(b"FRAME\n", b"FRAME\n") or got["bytes"].startswith(b"YUV4MPEG2")
+    assert got["bytes"].startswith(b"YUV4MPEG2")
     assert got["bytes"].count(b"FRAME") == clip.read_bytes().count(b"FRAME")
