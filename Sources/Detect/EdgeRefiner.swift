@@ -32,6 +32,8 @@ struct EdgeRefiner {
     /// Samples per side at most (fewer on short sides: one per 4 px, at least 12).
     var maximumSamplesPerSide = 40
     private var points: [PixelPoint] = []
+    /// Diagnostics of the last failed `refine`: the side that failed (-1 = the corners) and its edge points found.
+    private(set) var failedSide = 0, failedSidePoints = 0, failedSideSamples = 0
     /// Edge strength along one sample's normal (fixed capacity: the search window is clamped to fit).
     private var profile: [Double]
     private let profileCapacity = 128
@@ -102,8 +104,10 @@ struct EdgeRefiner {
                 }
                 if chosen > -1.0e8 { points.append(base + n * chosen) }
             }
-            guard points.count >= max(4, samples / 4) else { return nil }
-            guard var fit = EdgeRefiner.fitLine(points, excludingBeyond: nil) else { return nil }
+            guard points.count >= max(4, samples / 4), var fit = EdgeRefiner.fitLine(points, excludingBeyond: nil) else {
+                failedSide = side; failedSidePoints = points.count; failedSideSamples = samples
+                return nil
+            }
             if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
             // Support: inliers within 1.5 px of the final line over all samples.
             var inliers = 0
@@ -122,7 +126,7 @@ struct EdgeRefiner {
               let c1 = EdgeRefiner.intersect(linePoint.0, lineDir.0, linePoint.1, lineDir.1),
               let c2 = EdgeRefiner.intersect(linePoint.1, lineDir.1, linePoint.2, lineDir.2),
               let c3 = EdgeRefiner.intersect(linePoint.2, lineDir.2, linePoint.3, lineDir.3)
-        else { return nil }
+        else { failedSide = -1; return nil }
         return Result(quad: Quad(c0, c1, c2, c3), sideSupport: support)
     }
 

@@ -24,6 +24,7 @@ public final class PhotoDetector {
     private let regions: RegionExtractor
     private var fitter = QuadFitter()
     private var refiner = EdgeRefiner()
+    private let borderCompleter = BorderCompleter()
     private var candidates: [Observation] = []
     private var results: [Observation] = []
     /// Edge sensitivities tried per frame (1 = default thresholds; lower finds weaker outlines).
@@ -35,6 +36,11 @@ public final class PhotoDetector {
     /// A candidate needs this fraction of edge samples on its weakest side and on average.
     var minimumSideSupport = 0.15
     var minimumMeanSupport = 0.5
+    /// A refined outline this well supported (weakest side, mean) may move far from its coarse region.
+    var strongSideSupport = 0.6
+    var strongMeanSupport = 0.8
+    /// Diagnostics: when set, called with one line per candidate region saying where it was rejected or kept.
+    package var trace: ((String) -> Void)?
 
     /// - Precondition: `parameters.validationError() == nil`.
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters()) {
@@ -70,6 +76,7 @@ public final class PhotoDetector {
             }
             regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide,
                             dilationRadius: pass.dilationRadius, openingRadius: pass.openingRadius)
+            trace?("pass \(index): \(regions.regions.count) regions")
             for region in regions.regions {
                 considerRegion(region, sampler: sampler, factor: f, minimumSidePx: minimumSidePx)
             }
@@ -175,9 +182,15 @@ public final class PhotoDetector {
     private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
                                 minimumSidePx: Double) {
         let hull = regions.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
-        guard let coarseQuad = fitter.fit(hull) else { return }
+        func q(_ quad: Quad) -> String {
+            (0..<4).map { "(\(Int(quad[$0].x.rounded())),\(Int(quad[$0].y.rounded())))" }.joined(separator: " ")
+        }
+        func reject(_ why: String) {
+            trace?("region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why)")
+        }
+        guard let coarseQuad = fitter.fit(hull) else { reject("no quad"); return }
         let quadArea = coarseQuad.area
-        guard quadArea > 0 else { return }
+        guard quadArea > 0 else { reject("zero area"); return }
         // The region must be quad-shaped and solid: its hull hugs the quad and its pixels fill the hull.
         var hullArea = 0.0
         for k in 0..<region.hullCount {
@@ -185,25 +198,28 @@ public final class PhotoDetector {
             hullArea += p.x * q.y - q.x * p.y
         }
         hullArea = abs(hullArea) / 2
-        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else { return }
+        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else { reject("not solid/quad-shaped"); return }
         var scaled = coarseQuad
         for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
-        guard scaled.isConvex else { return }
+        guard scaled.isConvex else { reject("coarse not convex"); return }
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
-        for kept in candidates where kept.quad.contains(centre) { return }  // found in an earlier pass
-        guard scaled.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance + 15 else { return }
+        for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }  // found in an earlier pass
+        guard scaled.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance + 15 else { reject("coarse angles"); return }
         let coarseSides = scaled.meanSideLengthsPx
         let coarseShort = min(coarseSides.width, coarseSides.height), coarseLong = max(coarseSides.width, coarseSides.height)
         guard coarseShort >= 0.8 * minimumSidePx, coarseShort >= (parameters.minimumAspectRatio - 0.15) * coarseLong
-        else { return }
+        else { reject("coarse size/aspect"); return }
         // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
         // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
-        guard let first = refiner.refine(scaled, in: sampler, inwardPx: 4 * f, outwardPx: 2 * f),
+        // When a side finds no edge there (the region took in a shadow or lost a corner, so the coarse sides lie
+        // several px off), search once more twice as wide.
+        guard let first = refiner.refine(scaled, in: sampler, inwardPx: 4 * f, outwardPx: 2 * f)
+                ?? refiner.refine(scaled, in: sampler, inwardPx: 8 * f, outwardPx: 4 * f),
               first.quad.isConvex,
               var second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
               second.quad.isConvex
-        else { return }
+        else { reject("refine failed from \(q(scaled)) side \(refiner.failedSide) \(refiner.failedSidePoints)/\(refiner.failedSideSamples)"); return }
         // A side with little support may be a cut across a lost corner: try moving it out to the real edge.
         let size = second.quad.area.squareRoot()
         for side in 0..<4 {
@@ -217,36 +233,48 @@ public final class PhotoDetector {
             else { continue }
             second = tight
         }
-        guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { return }
+        guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { reject("low support \(second.sideSupport) \(q(second.quad))"); return }
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
         var moved = 0
         for i in 0..<4 {
             let d = second.quad[i] - scaled[i]
             if (d * d).sum() > (6 * f) * (6 * f) { moved += 1 }
         }
-        if moved > 2 { return }
+        // A clearly supported outline may move further: the coarse region took in a shadow or a neighbour.
+        if moved > 2 && !(second.minSupport >= strongSideSupport && second.meanSupport >= strongMeanSupport) { reject("moved from \(q(scaled)) to \(q(second.quad))"); return }
         var quad = second.quad.canonicallyOrdered()
         var support = second.meanSupport
         if let outer = whiteBorderOutline(around: second.quad, sampler: sampler) {
             quad = outer.quad.canonicallyOrdered()
             support = outer.meanSupport
+        } else if let completed = borderCompleter.complete(second.quad, in: sampler), completed.isConvex {
+            // Some sides ran along the picture inside a white border: move them out to the paper's edge (refined
+            // where that edge is visible).
+            if let tight = refiner.refine(completed, in: sampler, inwardPx: 1.5, outwardPx: 1.5), tight.quad.isConvex,
+               tight.minSupport >= 0.5 {
+                quad = tight.quad.canonicallyOrdered()
+            } else {
+                quad = completed.canonicallyOrdered()
+            }
+            trace?("border completed \(q(second.quad)) -> \(q(quad))")
         }
-        guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { return }
+        guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { reject("angles"); return }
         let sides = quad.meanSideLengthsPx
         let shortSide = min(sides.width, sides.height), longSide = max(sides.width, sides.height)
-        guard longSide > 0, shortSide >= minimumSidePx else { return }
+        guard longSide > 0, shortSide >= minimumSidePx else { reject("small"); return }
         let aspect = shortSide / longSide
         guard aspect >= parameters.minimumAspectRatio - 1e-9, aspect <= parameters.maximumAspectRatio + 1e-9 else {
-            return
+            reject("aspect"); return
         }
         for i in 0..<4 {
             let p = quad[i]
             if p.x < -2 || p.y < -2 || p.x > Double(geometry.widthPx) + 2 || p.y > Double(geometry.heightPx) + 2 {
-                return
+                reject("off frame"); return
             }
         }
         let confidence = min(1, max(0, support))
-        guard confidence >= parameters.minimumConfidence else { return }
+        guard confidence >= parameters.minimumConfidence else { reject("confidence"); return }
         candidates.append(Observation(quad: quad, confidence: confidence, aspectRatio: aspect))
+        reject("kept, confidence \(confidence)")
     }
 }
