@@ -63,8 +63,10 @@ struct EdgeRefiner {
     /// - Returns: nil when a side finds too few edge points to fit a line or the lines do not meet sensibly.
     ///   - firstFromInside: pick the innermost clear peak instead of the outermost (used to step outwards from a
     ///     picture's edge to the outer edge of its white border).
+    ///   - keepingUnfoundSides: a side without enough edge points keeps its line from `quad` (support 0) instead of
+    ///     failing the whole refinement (tracking: one side of a print fades out for a few frames).
     mutating func refine(_ quad: Quad, in sampler: PlaneSampler, inwardPx: Double, outwardPx: Double,
-                         firstFromInside: Bool = false) -> Result? {
+                         firstFromInside: Bool = false, keepingUnfoundSides: Bool = false) -> Result? {
         var linePoint = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var support = (0.0, 0.0, 0.0, 0.0)
@@ -106,7 +108,14 @@ struct EdgeRefiner {
             }
             guard points.count >= max(4, samples / 4), var fit = EdgeRefiner.fitLine(points, excludingBeyond: nil) else {
                 failedSide = side; failedSidePoints = points.count; failedSideSamples = samples
-                return nil
+                guard keepingUnfoundSides else { return nil }
+                switch side {
+                case 0: linePoint.0 = a; lineDir.0 = u; support.0 = 0
+                case 1: linePoint.1 = a; lineDir.1 = u; support.1 = 0
+                case 2: linePoint.2 = a; lineDir.2 = u; support.2 = 0
+                default: linePoint.3 = a; lineDir.3 = u; support.3 = 0
+                }
+                continue
             }
             if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
             // Support: inliers within 1.5 px of the final line over all samples.

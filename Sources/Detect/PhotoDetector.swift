@@ -161,11 +161,18 @@ public final class PhotoDetector {
         let sampler = PlaneSampler(frame)
         var start = quad
         if start.signedArea < 0 { start = Quad(quad[3], quad[2], quad[1], quad[0]) }
+        // One side may fade out (a white border's edge on a light table): it keeps its predicted line while the
+        // other three are clearly there.
         guard start.isConvex,
-              let first = refiner.refine(start, in: sampler, inwardPx: 3, outwardPx: 3), first.quad.isConvex,
-              let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2), second.quad.isConvex,
-              second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport
+              let first = refiner.refine(start, in: sampler, inwardPx: 3, outwardPx: 3, keepingUnfoundSides: true),
+              first.quad.isConvex,
+              let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2,
+                                          keepingUnfoundSides: true),
+              second.quad.isConvex, second.meanSupport >= minimumMeanSupport
         else { return nil }
+        var weakSides = 0
+        for side in 0..<4 where second.support(of: side) < minimumSideSupport { weakSides += 1 }
+        guard weakSides <= 1 else { return nil }
         let result = second.quad.canonicallyOrdered()
         let shortSide = Double(min(geometry.widthPx, geometry.heightPx))
         let sides = result.meanSideLengthsPx

@@ -17,6 +17,8 @@ public final class PhotoTrackingSession {
     private var frameIndex = 0
     private var predicted: [Quad] = []
     private var observations: [Observation] = []
+    /// A full search's outline replaces a re-found track's when its area is at least this many times larger.
+    public var largerOutlineRatio = 1.08
 
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
                 trackerParameters: TrackerParameters = TrackerParameters(), fullDetectionInterval: Int = 3) {
@@ -29,16 +31,35 @@ public final class PhotoTrackingSession {
     }
 
     /// Processes one frame: returns the shown tracks.
+    ///
+    /// Every track is first re-found from its own predicted corners (so it keeps following the outline it follows:
+    /// a white border's paper edge, not the picture inside it). On full-search frames the detector's observations
+    /// that overlap a re-found track are dropped, except a clearly larger outline enclosing it (the paper's edge
+    /// found where the track followed the picture's); the others are new photos.
     /// - Parameter timestampNs: the frame's capture time on a monotonic clock (must not decrease).
     public func process(_ frame: FrameBuffer, timestampNs: Int64) -> [Track] {
         defer { frameIndex += 1 }
         tracker.predictedQuads(into: &predicted)
-        if predicted.isEmpty || frameIndex % fullDetectionInterval == 0 {
-            return tracker.update(detector.detect(frame), timestampNs: timestampNs)
-        }
         observations.removeAll(keepingCapacity: true)
         for quad in predicted {
             if let o = detector.refine(quad, in: frame) { observations.append(o) }
+        }
+        if predicted.isEmpty || frameIndex % fullDetectionInterval == 0 {
+            let refound = observations.count
+            for found in detector.detect(frame) {
+                var same = -1
+                for k in 0..<refound
+                where observations[k].quad.contains(found.quad.centroid) || found.quad.contains(observations[k].quad.centroid) {
+                    same = k
+                    break
+                }
+                if same < 0 {
+                    observations.append(found)
+                } else if found.quad.area > largerOutlineRatio * observations[same].quad.area
+                            && found.quad.contains(observations[same].quad.centroid) {
+                    observations[same] = found
+                }
+            }
         }
         return tracker.update(observations, timestampNs: timestampNs)
     }
