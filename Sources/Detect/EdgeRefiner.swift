@@ -70,6 +70,7 @@ struct EdgeRefiner {
         var linePoint = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var support = (0.0, 0.0, 0.0, 0.0)
+        var keptSide = -1
         for side in 0..<4 {
             let a = quad[side], b = quad[side + 1]
             let along = b - a
@@ -115,6 +116,7 @@ struct EdgeRefiner {
                 case 2: linePoint.2 = a; lineDir.2 = u; support.2 = 0
                 default: linePoint.3 = a; lineDir.3 = u; support.3 = 0
                 }
+                keptSide = side
                 continue
             }
             if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
@@ -128,6 +130,29 @@ struct EdgeRefiner {
             case 1: linePoint.1 = fit.point; lineDir.1 = fit.direction; support.1 = fraction
             case 2: linePoint.2 = fit.point; lineDir.2 = fit.direction; support.2 = fraction
             default: linePoint.3 = fit.point; lineDir.3 = fit.direction; support.3 = fraction
+            }
+        }
+        // A kept side moves with the opposite side's measured shift (the prediction's error is mostly a
+        // translation): otherwise it would follow the prediction alone and drift.
+        if keptSide >= 0 {
+            var points = Quad(linePoint.0, linePoint.1, linePoint.2, linePoint.3)
+            let opposite = keptSide + 2
+            let oa = quad[opposite], ob = quad[opposite + 1]
+            var ou = ob - oa
+            ou /= max(1e-9, (ou * ou).sum().squareRoot())
+            let outwardOpposite = PixelPoint(ou.y, -ou.x)
+            let oppositeSupport: Double
+            switch opposite & 3 {
+            case 0: oppositeSupport = support.0
+            case 1: oppositeSupport = support.1
+            case 2: oppositeSupport = support.2
+            default: oppositeSupport = support.3
+            }
+            if oppositeSupport > 0 {
+                // A translation t moves both parallel sides by t; along the opposite side's normal that is `shift`.
+                let shift = ((points[opposite] - oa) * outwardOpposite).sum()
+                points[keptSide] = points[keptSide] + outwardOpposite * shift
+                linePoint = (points[0], points[1], points[2], points[3])
             }
         }
         // Corner i is where side i-1 meets side i.

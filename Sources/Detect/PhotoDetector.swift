@@ -39,6 +39,8 @@ public final class PhotoDetector {
     /// A refined outline this well supported (weakest side, mean) may move far from its coarse region.
     var strongSideSupport = 0.6
     var strongMeanSupport = 0.8
+    /// Whether the last `refine` kept one unfound side from its input quad (a guess, not a measurement).
+    public private(set) var lastRefineWasProvisional = false
     /// Diagnostics: when set, called with one line per candidate region saying where it was rejected or kept.
     package var trace: ((String) -> Void)?
 
@@ -134,30 +136,55 @@ public final class PhotoDetector {
               outer.quad.isConvex, outer.minSupport >= 0.5, outer.meanSupport >= 0.7,
               outer.quad.area > inner.area * 1.04
         else { return nil }
-        // The band between the two outlines must be bright and even: sample it midway along each side.
-        var sum = 0.0, sumSquares = 0.0, n = 0.0
-        for side in 0..<4 {
-            for k in 1..<8 {
-                let t = Double(k) / 8
-                let a = inner[side] + (inner[side + 1] - inner[side]) * t
-                let b = outer.quad[side] + (outer.quad[side + 1] - outer.quad[side]) * t
-                let v = sampler.lumaAt((a + b) / 2)
-                sum += v; sumSquares += v * v; n += 1
-            }
-        }
-        let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
-        guard mean >= 140, variance.squareRoot() <= 25 else { return nil }
+        guard PhotoDetector.bandIsPaper(between: inner, and: outer.quad, sampler: sampler) else { return nil }
         guard let tight = refiner.refine(outer.quad, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex
         else { return nil }
         return tight
     }
 
+    /// Whether the band between `inner` and `outer` (both clockwise, corresponding corners) is bright and even, like
+    /// a print's white border: sampled midway between them along each side.
+    static func bandIsPaper(between inner: Quad, and outer: Quad, sampler: PlaneSampler) -> Bool {
+        var sum = 0.0, sumSquares = 0.0, n = 0.0
+        for side in 0..<4 {
+            for k in 1..<8 {
+                let t = Double(k) / 8
+                let a = inner[side] + (inner[side + 1] - inner[side]) * t
+                let b = outer[side] + (outer[side + 1] - outer[side]) * t
+                let v = sampler.lumaAt((a + b) / 2)
+                sum += v; sumSquares += v * v; n += 1
+            }
+        }
+        let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
+        return mean >= 140 && variance.squareRoot() <= 25
+    }
+
+    /// Whether `inner` is the picture inside `outer`'s white border in `frame`: `inner` lies inside `outer` and the
+    /// band between them is bright and even. Both in canonical corner order.
+    public func isPictureInsideBorder(_ inner: Quad, of outer: Quad, in frame: FrameBuffer) -> Bool {
+        for i in 0..<4 where !outer.contains(inner[i]) { return false }
+        // Pair each inner corner with its outer one (canonical order may start at different corners).
+        var bestShift = 0, bestDistance = Double.infinity
+        for shift in 0..<4 {
+            var distance = 0.0
+            for i in 0..<4 {
+                let d = inner[i + shift] - outer[i]
+                distance += (d * d).sum()
+            }
+            if distance < bestDistance { bestDistance = distance; bestShift = shift }
+        }
+        let aligned = Quad(inner[bestShift], inner[bestShift + 1], inner[bestShift + 2], inner[bestShift + 3])
+        return PhotoDetector.bandIsPaper(between: aligned, and: outer, sampler: PlaneSampler(frame))
+    }
+
     /// Re-finds one known photo near `quad` (e.g. a track's predicted corners) with the full-resolution edge search
     /// only: no coarse search, about a tenth of `detect`'s cost. Same checks as `detect` (support, shape,
     /// parameters).
-    /// - Returns: the observation, or nil when the outline is not clearly there.
+    /// - Returns: the observation, or nil when the outline is not clearly there. After a non-nil result,
+    ///   `lastRefineWasProvisional` says whether one side was not found and kept its line from `quad`.
     public func refine(_ quad: Quad, in frame: FrameBuffer) -> Observation? {
         precondition(frame.geometry == geometry, "PhotoDetector made for \(geometry), given \(frame.geometry)")
+        lastRefineWasProvisional = false
         let sampler = PlaneSampler(frame)
         var start = quad
         if start.signedArea < 0 { start = Quad(quad[3], quad[2], quad[1], quad[0]) }
@@ -173,6 +200,7 @@ public final class PhotoDetector {
         var weakSides = 0
         for side in 0..<4 where second.support(of: side) < minimumSideSupport { weakSides += 1 }
         guard weakSides <= 1 else { return nil }
+        lastRefineWasProvisional = weakSides == 1
         let result = second.quad.canonicallyOrdered()
         let shortSide = Double(min(geometry.widthPx, geometry.heightPx))
         let sides = result.meanSideLengthsPx

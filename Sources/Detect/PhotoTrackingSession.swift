@@ -17,8 +17,11 @@ public final class PhotoTrackingSession {
     private var frameIndex = 0
     private var predicted: [Quad] = []
     private var observations: [Observation] = []
-    /// A full search's outline replaces a re-found track's when its area is at least this many times larger.
-    public var largerOutlineRatio = 1.08
+    private var provisional: [Bool] = []
+    /// A full search's outline replaces a re-found track's when their corners differ by more than this fraction of
+    /// the photo's size (mean corner distance over the square root of the area): smaller differences are the
+    /// search's own scatter, which would only add jitter.
+    public var disagreementFraction = 0.06
 
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
                 trackerParameters: TrackerParameters = TrackerParameters(), fullDetectionInterval: Int = 3) {
@@ -28,6 +31,7 @@ public final class PhotoTrackingSession {
         self.fullDetectionInterval = fullDetectionInterval
         predicted.reserveCapacity(32)
         observations.reserveCapacity(32)
+        provisional.reserveCapacity(32)
     }
 
     /// Processes one frame: returns the shown tracks.
@@ -41,23 +45,43 @@ public final class PhotoTrackingSession {
         defer { frameIndex += 1 }
         tracker.predictedQuads(into: &predicted)
         observations.removeAll(keepingCapacity: true)
+        provisional.removeAll(keepingCapacity: true)
         for quad in predicted {
-            if let o = detector.refine(quad, in: frame) { observations.append(o) }
+            if let o = detector.refine(quad, in: frame) {
+                observations.append(o)
+                provisional.append(detector.lastRefineWasProvisional)
+            }
         }
         if predicted.isEmpty || frameIndex % fullDetectionInterval == 0 {
-            let refound = observations.count
+            let refoundCount = observations.count
             for found in detector.detect(frame) {
                 var same = -1
-                for k in 0..<refound
+                for k in 0..<refoundCount
                 where observations[k].quad.contains(found.quad.centroid) || found.quad.contains(observations[k].quad.centroid) {
                     same = k
                     break
                 }
                 if same < 0 {
                     observations.append(found)
-                } else if found.quad.area > largerOutlineRatio * observations[same].quad.area
-                            && found.quad.contains(observations[same].quad.centroid) {
+                    continue
+                }
+                // The full search corrects the re-found outline (which may have slid onto another edge), except
+                // when the search found the picture inside the white border the track follows, or the two agree.
+                let refound = observations[same]
+                var distancePx = Double.infinity
+                for shift in 0..<4 {
+                    var sum = 0.0
+                    for i in 0..<4 {
+                        let d = found.quad[i + shift] - refound.quad[i]
+                        sum += (d * d).sum().squareRoot() / 4
+                    }
+                    distancePx = min(distancePx, sum)
+                }
+                if provisional[same]
+                    || (distancePx > disagreementFraction * refound.quad.area.squareRoot()
+                        && !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)) {
                     observations[same] = found
+                    provisional[same] = false
                 }
             }
         }
