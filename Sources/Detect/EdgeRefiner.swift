@@ -29,6 +29,8 @@ struct EdgeRefiner {
     /// Weakest edge that counts, in levels of change across 2 px (luma; chroma weighted by `chromaWeight`).
     var minimumEdgeStrength = 9.0
     var chromaWeight = 2.0
+    /// With `keepingUnfoundSides`, a fitted side moves only when this fraction of its samples lies on its line.
+    var minimumSupportToMove = 0.35
     /// Samples per side at most (fewer on short sides: one per 4 px, at least 12).
     var maximumSamplesPerSide = 40
     private var points: [PixelPoint] = []
@@ -63,14 +65,19 @@ struct EdgeRefiner {
     /// - Returns: nil when a side finds too few edge points to fit a line or the lines do not meet sensibly.
     ///   - firstFromInside: pick the innermost clear peak instead of the outermost (used to step outwards from a
     ///     picture's edge to the outer edge of its white border).
-    ///   - keepingUnfoundSides: a side without enough edge points keeps its line from `quad` (support 0) instead of
-    ///     failing the whole refinement (tracking: one side of a print fades out for a few frames).
+    ///   - keepingUnfoundSides: a side without enough edge points, or whose line is supported by fewer than
+    ///     `minimumSupportToMove` of its samples, keeps its line from `quad` (moved with the opposite side's shift;
+    ///     support 0) instead of failing the whole refinement (tracking: a print's edge fades out for a while; a
+    ///     line fitted to texture would wander).
+    ///   - nearestPeak: pick the clear peak nearest the given side instead of the outermost (tracking: stay on the
+    ///     edge followed so far).
     mutating func refine(_ quad: Quad, in sampler: PlaneSampler, inwardPx: Double, outwardPx: Double,
-                         firstFromInside: Bool = false, keepingUnfoundSides: Bool = false) -> Result? {
+                         firstFromInside: Bool = false, keepingUnfoundSides: Bool = false,
+                         nearestPeak: Bool = false) -> Result? {
         var linePoint = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var support = (0.0, 0.0, 0.0, 0.0)
-        var keptSide = -1
+        var keptSides = 0  // bit i: side i kept its line from `quad`
         for side in 0..<4 {
             let a = quad[side], b = quad[side + 1]
             let along = b - a
@@ -97,17 +104,28 @@ struct EdgeRefiner {
                 var chosen = -1.0e9
                 for k in 1...(steps + 1) {
                     let previous = profile[k - 1], current = profile[k], next = profile[k + 1]
-                    let clear = firstFromInside ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
-                                                : current >= 0.5 * maxValue
+                    let clear = firstFromInside || nearestPeak ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
+                                                               : current >= 0.5 * maxValue
                     guard clear && current >= previous && current >= next else { continue }
                     let denom = previous - 2 * current + next
                     let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
-                    chosen = -inwardPx + Double(k - 1) + offset
+                    let candidate = -inwardPx + Double(k - 1) + offset
+                    if nearestPeak && chosen > -1.0e8 && abs(chosen) <= abs(candidate) { continue }
+                    chosen = candidate
                     if firstFromInside { break }
                 }
                 if chosen > -1.0e8 { points.append(base + n * chosen) }
             }
-            guard points.count >= max(4, samples / 4), var fit = EdgeRefiner.fitLine(points, excludingBeyond: nil) else {
+            var fitted = points.count >= max(4, samples / 4) ? EdgeRefiner.fitLine(points, excludingBeyond: nil) : nil
+            if var fit = fitted, keepingUnfoundSides {
+                // A line on texture: too few samples agree with it.
+                if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
+                let normal = PixelPoint(-fit.direction.y, fit.direction.x)
+                var inliers = 0
+                for p in points where abs(((p - fit.point) * normal).sum()) <= 1.5 { inliers += 1 }
+                if Double(inliers) < minimumSupportToMove * Double(samples) { fitted = nil }
+            }
+            guard var fit = fitted else {
                 failedSide = side; failedSidePoints = points.count; failedSideSamples = samples
                 guard keepingUnfoundSides else { return nil }
                 switch side {
@@ -116,7 +134,7 @@ struct EdgeRefiner {
                 case 2: linePoint.2 = a; lineDir.2 = u; support.2 = 0
                 default: linePoint.3 = a; lineDir.3 = u; support.3 = 0
                 }
-                keptSide = side
+                keptSides |= 1 << side
                 continue
             }
             if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
@@ -134,26 +152,18 @@ struct EdgeRefiner {
         }
         // A kept side moves with the opposite side's measured shift (the prediction's error is mostly a
         // translation): otherwise it would follow the prediction alone and drift.
-        if keptSide >= 0 {
-            var points = Quad(linePoint.0, linePoint.1, linePoint.2, linePoint.3)
+        for keptSide in 0..<4 where keptSides & (1 << keptSide) != 0 {
             let opposite = keptSide + 2
+            guard keptSides & (1 << (opposite & 3)) == 0 else { continue }
+            var points = Quad(linePoint.0, linePoint.1, linePoint.2, linePoint.3)
             let oa = quad[opposite], ob = quad[opposite + 1]
             var ou = ob - oa
             ou /= max(1e-9, (ou * ou).sum().squareRoot())
             let outwardOpposite = PixelPoint(ou.y, -ou.x)
-            let oppositeSupport: Double
-            switch opposite & 3 {
-            case 0: oppositeSupport = support.0
-            case 1: oppositeSupport = support.1
-            case 2: oppositeSupport = support.2
-            default: oppositeSupport = support.3
-            }
-            if oppositeSupport > 0 {
-                // A translation t moves both parallel sides by t; along the opposite side's normal that is `shift`.
-                let shift = ((points[opposite] - oa) * outwardOpposite).sum()
-                points[keptSide] = points[keptSide] + outwardOpposite * shift
-                linePoint = (points[0], points[1], points[2], points[3])
-            }
+            // A translation t moves both parallel sides by t; along the opposite side's normal that is `shift`.
+            let shift = ((points[opposite] - oa) * outwardOpposite).sum()
+            points[keptSide] = points[keptSide] + outwardOpposite * shift
+            linePoint = (points[0], points[1], points[2], points[3])
         }
         // Corner i is where side i-1 meets side i.
         guard let c0 = EdgeRefiner.intersect(linePoint.3, lineDir.3, linePoint.0, lineDir.0),

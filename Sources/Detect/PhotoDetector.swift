@@ -39,6 +39,8 @@ public final class PhotoDetector {
     /// A refined outline this well supported (weakest side, mean) may move far from its coarse region.
     var strongSideSupport = 0.6
     var strongMeanSupport = 0.8
+    /// `refine` fails when a corner moved further than this from the quad it started from, px.
+    var maximumRefineCornerShiftPx = 8.0
     /// Whether the last `refine` kept one unfound side from its input quad (a guess, not a measurement).
     public private(set) var lastRefineWasProvisional = false
     /// Diagnostics: when set, called with one line per candidate region saying where it was rejected or kept.
@@ -188,19 +190,27 @@ public final class PhotoDetector {
         let sampler = PlaneSampler(frame)
         var start = quad
         if start.signedArea < 0 { start = Quad(quad[3], quad[2], quad[1], quad[0]) }
-        // One side may fade out (a white border's edge on a light table): it keeps its predicted line while the
-        // other three are clearly there.
+        // Up to two adjacent sides may fade out (a white border's edge on a light table): they keep their predicted
+        // lines, moved with the opposite sides, while the others are clearly there. Each edge search keeps to the
+        // peak nearest the predicted side, so the outline does not creep from one edge to another.
         guard start.isConvex,
-              let first = refiner.refine(start, in: sampler, inwardPx: 3, outwardPx: 3, keepingUnfoundSides: true),
+              let first = refiner.refine(start, in: sampler, inwardPx: 3, outwardPx: 3, keepingUnfoundSides: true,
+                                         nearestPeak: true),
               first.quad.isConvex,
               let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2,
-                                          keepingUnfoundSides: true),
-              second.quad.isConvex, second.meanSupport >= minimumMeanSupport
+                                          keepingUnfoundSides: true, nearestPeak: true),
+              second.quad.isConvex
         else { return nil }
-        var weakSides = 0
-        for side in 0..<4 where second.support(of: side) < minimumSideSupport { weakSides += 1 }
-        guard weakSides <= 1 else { return nil }
-        lastRefineWasProvisional = weakSides == 1
+        var weakSides = 0, weakMask = 0
+        for side in 0..<4 where second.support(of: side) < minimumSideSupport { weakSides += 1; weakMask |= 1 << side }
+        guard weakSides <= 1 || (weakSides == 2 && weakMask != 0b0101 && weakMask != 0b1010) else { return nil }
+        // The searches reach 3 + 2 px from each side: a corner that moved much further came from nearly parallel
+        // lines meeting far away (a side slid onto another edge), not from the photo.
+        for i in 0..<4 {
+            let d = second.quad[i] - start[i]
+            if (d * d).sum() > maximumRefineCornerShiftPx * maximumRefineCornerShiftPx { return nil }
+        }
+        lastRefineWasProvisional = weakSides > 0
         let result = second.quad.canonicallyOrdered()
         let shortSide = Double(min(geometry.widthPx, geometry.heightPx))
         let sides = result.meanSideLengthsPx
