@@ -79,6 +79,7 @@ public final class PhotoTrackingSession {
                 }
                 if provisional[same]
                     || (distancePx > disagreementFraction * refound.quad.area.squareRoot()
+                        && found.confidence >= refound.confidence
                         && !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)) {
                     observations[same] = found
                     provisional[same] = false
