@@ -22,6 +22,9 @@ public final class PhotoTrackingSession {
     /// the photo's size (mean corner distance over the square root of the area): smaller differences are the
     /// search's own scatter, which would only add jitter.
     public var disagreementFraction = 0.06
+    /// A full search's outline never replaces a re-found one whose area differs by more than this factor (a white
+    /// border adds up to about 1.4).
+    public var maximumAreaChange = 1.45
 
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
                 trackerParameters: TrackerParameters = TrackerParameters(), fullDetectionInterval: Int = 3) {
@@ -77,6 +80,10 @@ public final class PhotoTrackingSession {
                     }
                     distancePx = min(distancePx, sum)
                 }
+                // A photo's size changes little between full searches: an outline far larger or smaller is
+                // another shape (the photo merged with the table, a detail inside it).
+                let areaRatio = found.quad.area / max(1e-9, refound.quad.area)
+                guard areaRatio >= 1 / maximumAreaChange, areaRatio <= maximumAreaChange else { continue }
                 if provisional[same]
                     || (distancePx > disagreementFraction * refound.quad.area.squareRoot()
                         && found.confidence >= refound.confidence
