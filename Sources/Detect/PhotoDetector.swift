@@ -230,8 +230,8 @@ public final class PhotoDetector {
         func q(_ quad: Quad) -> String {
             (0..<4).map { "(\(Int(quad[$0].x.rounded())),\(Int(quad[$0].y.rounded())))" }.joined(separator: " ")
         }
-        func reject(_ why: String) {
-            trace?("region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why)")
+        func reject(_ why: @autoclosure () -> String) {  // builds the text only when tracing
+            trace?("region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why())")
         }
         guard let coarseQuad = fitter.fit(hull) else { reject("no quad"); return }
         let quadArea = coarseQuad.area
