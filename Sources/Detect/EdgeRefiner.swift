@@ -29,9 +29,13 @@ struct EdgeRefiner {
     /// Weakest edge that counts, in levels of change across 2 px (luma; chroma weighted by `chromaWeight`).
     var minimumEdgeStrength = 9.0
     var chromaWeight = 2.0
+    /// With `keepingUnfoundSides`, a fitted side moves only when this fraction of its samples lies on its line.
+    var minimumSupportToMove = 0.35
     /// Samples per side at most (fewer on short sides: one per 4 px, at least 12).
     var maximumSamplesPerSide = 40
     private var points: [PixelPoint] = []
+    /// Diagnostics of the last failed `refine`: the side that failed (-1 = the corners) and its edge points found.
+    private(set) var failedSide = 0, failedSidePoints = 0, failedSideSamples = 0
     /// Edge strength along one sample's normal (fixed capacity: the search window is clamped to fit).
     private var profile: [Double]
     private let profileCapacity = 128
@@ -61,11 +65,19 @@ struct EdgeRefiner {
     /// - Returns: nil when a side finds too few edge points to fit a line or the lines do not meet sensibly.
     ///   - firstFromInside: pick the innermost clear peak instead of the outermost (used to step outwards from a
     ///     picture's edge to the outer edge of its white border).
+    ///   - keepingUnfoundSides: a side without enough edge points, or whose line is supported by fewer than
+    ///     `minimumSupportToMove` of its samples, keeps its line from `quad` (moved with the opposite side's shift;
+    ///     support 0) instead of failing the whole refinement (tracking: a print's edge fades out for a while; a
+    ///     line fitted to texture would wander).
+    ///   - nearestPeak: pick the clear peak nearest the given side instead of the outermost (tracking: stay on the
+    ///     edge followed so far).
     mutating func refine(_ quad: Quad, in sampler: PlaneSampler, inwardPx: Double, outwardPx: Double,
-                         firstFromInside: Bool = false) -> Result? {
+                         firstFromInside: Bool = false, keepingUnfoundSides: Bool = false,
+                         nearestPeak: Bool = false) -> Result? {
         var linePoint = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var support = (0.0, 0.0, 0.0, 0.0)
+        var keptSides = 0  // bit i: side i kept its line from `quad`
         for side in 0..<4 {
             let a = quad[side], b = quad[side + 1]
             let along = b - a
@@ -92,18 +104,39 @@ struct EdgeRefiner {
                 var chosen = -1.0e9
                 for k in 1...(steps + 1) {
                     let previous = profile[k - 1], current = profile[k], next = profile[k + 1]
-                    let clear = firstFromInside ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
-                                                : current >= 0.5 * maxValue
+                    let clear = firstFromInside || nearestPeak ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
+                                                               : current >= 0.5 * maxValue
                     guard clear && current >= previous && current >= next else { continue }
                     let denom = previous - 2 * current + next
                     let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
-                    chosen = -inwardPx + Double(k - 1) + offset
+                    let candidate = -inwardPx + Double(k - 1) + offset
+                    if nearestPeak && chosen > -1.0e8 && abs(chosen) <= abs(candidate) { continue }
+                    chosen = candidate
                     if firstFromInside { break }
                 }
                 if chosen > -1.0e8 { points.append(base + n * chosen) }
             }
-            guard points.count >= max(4, samples / 4) else { return nil }
-            guard var fit = EdgeRefiner.fitLine(points, excludingBeyond: nil) else { return nil }
+            var fitted = points.count >= max(4, samples / 4) ? EdgeRefiner.fitLine(points, excludingBeyond: nil) : nil
+            if var fit = fitted, keepingUnfoundSides {
+                // A line on texture: too few samples agree with it.
+                if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
+                let normal = PixelPoint(-fit.direction.y, fit.direction.x)
+                var inliers = 0
+                for p in points where abs(((p - fit.point) * normal).sum()) <= 1.5 { inliers += 1 }
+                if Double(inliers) < minimumSupportToMove * Double(samples) { fitted = nil }
+            }
+            guard var fit = fitted else {
+                failedSide = side; failedSidePoints = points.count; failedSideSamples = samples
+                guard keepingUnfoundSides else { return nil }
+                switch side {
+                case 0: linePoint.0 = a; lineDir.0 = u; support.0 = 0
+                case 1: linePoint.1 = a; lineDir.1 = u; support.1 = 0
+                case 2: linePoint.2 = a; lineDir.2 = u; support.2 = 0
+                default: linePoint.3 = a; lineDir.3 = u; support.3 = 0
+                }
+                keptSides |= 1 << side
+                continue
+            }
             if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
             // Support: inliers within 1.5 px of the final line over all samples.
             var inliers = 0
@@ -117,12 +150,27 @@ struct EdgeRefiner {
             default: linePoint.3 = fit.point; lineDir.3 = fit.direction; support.3 = fraction
             }
         }
+        // A kept side moves with the opposite side's measured shift (the prediction's error is mostly a
+        // translation): otherwise it would follow the prediction alone and drift.
+        for keptSide in 0..<4 where keptSides & (1 << keptSide) != 0 {
+            let opposite = keptSide + 2
+            guard keptSides & (1 << (opposite & 3)) == 0 else { continue }
+            var points = Quad(linePoint.0, linePoint.1, linePoint.2, linePoint.3)
+            let oa = quad[opposite], ob = quad[opposite + 1]
+            var ou = ob - oa
+            ou /= max(1e-9, (ou * ou).sum().squareRoot())
+            let outwardOpposite = PixelPoint(ou.y, -ou.x)
+            // A translation t moves both parallel sides by t; along the opposite side's normal that is `shift`.
+            let shift = ((points[opposite] - oa) * outwardOpposite).sum()
+            points[keptSide] = points[keptSide] + outwardOpposite * shift
+            linePoint = (points[0], points[1], points[2], points[3])
+        }
         // Corner i is where side i-1 meets side i.
         guard let c0 = EdgeRefiner.intersect(linePoint.3, lineDir.3, linePoint.0, lineDir.0),
               let c1 = EdgeRefiner.intersect(linePoint.0, lineDir.0, linePoint.1, lineDir.1),
               let c2 = EdgeRefiner.intersect(linePoint.1, lineDir.1, linePoint.2, lineDir.2),
               let c3 = EdgeRefiner.intersect(linePoint.2, lineDir.2, linePoint.3, lineDir.3)
-        else { return nil }
+        else { failedSide = -1; return nil }
         return Result(quad: Quad(c0, c1, c2, c3), sideSupport: support)
     }
 

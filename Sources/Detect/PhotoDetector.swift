@@ -24,6 +24,7 @@ public final class PhotoDetector {
     private let regions: RegionExtractor
     private var fitter = QuadFitter()
     private var refiner = EdgeRefiner()
+    private let borderCompleter = BorderCompleter()
     private var candidates: [Observation] = []
     private var results: [Observation] = []
     /// Edge sensitivities tried per frame (1 = default thresholds; lower finds weaker outlines).
@@ -35,6 +36,15 @@ public final class PhotoDetector {
     /// A candidate needs this fraction of edge samples on its weakest side and on average.
     var minimumSideSupport = 0.15
     var minimumMeanSupport = 0.5
+    /// A refined outline this well supported (weakest side, mean) may move far from its coarse region.
+    var strongSideSupport = 0.6
+    var strongMeanSupport = 0.8
+    /// `refine` fails when a corner moved further than this from the quad it started from, px.
+    var maximumRefineCornerShiftPx = 8.0
+    /// Whether the last `refine` kept one unfound side from its input quad (a guess, not a measurement).
+    public private(set) var lastRefineWasProvisional = false
+    /// Diagnostics: when set, called with one line per candidate region saying where it was rejected or kept.
+    package var trace: ((String) -> Void)?
 
     /// - Precondition: `parameters.validationError() == nil`.
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters()) {
@@ -70,6 +80,7 @@ public final class PhotoDetector {
             }
             regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide,
                             dilationRadius: pass.dilationRadius, openingRadius: pass.openingRadius)
+            trace?("pass \(index): \(regions.regions.count) regions")
             for region in regions.regions {
                 considerRegion(region, sampler: sampler, factor: f, minimumSidePx: minimumSidePx)
             }
@@ -127,38 +138,79 @@ public final class PhotoDetector {
               outer.quad.isConvex, outer.minSupport >= 0.5, outer.meanSupport >= 0.7,
               outer.quad.area > inner.area * 1.04
         else { return nil }
-        // The band between the two outlines must be bright and even: sample it midway along each side.
-        var sum = 0.0, sumSquares = 0.0, n = 0.0
-        for side in 0..<4 {
-            for k in 1..<8 {
-                let t = Double(k) / 8
-                let a = inner[side] + (inner[side + 1] - inner[side]) * t
-                let b = outer.quad[side] + (outer.quad[side + 1] - outer.quad[side]) * t
-                let v = sampler.lumaAt((a + b) / 2)
-                sum += v; sumSquares += v * v; n += 1
-            }
-        }
-        let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
-        guard mean >= 140, variance.squareRoot() <= 25 else { return nil }
+        guard PhotoDetector.bandIsPaper(between: inner, and: outer.quad, sampler: sampler) else { return nil }
         guard let tight = refiner.refine(outer.quad, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex
         else { return nil }
         return tight
     }
 
+    /// Whether the band between `inner` and `outer` (both clockwise, corresponding corners) is bright and even, like
+    /// a print's white border: sampled midway between them along each side.
+    static func bandIsPaper(between inner: Quad, and outer: Quad, sampler: PlaneSampler) -> Bool {
+        var sum = 0.0, sumSquares = 0.0, n = 0.0
+        for side in 0..<4 {
+            for k in 1..<8 {
+                let t = Double(k) / 8
+                let a = inner[side] + (inner[side + 1] - inner[side]) * t
+                let b = outer[side] + (outer[side + 1] - outer[side]) * t
+                let v = sampler.lumaAt((a + b) / 2)
+                sum += v; sumSquares += v * v; n += 1
+            }
+        }
+        let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
+        return mean >= 140 && variance.squareRoot() <= 25
+    }
+
+    /// Whether `inner` is the picture inside `outer`'s white border in `frame`: `inner` lies inside `outer` and the
+    /// band between them is bright and even. Both in canonical corner order.
+    public func isPictureInsideBorder(_ inner: Quad, of outer: Quad, in frame: FrameBuffer) -> Bool {
+        for i in 0..<4 where !outer.contains(inner[i]) { return false }
+        // Pair each inner corner with its outer one (canonical order may start at different corners).
+        var bestShift = 0, bestDistance = Double.infinity
+        for shift in 0..<4 {
+            var distance = 0.0
+            for i in 0..<4 {
+                let d = inner[i + shift] - outer[i]
+                distance += (d * d).sum()
+            }
+            if distance < bestDistance { bestDistance = distance; bestShift = shift }
+        }
+        let aligned = Quad(inner[bestShift], inner[bestShift + 1], inner[bestShift + 2], inner[bestShift + 3])
+        return PhotoDetector.bandIsPaper(between: aligned, and: outer, sampler: PlaneSampler(frame))
+    }
+
     /// Re-finds one known photo near `quad` (e.g. a track's predicted corners) with the full-resolution edge search
     /// only: no coarse search, about a tenth of `detect`'s cost. Same checks as `detect` (support, shape,
     /// parameters).
-    /// - Returns: the observation, or nil when the outline is not clearly there.
+    /// - Returns: the observation, or nil when the outline is not clearly there. After a non-nil result,
+    ///   `lastRefineWasProvisional` says whether one side was not found and kept its line from `quad`.
     public func refine(_ quad: Quad, in frame: FrameBuffer) -> Observation? {
         precondition(frame.geometry == geometry, "PhotoDetector made for \(geometry), given \(frame.geometry)")
+        lastRefineWasProvisional = false
         let sampler = PlaneSampler(frame)
         var start = quad
         if start.signedArea < 0 { start = Quad(quad[3], quad[2], quad[1], quad[0]) }
+        // Up to two adjacent sides may fade out (a white border's edge on a light table): they keep their predicted
+        // lines, moved with the opposite sides, while the others are clearly there. Each edge search keeps to the
+        // peak nearest the predicted side, so the outline does not creep from one edge to another.
         guard start.isConvex,
-              let first = refiner.refine(start, in: sampler, inwardPx: 3, outwardPx: 3), first.quad.isConvex,
-              let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2), second.quad.isConvex,
-              second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport
+              let first = refiner.refine(start, in: sampler, inwardPx: 3, outwardPx: 3, keepingUnfoundSides: true,
+                                         nearestPeak: true),
+              first.quad.isConvex,
+              let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2,
+                                          keepingUnfoundSides: true, nearestPeak: true),
+              second.quad.isConvex
         else { return nil }
+        var weakSides = 0, weakMask = 0
+        for side in 0..<4 where second.support(of: side) < minimumSideSupport { weakSides += 1; weakMask |= 1 << side }
+        guard weakSides <= 1 || (weakSides == 2 && weakMask != 0b0101 && weakMask != 0b1010) else { return nil }
+        // The searches reach 3 + 2 px from each side: a corner that moved much further came from nearly parallel
+        // lines meeting far away (a side slid onto another edge), not from the photo.
+        for i in 0..<4 {
+            let d = second.quad[i] - start[i]
+            if (d * d).sum() > maximumRefineCornerShiftPx * maximumRefineCornerShiftPx { return nil }
+        }
+        lastRefineWasProvisional = weakSides > 0
         let result = second.quad.canonicallyOrdered()
         let shortSide = Double(min(geometry.widthPx, geometry.heightPx))
         let sides = result.meanSideLengthsPx
@@ -175,9 +227,15 @@ public final class PhotoDetector {
     private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
                                 minimumSidePx: Double) {
         let hull = regions.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
-        guard let coarseQuad = fitter.fit(hull) else { return }
+        func q(_ quad: Quad) -> String {
+            (0..<4).map { "(\(Int(quad[$0].x.rounded())),\(Int(quad[$0].y.rounded())))" }.joined(separator: " ")
+        }
+        func reject(_ why: @autoclosure () -> String) {  // builds the text only when tracing
+            trace?("region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why())")
+        }
+        guard let coarseQuad = fitter.fit(hull) else { reject("no quad"); return }
         let quadArea = coarseQuad.area
-        guard quadArea > 0 else { return }
+        guard quadArea > 0 else { reject("zero area"); return }
         // The region must be quad-shaped and solid: its hull hugs the quad and its pixels fill the hull.
         var hullArea = 0.0
         for k in 0..<region.hullCount {
@@ -185,25 +243,28 @@ public final class PhotoDetector {
             hullArea += p.x * q.y - q.x * p.y
         }
         hullArea = abs(hullArea) / 2
-        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else { return }
+        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else { reject("not solid/quad-shaped"); return }
         var scaled = coarseQuad
         for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
-        guard scaled.isConvex else { return }
+        guard scaled.isConvex else { reject("coarse not convex"); return }
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
-        for kept in candidates where kept.quad.contains(centre) { return }  // found in an earlier pass
-        guard scaled.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance + 15 else { return }
+        for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }  // found in an earlier pass
+        guard scaled.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance + 15 else { reject("coarse angles"); return }
         let coarseSides = scaled.meanSideLengthsPx
         let coarseShort = min(coarseSides.width, coarseSides.height), coarseLong = max(coarseSides.width, coarseSides.height)
         guard coarseShort >= 0.8 * minimumSidePx, coarseShort >= (parameters.minimumAspectRatio - 0.15) * coarseLong
-        else { return }
+        else { reject("coarse size/aspect"); return }
         // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
         // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
-        guard let first = refiner.refine(scaled, in: sampler, inwardPx: 4 * f, outwardPx: 2 * f),
+        // When a side finds no edge there (the region took in a shadow or lost a corner, so the coarse sides lie
+        // several px off), search once more twice as wide.
+        guard let first = refiner.refine(scaled, in: sampler, inwardPx: 4 * f, outwardPx: 2 * f)
+                ?? refiner.refine(scaled, in: sampler, inwardPx: 8 * f, outwardPx: 4 * f),
               first.quad.isConvex,
               var second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
               second.quad.isConvex
-        else { return }
+        else { reject("refine failed from \(q(scaled)) side \(refiner.failedSide) \(refiner.failedSidePoints)/\(refiner.failedSideSamples)"); return }
         // A side with little support may be a cut across a lost corner: try moving it out to the real edge.
         let size = second.quad.area.squareRoot()
         for side in 0..<4 {
@@ -217,36 +278,48 @@ public final class PhotoDetector {
             else { continue }
             second = tight
         }
-        guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { return }
+        guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { reject("low support \(second.sideSupport) \(q(second.quad))"); return }
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
         var moved = 0
         for i in 0..<4 {
             let d = second.quad[i] - scaled[i]
             if (d * d).sum() > (6 * f) * (6 * f) { moved += 1 }
         }
-        if moved > 2 { return }
+        // A clearly supported outline may move further: the coarse region took in a shadow or a neighbour.
+        if moved > 2 && !(second.minSupport >= strongSideSupport && second.meanSupport >= strongMeanSupport) { reject("moved from \(q(scaled)) to \(q(second.quad))"); return }
         var quad = second.quad.canonicallyOrdered()
         var support = second.meanSupport
         if let outer = whiteBorderOutline(around: second.quad, sampler: sampler) {
             quad = outer.quad.canonicallyOrdered()
             support = outer.meanSupport
+        } else if let completed = borderCompleter.complete(second.quad, in: sampler), completed.isConvex {
+            // Some sides ran along the picture inside a white border: move them out to the paper's edge (refined
+            // where that edge is visible).
+            if let tight = refiner.refine(completed, in: sampler, inwardPx: 1.5, outwardPx: 1.5), tight.quad.isConvex,
+               tight.minSupport >= 0.5 {
+                quad = tight.quad.canonicallyOrdered()
+            } else {
+                quad = completed.canonicallyOrdered()
+            }
+            trace?("border completed \(q(second.quad)) -> \(q(quad))")
         }
-        guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { return }
+        guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { reject("angles"); return }
         let sides = quad.meanSideLengthsPx
         let shortSide = min(sides.width, sides.height), longSide = max(sides.width, sides.height)
-        guard longSide > 0, shortSide >= minimumSidePx else { return }
+        guard longSide > 0, shortSide >= minimumSidePx else { reject("small"); return }
         let aspect = shortSide / longSide
         guard aspect >= parameters.minimumAspectRatio - 1e-9, aspect <= parameters.maximumAspectRatio + 1e-9 else {
-            return
+            reject("aspect"); return
         }
         for i in 0..<4 {
             let p = quad[i]
             if p.x < -2 || p.y < -2 || p.x > Double(geometry.widthPx) + 2 || p.y > Double(geometry.heightPx) + 2 {
-                return
+                reject("off frame"); return
             }
         }
         let confidence = min(1, max(0, support))
-        guard confidence >= parameters.minimumConfidence else { return }
+        guard confidence >= parameters.minimumConfidence else { reject("confidence"); return }
         candidates.append(Observation(quad: quad, confidence: confidence, aspectRatio: aspect))
+        reject("kept, confidence \(confidence)")
     }
 }

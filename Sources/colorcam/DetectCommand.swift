@@ -1,4 +1,7 @@
 import ColorcamCore
+#if canImport(Glibc)
+import Glibc
+#endif
 import Detect
 import Stream
 
@@ -44,6 +47,9 @@ enum DetectCommand {
         let source: FrameSource = isImage ? try PNGFolderSource(files: [input], name: input)
                                           : try Y4MSource(path: input)
         let detector = PhotoDetector(geometry: source.geometry, parameters: parameters)
+        if getenv("COLORCAM_DETECT_TRACE") != nil {  // diagnostics: why each candidate region was kept or rejected
+            detector.trace = { printError($0) }
+        }
         let interval = try a.int("full-detection-interval", default: 3, range: 1...1000)!
         let session = PhotoTrackingSession(geometry: source.geometry, parameters: parameters,
                                            fullDetectionInterval: interval)
