@@ -27,7 +27,7 @@ public struct PhotoPipelineOptions: Sendable {
     public var maxPhotos = 8
     /// A print whose tracked corners moved more than this since the previous frame (px per frame) is shown without
     /// colour in that frame: the tracker trails a fast-moving print, and colour must not land on the table.
-    public var maxCompositeSpeedPx = 5.0
+    public var maxCompositeSpeedPx = 2.0
     /// Where `--save-photos` writes; nil to save nothing.
     public var savePhotosDirectory: String?
     public var detector = DetectorParameters()
@@ -242,10 +242,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
     }
 
-    /// True when the track's corners moved more than `maxCompositeSpeedPx` since the previous frame (a track not in
-    /// the previous frame counts as still).
+    /// True unless the track was measured in the previous frame too and its corners moved at most
+    /// `maxCompositeSpeedPx` since (so a print just found, or found again, waits one frame for its colour).
     private func isFast(_ track: Track) -> Bool {
-        guard let i = lastIDs.firstIndex(of: track.id) else { return false }
+        guard let i = lastIDs.firstIndex(of: track.id) else { return true }
         let previous = lastQuads[i]
         let limit = options.maxCompositeSpeedPx * options.maxCompositeSpeedPx
         return (0..<4).contains { k in ((track.quad[k] - previous[k]) * (track.quad[k] - previous[k])).sum() > limit }
