@@ -260,7 +260,7 @@ except (OSError, ValueError, KeyError, IndexError, StopIteration) as e:
 # 7. record → replay round trip (on the host) ----------------------------------------------------------------------
 try:
     rt = os.path.join(WORK, "roundtrip.y4m")
-    p = subprocess.run([COLORCAM, "replay", os.path.join(WORK, "cap300.y4m"), "--pace", "asap", "--quiet",
+    p = subprocess.run([COLORCAM, "replay", os.path.join(WORK, "cap300.y4m"), "--passthrough", "--pace", "asap", "--quiet",
                         "--output", rt], capture_output=True, text=True)
     h1, f1 = read_y4m(os.path.join(WORK, "cap300.y4m"))
     h2, f2 = read_y4m(rt)
