@@ -6,7 +6,7 @@ enum BenchCompositeCommand {
     static let help = """
     usage: colorcam bench composite [--photos N] [--runs N]
 
-    Times the output thread's colour compositing on a 640x480 4:2:0 frame with N prints of about 230x175 px
+    Times the output thread's colour compositing on a 640x480 4:2:0 frame with N prints of about 190x175 px (photo-like shading)
     (default 3; ab from a 256x256 grid; live L* kept per pixel): thread CPU and wall time per frame, p50/p95.
     """
 
