@@ -109,14 +109,7 @@ struct LabCurvesTests {
         var rng = LabTests.Random(state: 5)
         var rgb: [Float] = []
         for _ in 0..<3001 { rgb += [Float(rng.next() * 1.6 - 0.3), Float(rng.next()), Float(rng.next() * 1.6 - 0.3)] }
-        let n = rgb.count / 3
-        var lab = [Float](repeating: .nan, count: rgb.count)
-        Lab.convertRGBToLab(rgb, &lab, pixelCount: n)
-        var worst = 0.0
-        for i in 0..<n {
-            let ref = Lab.referenceLab(r: Double(rgb[3 * i]), g: Double(rgb[3 * i + 1]), b: Double(rgb[3 * i + 2]))
-            worst = max(worst, LabTests.deltaE(ref, (lab[3 * i], lab[3 * i + 1], lab[3 * i + 2])))
-        }
+        let worst = LabTests.worstRGBToLabDeltaE(rgb)
         #expect(worst <= 0.01, "max ΔE \(worst)")
     }
 

@@ -31,16 +31,21 @@ struct LabTests {
         return rgb
     }
 
-    @Test func floatRGBToLabMatchesDefinition() {
-        let rgb = Self.testColours(count: 20_001)
+    /// Largest ΔE between `Lab.convertRGBToLab` of interleaved `rgb` and the Double definition.
+    static func worstRGBToLabDeltaE(_ rgb: [Float]) -> Double {
         let n = rgb.count / 3
         var lab = [Float](repeating: .nan, count: rgb.count)
         Lab.convertRGBToLab(rgb, &lab, pixelCount: n)
         var worst = 0.0
         for i in 0..<n {
             let ref = Lab.referenceLab(r: Double(rgb[3 * i]), g: Double(rgb[3 * i + 1]), b: Double(rgb[3 * i + 2]))
-            worst = max(worst, Self.deltaE(ref, (lab[3 * i], lab[3 * i + 1], lab[3 * i + 2])))
+            worst = max(worst, deltaE(ref, (lab[3 * i], lab[3 * i + 1], lab[3 * i + 2])))
         }
+        return worst
+    }
+
+    @Test func floatRGBToLabMatchesDefinition() {
+        let worst = Self.worstRGBToLabDeltaE(Self.testColours(count: 20_001))
         #expect(worst <= 0.01, "max ΔE \(worst)")
     }
 

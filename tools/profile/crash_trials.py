@@ -101,6 +101,8 @@ def check_leftovers(colorcam, folder, cwd=ROOT):
             continue
         probed = ffprobe_frames(path)
         row["y4m"] = f"{'tmp' if temporary else 'final'} {frames}f cut{cut}B ffprobe {probed}"
+        if frames == 0 and temporary and probed is None:
+            continue  # killed after the header, before the first frame: a valid empty prefix ffprobe has nothing to read
         if probed != frames:
             failures.append(f"{path.name}: {frames} whole frames, ffprobe reads {probed}")
         if cut and not temporary:
