@@ -30,6 +30,14 @@ public struct SystemClock: MonotonicClock {
 
     public func nowNs() -> Int64 { SystemClock.rawNs() - originNs }
 
+    /// CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), nanoseconds: a benchmark's cost on one core
+    /// even when other processes share the machine.
+    public static func threadCPUNs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
     public func sleep(untilNs deadlineNs: Int64) {
         let absoluteNs = deadlineNs + originNs
         var ts = timespec(tv_sec: Int(absoluteNs / 1_000_000_000), tv_nsec: Int(absoluteNs % 1_000_000_000))

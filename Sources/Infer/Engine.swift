@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ColorcamCore
 
 /// A model prepared for one input shape: `load → prepare (init) → run`.
 ///
@@ -269,14 +270,10 @@ func monotonicNs() -> Int64 {
 }
 
 /// CPU time consumed by the calling thread, in ns.
-func threadCPUNs() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-}
+func threadCPUNs() -> Int64 { SystemClock.threadCPUNs() }
 
 /// Reads a whole binary file, or nil.
-func readBinaryFile(_ path: String) -> [UInt8]? {
+public func readBinaryFile(_ path: String) -> [UInt8]? {
     guard let file = fopen(path, "rb") else { return nil }
     defer { fclose(file) }
     guard fseek(file, 0, SEEK_END) == 0 else { return nil }

@@ -46,7 +46,7 @@ public enum CompositeBenchmark {
         var cpu: [Double] = [], wall: [Double] = []
         for run in 0...runs {
             frame.copy(from: pristine)
-            let cpu0 = threadCPUNs(), wall0 = SystemClock.rawNs()
+            let cpu0 = SystemClock.threadCPUNs(), wall0 = SystemClock.rawNs()
             cb.update(from: frame.cb.baseAddress!.assumingMemoryBound(to: UInt8.self), count: geometry.chromaPlaneBytes)
             cr.update(from: frame.cr.baseAddress!.assumingMemoryBound(to: UInt8.self), count: geometry.chromaPlaneBytes)
             frame.cb.initializeMemory(as: UInt8.self, repeating: 128)
@@ -56,16 +56,10 @@ public enum CompositeBenchmark {
                                            at: quad, originalCb: cb, originalCr: cr, codec: codec, featherPx: 2)
             }
             if run > 0 {  // the first is a warm-up
-                cpu.append(Double(threadCPUNs() - cpu0) / 1e6)
+                cpu.append(Double(SystemClock.threadCPUNs() - cpu0) / 1e6)
                 wall.append(Double(SystemClock.rawNs() - wall0) / 1e6)
             }
         }
         return Result(cpuMsPerFrame: cpu, wallMsPerFrame: wall, photoPixels: Int(quads.map(\.area).reduce(0, +)))
-    }
-
-    static func threadCPUNs() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }

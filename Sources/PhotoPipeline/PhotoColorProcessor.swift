@@ -23,7 +23,7 @@ public struct PhotoPipelineOptions: Sendable {
     /// Full detection every N frames, tracking in between (see `PhotoTrackingSession`).
     public var fullDetectionInterval = 3
     public var featherPx = 2.0
-    /// At most this many photos are colorized per frame (the largest first).
+    /// At most this many photos are colorized per frame (the largest first); 1…64.
     public var maxPhotos = 8
     /// A print whose tracked corners moved more than this since the previous frame (px per frame) is shown without
     /// colour in that frame: the tracker trails a fast-moving print, and colour must not land on the table.
@@ -97,6 +97,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     /// Loads the model and prepares detection for frames of `geometry`. Throws a one-line error for a model that is
     /// not a colorizer or a bad `savePhotosDirectory`.
     public init(bundle: ModelBundle, geometry: FrameGeometry, options: PhotoPipelineOptions = PhotoPipelineOptions()) throws {
+        precondition((1...64).contains(options.maxPhotos), "maxPhotos must be 1…64")
         self.options = options
         self.geometry = geometry
         models = try ModelHolder(bundle: bundle)
@@ -195,22 +196,28 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 && sequence - requestedFrame.load(ordering: .relaxed) <= 2)
         let saveBefore = sequence - 60
         var evicted: SavedColour?
-        table.withLock { t in
+        // Thumbnails only when a request can be made, and outside the lock (the output thread composites under it).
+        var sampled: UInt64 = 0  // bit k: photo k's thumbnail is in `thumbs`
+        if !busy {
             for k in 0..<count {
-                let id = photoIDs![base + k]
                 guard let map = Rectifier.homography(for: photoQuads![base + k], widthPx: side, heightPx: side)
                 else { continue }
                 sampler.thumbnail(through: map, into: thumbs + k * side * side)
+                sampled |= 1 << UInt64(k)
+            }
+        }
+        table.withLock { t in
+            for k in 0..<count {
+                let id = photoIDs![base + k]
                 guard let (i, old) = t.claim(id, frame: sequence, evictBefore: sequence - poolSize - 2) else { continue }
                 if let old, old.unsaved { evicted = old }
                 t.entries[i].lastSeenFrame = sequence
+                guard sampled & (1 << UInt64(k)) != 0 else { continue }
                 let e = t.entries[i]
                 let reason: InferenceReason, staleness: Int
-                // With --save-photos, a print seen only cut by the frame's edge so far is colorized again once whole.
-                let needsWholeView = saver != nil && e.best == nil && isWhole(photoQuads![base + k])
                 if !e.hasColour {
                     reason = .new; staleness = Int.max
-                } else if needsWholeView || e.modelGeneration != generation
+                } else if e.modelGeneration != generation
                             || thumbnailDistance(thumbs + k * side * side, e.thumbnail) > options.changeThreshold {
                     reason = .changed; staleness = sequence - e.resultFrame
                 } else { continue }
@@ -235,9 +242,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         sampler.rectifyLightness(through: map, sizePx: inputSizePx, scale: bundle.inputScale, offset: bundle.inputOffset,
                                  codec: codec, into: slotInputs![slot])
         slotThumbs![slot].update(from: thumbs + chosen * side * side, count: side * side)
-        let inside = isWhole(quad)
-        // A print cut by the frame's edge is shown in colour but never saved (its corners are not the print's).
-        slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: inside ? quad.area : 0)
+        slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: quad.area)
         requestedFrame.store(sequence, ordering: .relaxed)
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
     }
@@ -285,7 +290,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].resultCaptureTsNs = captureTsNs
             t.entries[i].modelGeneration = generation
             t.entries[i].abScale = bundle.outputScale
-            guard saver != nil, job.quality > 0 else { return }
+            guard saver != nil else { return }
             let best = t.entries[i].best ?? SavedColour(inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx)
             t.entries[i].best = best
             best.lastFrame = t.entries[i].lastSeenFrame

@@ -56,7 +56,7 @@ enum BenchCommand {
         let blas = try OpenBLAS.shared()
         blas.setThreads(threads)
         if shape == nil, let size = try a.int("size", range: 1...8192) {
-            guard let bytes = readModel(path) else { throw InferError(.missingInput, file: path, "cannot read the model file") }
+            guard let bytes = readBinaryFile(path) else { throw InferError(.missingInput, file: path, "cannot read the model file") }
             let model = try ONNXModel.decode(bytes, file: path)
             let declared = model.graph.inputs.first { input in !model.graph.initializers.contains { $0.name == input.name } }
             var dims = (declared?.dims ?? [1, 1, nil, nil]).map { $0 ?? 1 }
@@ -92,19 +92,6 @@ enum BenchCommand {
             }
         }
         return 0
-    }
-
-    static func readModel(_ path: String) -> [UInt8]? {
-        guard let f = fopen(path, "rb") else { return nil }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, 1 << 16, f) }
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        return bytes
     }
 
     static func fmt(_ v: Double) -> String {

@@ -22,11 +22,7 @@ enum BenchDetectCommand {
     """
 
     /// This thread's CPU time, nanoseconds.
-    static func threadCPUNs() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
+    static func threadCPUNs() -> Int64 { SystemClock.threadCPUNs() }
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         guard args.first == "detect" else {
