@@ -169,5 +169,12 @@ def test_live_page_shows_colorized_video_outlines_and_changing_stats(chromium, l
     assert green > 20, "no tracked-photo outline (green SVG polygon) over the video in 4 screenshots"
     # Colour: the demo's prints are black and white, the table grey (--background gray): any clearly coloured
     # pixels in the video come from the colorizer.
-    coloured = sum(1 for r, g, b in video2 if max(r, g, b) - min(r, g, b) > 25 and not (g > 200 and r < 120))
-    assert coloured > 200, f"only {coloured} coloured pixels in the video"
+    # The looped recording has moments with prints sliding (shown grey): judge the best of the screenshots taken.
+    for attempt in range(3):
+        coloured = max(sum(1 for r, g, b in pixels(shot, VIDEO_BOX) if max(r, g, b) - min(r, g, b) > 25
+                           and not (g > 200 and r < 120)) for shot in shots)
+        if coloured > 200:
+            break
+        time.sleep(1.0)
+        shots.append(screenshot_rgb(chromium, live_url, tmp_path / f"d{attempt}.png"))
+    assert coloured > 200, f"only {coloured} coloured pixels in the video in {len(shots)} screenshots"
