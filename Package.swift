@@ -22,10 +22,11 @@ let package = Package(
             name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
             providers: [.apt(["libturbojpeg0-dev"])]
         ),
+        .systemLibrary(name: "CSched", path: "Sources/CSched"),
         .target(name: "ColorcamCore", path: "Sources/ColorcamCore", exclude: ["README.md"]),
         .target(
             name: "Stream",
-            dependencies: ["ColorcamCore", "CPNG", "CV4L2", "CTurboJPEG"],
+            dependencies: ["ColorcamCore", "CPNG", "CV4L2", "CTurboJPEG", "CSched"],
             path: "Sources/Stream",
             exclude: ["README.md", "TRACE-FORMAT.md"]
         ),

@@ -288,6 +288,7 @@ public final class Pipeline: @unchecked Sendable {
     // MARK: inference
 
     private func inferenceLoop() {
+        CPUPlacement.enterInferenceCore()
         while true {
             startCondition.lock()
             while startQueue.isEmpty && !stopping { startCondition.wait() }

@@ -42,14 +42,40 @@ func jsonString(_ text: String) -> String { JSONText.quoted(text) }
 /// and nothing more is written — the file is left clearly truncated (no `summary`, no closing `]`) and `close`
 /// throws `StreamError(.ioError)` naming the file and the errno text.
 ///
+/// Bounded size (`rotation`): once the file holds `maxBytes`, the writer thread ends it as a whole trace (a `summary`
+/// with `segment_end: true`, then `]`), renames it to a numbered segment (`trace.json` → `trace.000001.json`,
+/// `trace.000002.json`, …; oldest lowest), starts a fresh `trace.json` with the same header and `config` plus
+/// `segment: n+1` (written to a temporary and renamed, as at `init`), and deletes segments beyond the newest
+/// `keepSegments`. Every file is a loadable trace on its own; the one under the trace's name is always the newest.
+/// Disk use stays below about (keepSegments + 1) × maxBytes.
+///
 /// Lifecycle: `init` (file created, header + metadata + config written) → `record`… → `close(summary:)` (drains,
 /// writes `summary` and `]`). `close` is idempotent.
 public final class TraceWriter: TraceSink, @unchecked Sendable {
-    // Invariant for @unchecked Sendable: `ring` storage is touched only under `state`'s lock; `fd` and `path` are
-    // immutable after init; `lineBuffer` is used only by the writer thread (and by `close` after joining it).
+    // Invariant for @unchecked Sendable: `ring` storage is touched only under `state`'s lock; `path` is immutable;
+    // `fd`, `bytesInFile`, `segment` and `drained` are used only by the writer thread (by `init` before it starts and
+    // by `close` after it exited).
+
+    /// When to start a new file, and how many finished segments to keep.
+    public struct Rotation: Sendable, Equatable {
+        /// Bytes after which the current file is ended and a new one started (checked after each batch).
+        public var maxBytes: Int
+        /// Finished segments kept on disk besides the current file; older ones are deleted.
+        public var keepSegments: Int
+        public init(maxBytes: Int, keepSegments: Int) {
+            self.maxBytes = maxBytes
+            self.keepSegments = keepSegments
+        }
+    }
 
     public let path: String
-    private let fd: Int32
+    private var fd: Int32
+    private let rotation: Rotation?
+    private let processName: String
+    private let config: [(String, TraceValue)]
+    /// Bytes in the current file; the number of the current segment (1 = the first file of the run).
+    private var bytesInFile = 0
+    private var segment = 1
     private let capacity: Int
     private let ring: UnsafeMutablePointer<TraceEvent>
     private let drained: UnsafeMutablePointer<TraceEvent>
@@ -65,20 +91,20 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
     private let flushIntervalNs: Int64
     private var thread: Thread?
     private let finished = Atomic<Bool>(false)
-    private var firstLine = true
 
     /// Creates (truncates) the trace file and writes its header, thread names and the `config` event.
     /// - Parameters:
     ///   - config: key/values for the `config` event (see TRACE-FORMAT.md), written in the order given.
     ///   - capacity: ring size in events; at 30 fps a run makes ~10 events per frame.
     /// - Throws: `StreamError(.ioError)` when the file cannot be created.
+    ///   - rotation: bound the file's size by starting numbered segments (see the type's doc); nil = one file.
     public init(path: String, processName: String, config: [(String, TraceValue)], capacity: Int = 1 << 15,
-                flushIntervalMs: Int = 50) throws {
+                flushIntervalMs: Int = 50, rotation: Rotation? = nil) throws {
         self.path = path
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { String(path[...$0]) } ?? ""
-        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let temporary = directory + "." + base + ".tmp-\(getpid())"
+        self.rotation = rotation
+        self.processName = processName
+        self.config = config
+        let temporary = Self.temporaryPath(path)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw StreamError(.ioError, file: path, "cannot create trace file: \(String(cString: strerror(errno)))")
@@ -91,17 +117,7 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         drained = .allocate(capacity: capacity)
         drained.initialize(repeating: TraceEvent(kind: .capture), count: capacity)
 
-        var header: [String] = []
-        header.append(#"{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":\#(jsonString(processName))}}"#)
-        for track in TraceTrack.allCases {
-            header.append(#"{"name":"thread_name","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"name":"\#(track.name)"}}"#)
-            header.append(#"{"name":"thread_sort_index","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"sort_index":\#(track.rawValue)}}"#)
-        }
-        let args = config.map { "\(jsonString($0.0)):\($0.1.json)" }.joined(separator: ",")
-        header.append(#"{"name":"config","ph":"i","s":"g","ts":0,"pid":1,"tid":6,"args":{\#(args)}}"#)
-        var text = "["
-        for line in header { text += (firstLine ? "" : "\n,") + line; firstLine = false }
-        text += "\n"
+        let text = Self.header(processName: processName, config: config, segment: nil, tsUs: 0)
         do {
             try writeAll(text)
             if rename(temporary, path) != 0 {
@@ -123,6 +139,66 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         thread.name = "colorcam-trace"
         self.thread = thread
         thread.start()
+    }
+
+    /// `.NAME.tmp-PID` beside `path`.
+    private static func temporaryPath(_ path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        return directory + "." + base + ".tmp-\(getpid())"
+    }
+
+    /// `trace.json` → `trace.000007.json` (the number before a `.json` extension, else appended).
+    public static func segmentPath(_ path: String, segment: Int) -> String {
+        let digits = String(segment)
+        let number = String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+        if path.hasSuffix(".json") { return String(path.dropLast(5)) + "." + number + ".json" }
+        return path + "." + number
+    }
+
+    /// `[`, the metadata events and `config` (plus `segment` and `segment_start_ts_us` after a rotation), one per line.
+    private static func header(processName: String, config: [(String, TraceValue)], segment: Int?,
+                               tsUs: Int64) -> String {
+        var header: [String] = []
+        header.append(#"{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":\#(jsonString(processName))}}"#)
+        for track in TraceTrack.allCases {
+            header.append(#"{"name":"thread_name","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"name":"\#(track.name)"}}"#)
+            header.append(#"{"name":"thread_sort_index","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"sort_index":\#(track.rawValue)}}"#)
+        }
+        var fields = config
+        if let segment { fields += [("segment", .int(segment)), ("segment_start_ts_us", .int(Int(tsUs)))] }
+        let args = fields.map { "\(jsonString($0.0)):\($0.1.json)" }.joined(separator: ",")
+        header.append(#"{"name":"config","ph":"i","s":"g","ts":\#(tsUs),"pid":1,"tid":6,"args":{\#(args)}}"#)
+        return "[" + header.joined(separator: "\n,") + "\n"
+    }
+
+    /// Ends the current file as a whole trace, moves it to its segment name, starts the next one. Writer thread.
+    /// - Throws: `TraceWriteFailure` when a write, create or rename fails (the run's trace then stops there).
+    private func rotate(atUs tsUs: Int64) throws {
+        let lost = state.withLock { $0.lost }
+        let tail = "," + #"{"name":"summary","ph":"i","s":"g","ts":\#(tsUs),"pid":1,"tid":6,"args":{"segment":\#(segment),"segment_end":true,"trace_events_lost":\#(lost)}}"#
+            + "\n]\n"
+        try writeAll(tail)
+        let temporary = Self.temporaryPath(path)
+        let next = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard next >= 0 else { throw TraceWriteFailure(code: errno) }
+        let finishedPath = Self.segmentPath(path, segment: segment)
+        guard rename(path, finishedPath) == 0 else {
+            let code = errno
+            Glibc.close(next)
+            unlink(temporary)
+            throw TraceWriteFailure(code: code)
+        }
+        Glibc.close(fd)
+        fd = next
+        bytesInFile = 0
+        segment += 1
+        try writeAll(Self.header(processName: processName, config: config, segment: segment, tsUs: tsUs))
+        guard rename(temporary, path) == 0 else { throw TraceWriteFailure(code: errno) }
+        if let keep = rotation?.keepSegments, segment - 1 - keep >= 1 {
+            unlink(Self.segmentPath(path, segment: segment - 1 - keep))
+        }
     }
 
     deinit {
@@ -216,7 +292,13 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         var text = ""
         text.reserveCapacity(n * 160)
         for i in 0..<n { appendLines(for: drained[i], to: &text) }
-        do { try writeAll(text) } catch {
+        do {
+            try writeAll(text)
+            if let rotation, bytesInFile >= rotation.maxBytes, !state.withLock({ $0.closing }) {
+                let last = drained[n - 1]
+                try rotate(atUs: max(0, max(last.startNs, last.endNs) / 1000))
+            }
+        } catch {
             let code = (error as? TraceWriteFailure)?.code ?? EIO
             let handler: (@Sendable (StreamError) -> Void)? = state.withLock { s in
                 guard s.writeError == 0 else { return nil }
@@ -280,5 +362,6 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
                 offset += n
             }
         }
+        bytesInFile += text.utf8.count
     }
 }

@@ -35,11 +35,17 @@ enum LiveCommand {
       --listen ADDR:PORT        preview address (default 127.0.0.1:8080; another address only when asked, with a
                                 warning: the preview has no authentication)
       --output OUT.y4m          also record the output frames (a valid file however the daemon ends)
-      --trace FILE.json         write the per-frame trace
+      --trace FILE.json         write the per-frame trace, bounded: when it reaches --trace-max-mb it is ended
+                                (a whole trace) and renamed FILE.000001.json, .000002, ...; a new FILE.json
+                                starts; only the newest --trace-keep finished files are kept (disk use below
+                                (keep + 1) x max). Each file loads in trace-report on its own.
+      --trace-max-mb N          size at which the trace starts a new file (default 64; 0 = never, unbounded)
+      --trace-keep K            finished trace files kept besides the current one (default 4)
       --max-in-flight N, --queue N, --max-latency-ms X, --output-delay-ms X
                                 scheduler and pacing settings, as for 'colorcam replay'
       --simulate-inference-ms N[:J], --simulate-mode spin|sleep
                                 DIAGNOSTIC SIMULATION of the model, as for 'colorcam replay'
+    \(CPUPlacementOption.help)
     \(ColorizeOptions.help)
       --exit-on-device-loss     exit 69 when the source is lost instead of retrying with backoff
       --log-level error|warning|info|debug
@@ -50,8 +56,10 @@ enum LiveCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "live",
-                              valued: Set(["source", "device", "size", "fps", "listen", "output", "trace", "max-in-flight", "queue",
-                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level"]).union(ColorizeOptions.valued),
+                              valued: Set(["source", "device", "size", "fps", "listen", "output", "trace", "trace-max-mb", "trace-keep",
+                                       "max-in-flight", "queue",
+                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level",
+                                       "cpu-placement"]).union(ColorizeOptions.valued),
                               boolean: Set(["exit-on-device-loss"]).union(ColorizeOptions.boolean))
         _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
         if let level = a.string("log-level") {
@@ -123,8 +131,14 @@ enum LiveCommand {
             ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false)),
         ]
         if let simulation { traceConfig.append(("simulate_inference_ms", .double(simulation.ms))) }
+        traceConfig += try CPUPlacementOption.apply(a, command: "live", inference: runner != nil || processor != nil)
+        let traceMaxMb = try a.double("trace-max-mb", default: 64, min: 0)!
+        let traceKeep = try a.int("trace-keep", default: 4, range: 0...1_000_000)!
+        let rotation = traceMaxMb > 0
+            ? TraceWriter.Rotation(maxBytes: max(4096, Int(traceMaxMb * 1_048_576)), keepSegments: traceKeep) : nil
+        if rotation != nil { traceConfig.append(("trace_max_mb", .double(traceMaxMb))) }
         let traceFile = try a.string("trace").map {
-            try TraceWriter(path: $0, processName: "colorcam live", config: traceConfig)
+            try TraceWriter(path: $0, processName: "colorcam live", config: traceConfig, rotation: rotation)
         }
         let trace = MetricsTraceSink(forwardingTo: traceFile ?? NullTraceSink(), metrics: metrics, preview: preview)
         let record: FrameSink? = try a.string("output").map {

@@ -56,6 +56,7 @@ enum ReplayCommand {
                                 jitter, seeded). The trace and report mark the run as simulated.
       --simulate-mode spin|sleep
                                 spin a core (default, like real inference) or sleep
+    \(CPUPlacementOption.help)
     \(ColorizeOptions.help)
       --quiet                   no summary line on stderr
 
@@ -69,7 +70,7 @@ enum ReplayCommand {
         let a = try Arguments(args, command: "replay",
                               valued: Set(["output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
                                        "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode",
-                                       "on-write-error"]).union(ColorizeOptions.valued),
+                                       "on-write-error", "cpu-placement"]).union(ColorizeOptions.valued),
                               boolean: Set(["quiet"]).union(ColorizeOptions.boolean))
         let input = try a.positionals(exactly: 1, usage: "replay INPUT [options] (see --help)")[0]
         var config = PipelineConfig()
@@ -126,6 +127,8 @@ enum ReplayCommand {
                             ("simulate_mode", .string(simulateMode))]
         }
         if let budget = pipelineProbe.outputBudgetNs { traceConfig.append(("output_deadline_us", .int(Int(budget / 1000)))) }
+        traceConfig += try CPUPlacementOption.apply(
+            a, command: "replay", inference: (runner != nil || processor != nil) && config.pace == .realtime)
         let trace: TraceWriter? = try a.string("trace").map {
             try TraceWriter(path: $0, processName: "colorcam replay", config: traceConfig)
         }
