@@ -1,5 +1,4 @@
 import CSched
-import Synchronization
 
 /// Gives the inference thread a core of its own: "one inference thread; the other cores do the rest".
 ///
@@ -8,9 +7,10 @@ import Synchronization
 /// of request→start lag. With the split, the inference core runs nothing else of colorcam's, so the thread starts
 /// as soon as it is signalled; capture, output and preview share the remaining cores.
 ///
-/// Contract: `split()` is called once on the main thread before the pipeline's threads start (threads inherit the
-/// caller's CPU set when created); the inference thread calls `enterInferenceCore()` first thing. With fewer than two
-/// usable CPUs, or when the kernel refuses, nothing changes and `split()` returns nil. (`sched_setaffinity(2)`)
+/// Contract: `split()` is called on the main thread before the pipeline's threads start (threads inherit the
+/// caller's CPU set when created), and its `inferenceCPU` goes into `PipelineConfig.inferenceCPU`, which the
+/// inference thread applies to itself first thing. With fewer than two usable CPUs, or when the kernel refuses,
+/// nothing changes and `split()` returns nil. No global state. (`sched_setaffinity(2)`)
 public enum CPUPlacement {
     public struct Split: Sendable, Equatable {
         /// The core the inference thread runs on (the highest CPU the process may use).
@@ -18,8 +18,6 @@ public enum CPUPlacement {
         /// Every other CPU the process may use: capture, output, preview, trace writer.
         public var streamCPUs: [Int]
     }
-
-    private static let current = Mutex<Split?>(nil)
 
     /// The CPUs the calling thread may run on, ascending. (`sched_getaffinity(2)`)
     public static func threadCPUs() -> [Int] {
@@ -42,17 +40,7 @@ public enum CPUPlacement {
         let cpus = threadCPUs()
         guard cpus.count >= 2, let last = cpus.last else { return nil }
         let placement = Split(inferenceCPU: last, streamCPUs: Array(cpus.dropLast()))
-        guard setThreadCPUs(placement.streamCPUs) else { return nil }
-        current.withLock { $0 = placement }
-        return placement
+        return setThreadCPUs(placement.streamCPUs) ? placement : nil
     }
 
-    /// The split made by `split()`, if any.
-    public static var active: Split? { current.withLock { $0 } }
-
-    /// Moves the calling thread (the inference thread) to the reserved core; no-op without a split.
-    public static func enterInferenceCore() {
-        guard let split = active else { return }
-        setThreadCPUs([split.inferenceCPU])
-    }
 }

@@ -288,7 +288,7 @@ public final class Pipeline: @unchecked Sendable {
     // MARK: inference
 
     private func inferenceLoop() {
-        CPUPlacement.enterInferenceCore()
+        if let cpu = config.inferenceCPU { CPUPlacement.setThreadCPUs([cpu]) }
         while true {
             startCondition.lock()
             while startQueue.isEmpty && !stopping { startCondition.wait() }
@@ -360,6 +360,10 @@ public final class Pipeline: @unchecked Sendable {
             let result: (frame: Int, captureTsNs: Int64)?
             if let processor {
                 result = processor.composite(frame).map { ($0.resultFrame, $0.resultCaptureTsNs) }
+            } else if config.pace == .asap && submitted {
+                // Its own inference has finished (waited for above); a later frame's may have too by now, and
+                // asap promises each frame its own result, so do not read "the latest".
+                result = (frame.sequence, frame.captureTimestampNs)
             } else {
                 result = core.withLock { $0.latestResult }.map { ($0.frame, $0.captureTsNs) }
             }

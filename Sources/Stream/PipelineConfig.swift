@@ -31,6 +31,8 @@ public struct PipelineConfig: Sendable {
     public var firstSequence = 0
     /// Realtime: delay before the first frame is due, so threads are up before the clock starts counting.
     public var startLeadNs: Int64 = 5_000_000
+    /// The CPU the inference thread restricts itself to (`CPUPlacement.split()`); nil = wherever the others run.
+    public var inferenceCPU: Int?
 
     public init() {}
 }

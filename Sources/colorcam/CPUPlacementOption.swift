@@ -10,15 +10,18 @@ enum CPUPlacementOption {
                                 once however busy the stream threads are; shared: every thread on every CPU
     """
 
-    /// Applies the option (call before the pipeline's threads start) and returns the trace `config` entries.
+    /// Applies the option (call before the pipeline's threads start): sets `config.inferenceCPU` and returns the
+    /// trace `config` entries.
     /// - Parameter inference: whether the run has an inference thread and runs in real time (the default's condition).
-    static func apply(_ a: Arguments, command: String, inference: Bool) throws -> [(String, TraceValue)] {
+    static func apply(_ a: Arguments, command: String, inference: Bool,
+                      to config: inout PipelineConfig) throws -> [(String, TraceValue)] {
         let choice = try a.choice("cpu-placement", ["split", "shared"], default: inference ? "split" : "shared")
         guard choice == "split" else { return [("cpu_placement", .string("shared"))] }
         guard let split = CPUPlacement.split() else {
             Log.info("\(command): --cpu-placement split needs 2 or more usable CPUs; threads share them")
             return [("cpu_placement", .string("shared"))]
         }
+        config.inferenceCPU = split.inferenceCPU
         return [("cpu_placement", .string("split")), ("inference_cpu", .int(split.inferenceCPU))]
     }
 }

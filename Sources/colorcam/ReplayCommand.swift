@@ -128,7 +128,8 @@ enum ReplayCommand {
         }
         if let budget = pipelineProbe.outputBudgetNs { traceConfig.append(("output_deadline_us", .int(Int(budget / 1000)))) }
         traceConfig += try CPUPlacementOption.apply(
-            a, command: "replay", inference: (runner != nil || processor != nil) && config.pace == .realtime)
+            a, command: "replay", inference: (runner != nil || processor != nil) && config.pace == .realtime,
+            to: &config)
         let trace: TraceWriter? = try a.string("trace").map {
             try TraceWriter(path: $0, processName: "colorcam replay", config: traceConfig)
         }
