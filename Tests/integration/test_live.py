@@ -1,5 +1,6 @@
 """colorcam live on the host: preview endpoints, signals, outputs (the vivid half lives in Tests/vivid)."""
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -145,3 +146,39 @@ def test_live_with_the_model_reloads_on_sighup_and_keeps_it_when_the_new_one_is_
     assert any(a["reason"] == "changed" for a in infers), "the reloaded model re-colorizes the photos"
     assert "colorcam-default" in json.dumps(stats)
     assert len(list(photos.glob("photo-*.png"))) >= 2
+
+
+def test_live_trace_is_bounded_by_rotation_and_every_file_loads(colorcam, tmp_path):
+    """--trace-max-mb/--trace-keep: numbered whole-trace segments, the oldest deleted, frames continuous."""
+    clip = tmp_path / "clip.y4m"
+    run(colorcam, "testclip", clip, "--size", "160x120", "--seconds", "1")
+    port = free_port()
+    trace = tmp_path / "t" / "live.json"
+    trace.parent.mkdir()
+    proc = subprocess.Popen([colorcam, "live", "--source", clip, "--listen", f"127.0.0.1:{port}",
+                             "--simulate-inference-ms", "40", "--simulate-mode", "sleep", "--trace", trace,
+                             "--trace-max-mb", "0.02", "--trace-keep", "2", "--cpu-placement", "split"],
+                            stderr=subprocess.PIPE, text=True)
+    wait_until_serving(f"http://127.0.0.1:{port}")
+    time.sleep(4.0)  # ~120 frames, ~100 KB of trace: several 20 KB segments
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=10)
+    assert proc.returncode == 0, proc.stderr.read()
+    names = sorted(p.name for p in trace.parent.iterdir())
+    segments = [n for n in names if n != "live.json"]
+    assert "live.json" in names and len(segments) == 2, f"files: {names}"
+    numbers = sorted(int(n.split(".")[1]) for n in segments)
+    assert numbers[1] == numbers[0] + 1 and numbers[0] >= 2, f"older segments were deleted: {names}"
+    frames = []
+    for name in [f"live.{n:06d}.json" for n in numbers] + ["live.json"]:
+        path = trace.parent / name
+        events = json.loads(path.read_text())  # whole JSON arrays, every one
+        frames += [e["args"]["frame"] for e in events if e.get("name") == "capture"]
+        report = run(colorcam, "trace-report", path, "--json", check=False)
+        assert report.returncode == 0, (name, report.stdout[-500:], report.stderr)
+        config = json.loads(report.stdout)["config"]
+        assert config["segment"] == (numbers[-1] + 1 if name == "live.json" else int(name.split(".")[1]))
+        # split needs 2+ CPUs in the process's affinity mask (this test may itself run under taskset)
+        assert config["cpu_placement"] == ("split" if len(os.sched_getaffinity(0)) >= 2 else "shared")
+        assert path.stat().st_size < 20 * 1024 * 1.048576 + 16 * 1024
+    assert frames == list(range(frames[0], frames[0] + len(frames))), "frames continue across the cuts"
