@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in tools/fuzz/targets/ with `swiftc -sanitize=fuzzer,address`.
+#
+# Not a SwiftPM product on purpose: `swift build` must not change. The library modules a target needs
+# (ColorcamCore, Stream, Infer, Preview) are compiled straight from Sources/ by swiftc, one whole-module object
+# each, with coverage instrumentation, AddressSanitizer, `-O` (overflow and bounds checks ON, unlike the
+# `-Ounchecked` the package uses for Infer: a trap is exactly what a fuzzer should see) and `-enable-testing`, so a
+# target can `@testable import` internal parsers. Outputs go to $FUZZ_BUILD (default .build/fuzz):
+# fuzz-y4m, fuzz-onnx, fuzz-trace, fuzz-http.
+#
+# Usage: tools/fuzz/build.sh [TARGET ...]     (default: all four)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PATH=/opt/swift/usr/bin:$PATH
+OUT=${FUZZ_BUILD:-.build/fuzz}
+mkdir -p "$OUT"
+FLAGS=(-O -gline-tables-only -sanitize=fuzzer,address -enable-testing -parse-as-library -I "$OUT"
+       -I Sources/CPNG -I Sources/CV4L2 -I Sources/CTurboJPEG -Xcc -I/usr/include/libpng16)
+
+# Compiles module $1 from Sources/$1 (and Sources/$1/Ops if present) unless its object is newer than every source,
+# this script and (for the others) ColorcamCore.
+module() {
+    local name=$1
+    local sources=(Sources/"$name"/*.swift)
+    [[ -d Sources/$name/Ops ]] && sources+=(Sources/"$name"/Ops/*.swift)
+    local object=$OUT/$name.o
+    local inputs=("${sources[@]}" "$0")
+    [[ $name != ColorcamCore ]] && inputs+=("$OUT/ColorcamCore.o")
+    if [[ -f $object ]] && [[ -z $(find "${inputs[@]}" -newer "$object" -print -quit) ]]; then return; fi
+    echo "== fuzz build: module $name (${#sources[@]} files)"
+    swiftc "${FLAGS[@]}" -module-name "$name" -wmo -emit-module -emit-module-path "$OUT/$name.swiftmodule" \
+        -c "${sources[@]}" -o "$object"
+}
+
+# Links target $1 (tools/fuzz/targets/$1.swift) against the listed modules.
+target() {
+    local name=$1; shift
+    local modules=("$@")
+    module ColorcamCore
+    local objects=("$OUT/ColorcamCore.o")
+    for m in "${modules[@]}"; do module "$m"; objects+=("$OUT/$m.o"); done
+    local binary=$OUT/fuzz-$name
+    local harness=tools/fuzz/targets/$name.swift
+    if [[ -f $binary ]] && [[ -z $(find "$harness" "${objects[@]}" -newer "$binary" -print -quit) ]]; then return; fi
+    echo "== fuzz build: fuzz-$name"
+    swiftc "${FLAGS[@]}" -module-name "Fuzz_$name" "$harness" "${objects[@]}" \
+        -use-ld=lld -lpng16 -lv4l2 -lturbojpeg -o "$binary"
+}
+
+targets=("$@")
+[[ ${#targets[@]} -eq 0 ]] && targets=(y4m onnx trace http)
+for t in "${targets[@]}"; do
+    case $t in
+        y4m|trace) target "$t" Stream ;;
+        onnx) target "$t" Infer ;;
+        http) target "$t" Preview ;;
+        *) echo "build.sh: unknown target '$t' (y4m, onnx, trace, http)" >&2; exit 64 ;;
+    esac
+done
