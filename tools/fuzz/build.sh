@@ -6,9 +6,9 @@
 # each, with coverage instrumentation, AddressSanitizer, `-O` (overflow and bounds checks ON, unlike the
 # `-Ounchecked` the package uses for Infer: a trap is exactly what a fuzzer should see) and `-enable-testing`, so a
 # target can `@testable import` internal parsers. Outputs go to $FUZZ_BUILD (default .build/fuzz):
-# fuzz-y4m, fuzz-onnx, fuzz-trace, fuzz-http.
+# fuzz-y4m, fuzz-onnx, fuzz-onnx-graph, fuzz-trace, fuzz-http.
 #
-# Usage: tools/fuzz/build.sh [TARGET ...]     (default: all four)
+# Usage: tools/fuzz/build.sh [TARGET ...]     (default: all five)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -43,17 +43,27 @@ target() {
     local harness=tools/fuzz/targets/$name.swift
     if [[ -f $binary ]] && [[ -z $(find "$harness" "${objects[@]}" -newer "$binary" -print -quit) ]]; then return; fi
     echo "== fuzz build: fuzz-$name"
-    swiftc "${FLAGS[@]}" -module-name "Fuzz_$name" "$harness" "${objects[@]}" \
+    swiftc "${FLAGS[@]}" -module-name "Fuzz_${name//-/_}" "$harness" "${objects[@]}" \
         -use-ld=lld -lpng16 -lv4l2 -lturbojpeg -o "$binary"
 }
 
-targets=("$@")
-[[ ${#targets[@]} -eq 0 ]] && targets=(y4m onnx trace http)
-for t in "${targets[@]}"; do
-    case $t in
-        y4m|trace) target "$t" Stream ;;
-        onnx) target "$t" Infer ;;
-        http) target "$t" Preview ;;
-        *) echo "build.sh: unknown target '$t' (y4m, onnx, trace, http)" >&2; exit 64 ;;
+# The library module each target links (besides ColorcamCore).
+library() {
+    case $1 in
+        y4m|trace) echo Stream ;;
+        onnx|onnx-graph) echo Infer ;;
+        http) echo Preview ;;
+        *) echo "build.sh: unknown target '$1' (y4m, onnx, onnx-graph, trace, http)" >&2; return 64 ;;
     esac
-done
+}
+
+targets=("$@")
+[[ ${#targets[@]} -eq 0 ]] && targets=(y4m onnx onnx-graph trace http)
+libraries=()
+for t in "${targets[@]}"; do libraries+=("$(library "$t")"); done
+# ColorcamCore first; the others do not depend on each other, so they compile side by side.
+module ColorcamCore
+pids=()
+for m in $(printf '%s\n' "${libraries[@]}" | sort -u); do module "$m" & pids+=($!); done
+for pid in "${pids[@]}"; do wait "$pid"; done
+for t in "${targets[@]}"; do target "$t" "$(library "$t")"; done

@@ -17,9 +17,11 @@ import ColorcamCore
 
 private let maxFuzzFrameBytes = 4 << 20
 
-/// One unlinked temporary file reused by every execution (libFuzzer runs inputs one at a time on one thread).
+/// One unlinked temporary file reused by every execution (libFuzzer runs inputs one at a time on one thread), in
+/// /dev/shm when there is one (a disk-backed /tmp on a busy machine can stall a write for seconds).
 private let scratchFD: Int32 = {
-    var template = Array(((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/fuzz-y4m-XXXXXX").utf8CString)
+    let directory = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    var template = Array((directory + "/fuzz-y4m-XXXXXX").utf8CString)
     let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     precondition(fd >= 0, "cannot create a temporary file")
     unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
