@@ -66,11 +66,13 @@ vivid: release
 	Tests/vivid/run.sh
 
 # libFuzzer targets (tools/fuzz/README.md) for the Y4M reader, the ONNX decoder, the trace reader and the HTTP request
-# parser, built with swiftc -sanitize=fuzzer,address into .build/fuzz (not by swift build). Each runs FUZZ_SECONDS;
-# any crash fails with the crashing input left in .build/fuzz/artifacts. make fuzz FUZZ_SECONDS=600 for a long run.
+# parser, built with swiftc -sanitize=fuzzer,address into .build/fuzz (not by swift build). Each runs FUZZ_SECONDS,
+# FUZZ_JOBS at a time; any crash fails with the crashing input left in .build/fuzz/artifacts.
+# make fuzz FUZZ_SECONDS=600 for a long run; tools/fuzz/run.py --target onnx-graph for graph building.
 FUZZ_SECONDS ?= 30
+FUZZ_JOBS ?= 2
 fuzz: deps
-	$(PYTHON) tools/fuzz/run.py --seconds $(FUZZ_SECONDS)
+	$(PYTHON) tools/fuzz/run.py --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
 test: unit integration conformance vivid fuzz
 

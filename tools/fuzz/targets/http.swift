@@ -1,6 +1,6 @@
 // libFuzzer target: the preview server's HTTP/1.x request-head parser (HTTPRequestParser, HTTPRequestHead).
 //
-// The first input byte chooses how the rest is fragmented (every byte at once, or chunks of 1…255 bytes), so the
+// The first input byte chooses how the rest is fragmented (all at once, or chunks of 1…127 bytes), so the
 // incremental state machine sees the splits a socket produces; every completed head is queried as the server does
 // (path, keepAlive, header lookup) and its leftover bytes are fed back as the next pipelined request. Small limits
 // are used on alternate inputs so the limit checks are reached with short inputs.
