@@ -31,6 +31,7 @@ module() {
     echo "== fuzz build: module $name (${#sources[@]} files)"
     swiftc "${FLAGS[@]}" -module-name "$name" -wmo -emit-module -emit-module-path "$OUT/$name.swiftmodule" \
         -c "${sources[@]}" -o "$object"
+    touch "$object"  # swiftc leaves an unchanged object's mtime alone, which would make it look stale forever
 }
 
 # The ONNX decoder alone, compiled as a module named Infer into $OUT/decoder: all the `onnx` target calls, in a
@@ -45,6 +46,7 @@ decoder() {
     echo "== fuzz build: the ONNX decoder (${#DECODER_SOURCES[@]} files of Infer)"
     swiftc "${FLAGS[@]}" -module-name Infer -wmo -emit-module -emit-module-path "$OUT/decoder/Infer.swiftmodule" \
         -c "${DECODER_SOURCES[@]}" -o "$object"
+    touch "$object"
 }
 
 # Links target $1 (tools/fuzz/targets/$1.swift) against the listed modules (`decoder`: the ONNX decoder alone).
