@@ -1,6 +1,6 @@
 # colorcam — the two commands that matter:
 #   make demo   installs what it needs, builds (release), runs the main job on the bundled defaults
-#   make test   installs what it needs, builds, runs every test (unit, integration, conformance)
+#   make test   installs what it needs, builds, runs every test (unit, integration, conformance, vivid, fuzz)
 SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
@@ -8,7 +8,7 @@ PYTHON ?= python3
 RELEASE_BIN := .build/release/colorcam
 DEMO := demo
 
-.PHONY: demo test deps build release unit integration conformance vivid profile clean
+.PHONY: demo test deps build release unit integration conformance vivid fuzz profile clean
 
 deps:
 	@tools/deps.sh
@@ -65,7 +65,16 @@ conformance: release
 vivid: release
 	Tests/vivid/run.sh
 
-test: unit integration conformance vivid
+# libFuzzer targets (tools/fuzz/README.md) for the Y4M reader, the ONNX decoder, the trace reader and the HTTP request
+# parser, built with swiftc -sanitize=fuzzer,address into .build/fuzz (not by swift build). Each runs FUZZ_SECONDS,
+# FUZZ_JOBS at a time; any crash fails with the crashing input left in .build/fuzz/artifacts.
+# make fuzz FUZZ_SECONDS=600 for a long run; tools/fuzz/run.py --target onnx-graph for graph building.
+FUZZ_SECONDS ?= 30
+FUZZ_JOBS ?= 2
+fuzz: deps
+	$(PYTHON) tools/fuzz/run.py --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
+
+test: unit integration conformance vivid fuzz
 
 # Benchmarks (not part of make test): print figures and ratios against a peer run in the same script.
 profile: release $(DEMO)/scene.y4m

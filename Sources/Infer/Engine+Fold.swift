@@ -27,7 +27,9 @@ enum ConstFolder {
             return [ConstValue(shape: c.shape, ints: c.asInts)]
         case "ConstantOfShape":
             let shape = ctx.consts[0]!.asInts.map { Int($0) }
-            guard shape.allSatisfy({ $0 >= 0 }), shape.reduce(1, *) < 1 << 28 else { throw ctx.error("bad shape \(shape)") }
+            guard shape.allSatisfy({ $0 >= 0 }), let count = LayoutOps.product(shape), count < 1 << 28 else {
+                throw ctx.error("bad shape \(shape)")
+            }
             var value = ConstValue(shape: [1], floats: [0])
             if case .tensor(let t)? = node.attributes["value"] { value = ConstValue(t) }
             let n = shape.reduce(1, *)
@@ -93,7 +95,7 @@ enum ConstFolder {
                 case "Mul": return u &* v
                 default:
                     guard v != 0 else { throw ctx.error("integer division by zero") }
-                    return u / v
+                    return u.dividedReportingOverflow(by: v).partialValue  // Int64.min / -1 wraps, as Add/Sub/Mul do
                 }
             }
             return [ConstValue(shape: shape, ints: out)]

@@ -17,25 +17,35 @@ struct ConvGeometry {
         rank == 3 ? [batch, outChannels, outWidth] : [batch, outChannels, outHeight, outWidth]
     }
 
+    /// Largest kernel size, stride, dilation or pad accepted (elements). Far above any real model, and small enough
+    /// that the geometry arithmetic (`(kernel − 1) · dilation + 1`, `in + pads − extent`, …) cannot overflow `Int`.
+    static let maxSpatialAttribute = 1 << 20
+
+    /// Throws unless `input` has rank 3 or 4 (N, C, then one or two spatial axes); call before indexing a shape.
+    static func checkRank(_ ctx: OpContext, input: [Int]) throws {
+        guard input.count == 3 || input.count == 4 else {
+            throw ctx.error("input has rank \(input.count); only 1-D and 2-D spatial ops are supported")
+        }
+    }
+
     /// Reads the spatial attributes shared by Conv, ConvTranspose and the pools.
     /// - Parameters:
     ///   - input: the input shape (rank 3 or 4).
     ///   - kernel: kernel height and width.
     static func spatial(_ ctx: OpContext, input: [Int], kernel: [Int]) throws
         -> (strides: [Int], dilations: [Int], pads: [Int], autoPad: String) {
-        guard input.count == 3 || input.count == 4 else {
-            throw ctx.error("input has rank \(input.count); only 1-D and 2-D spatial ops are supported")
-        }
+        try checkRank(ctx, input: input)
         let spatialRank = input.count - 2
         guard kernel.count == spatialRank else { throw ctx.error("kernel rank \(kernel.count) does not match input") }
         let strides = try ctx.ints("strides") ?? [Int](repeating: 1, count: spatialRank)
         let dilations = try ctx.ints("dilations") ?? [Int](repeating: 1, count: spatialRank)
         let pads = try ctx.ints("pads") ?? [Int](repeating: 0, count: 2 * spatialRank)
         let autoPad = try ctx.string("auto_pad", "NOTSET")
+        let limit = maxSpatialAttribute
         guard strides.count == spatialRank, dilations.count == spatialRank, pads.count == 2 * spatialRank,
-              strides.allSatisfy({ $0 >= 1 }), dilations.allSatisfy({ $0 >= 1 }), pads.allSatisfy({ $0 >= 0 }),
-              kernel.allSatisfy({ $0 >= 1 })
-        else { throw ctx.error("strides/dilations/pads/kernel_shape have wrong length or values") }
+              strides.allSatisfy({ $0 >= 1 && $0 <= limit }), dilations.allSatisfy({ $0 >= 1 && $0 <= limit }),
+              pads.allSatisfy({ $0 >= 0 && $0 <= limit }), kernel.allSatisfy({ $0 >= 1 && $0 <= limit })
+        else { throw ctx.error("strides/dilations/pads/kernel_shape have wrong length or values (each 0…\(limit))") }
         guard ["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"].contains(autoPad) else {
             throw ctx.error("auto_pad \(autoPad) is not supported")
         }
@@ -86,6 +96,7 @@ struct ConvGeometry {
             if lastW >= g.inWidth + g.padLeft { g.outWidth -= 1 }
         }
         guard g.outHeight >= 1 && g.outWidth >= 1 else { throw ctx.error("output would be empty for input \(input)") }
+        try LayoutOps.checkCount(g.outputShape, ctx)
         return g
     }
 }

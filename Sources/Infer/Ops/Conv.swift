@@ -22,6 +22,7 @@ enum ConvOp {
         let w = try ctx.shape(1)
         guard let weights = ctx.consts[1]?.floats else { throw ctx.error("weights (input 1) must be a float constant") }
         let group = try ctx.int("group", 1)
+        try ConvGeometry.checkRank(ctx, input: x)
         guard w.count == x.count, w.allSatisfy({ $0 >= 1 }), x.allSatisfy({ $0 >= 1 }), group >= 1,
               x[1] % group == 0, w[0] % group == 0, w[1] * group == x[1] else {
             throw ctx.error("weights \(w) do not fit input \(x) with group \(group)")

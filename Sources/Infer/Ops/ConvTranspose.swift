@@ -8,6 +8,7 @@ enum ConvTransposeOp {
         let w = try ctx.shape(1)
         guard let weights = ctx.consts[1]?.floats else { throw ctx.error("weights (input 1) must be a float constant") }
         let group = try ctx.int("group", 1)
+        try ConvGeometry.checkRank(ctx, input: x)
         guard w.count == x.count, w.allSatisfy({ $0 >= 1 }), x.allSatisfy({ $0 >= 1 }), group >= 1, w[0] == x[1], x[1] % group == 0 else {
             throw ctx.error("weights \(w) do not fit input \(x) with group \(group)")
         }
@@ -17,7 +18,13 @@ enum ConvTransposeOp {
         let spatial = x.count - 2
         let outputPadding = try ctx.ints("output_padding") ?? [Int](repeating: 0, count: spatial)
         let outputShapeAttr = try ctx.ints("output_shape")
-        guard outputPadding.count == spatial else { throw ctx.error("output_padding has wrong length") }
+        let limit = ConvGeometry.maxSpatialAttribute
+        guard outputPadding.count == spatial, outputPadding.allSatisfy({ $0 >= 0 && $0 <= limit }) else {
+            throw ctx.error("output_padding has wrong length or values")
+        }
+        if let o = outputShapeAttr, o.count < spatial || !o.suffix(spatial).allSatisfy({ $0 >= 1 && $0 < 1 << 30 }) {
+            throw ctx.error("output_shape \(o) does not give \(spatial) spatial sizes")
+        }
         var pads = padsIn
         var outSizes = [Int](repeating: 0, count: spatial)
         for i in 0..<spatial {

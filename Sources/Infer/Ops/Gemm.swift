@@ -32,6 +32,7 @@ enum GemmOp {
 
     static func planMatMul(_ ctx: OpContext) throws -> OpPlan {
         var a = try ctx.shape(0), b = try ctx.shape(1)
+        guard !a.isEmpty, !b.isEmpty else { throw ctx.error("MatMul inputs must have rank ≥ 1, got \(a) and \(b)") }
         let aVector = a.count == 1, bVector = b.count == 1
         if aVector { a = [1] + a }
         if bVector { b = b + [1] }

@@ -10,8 +10,20 @@ enum LayoutOps {
         func apply<T>(_ input: [T], fill: T) -> [T] { sources.map { $0 < 0 ? fill : input[Int($0)] } }
     }
 
+    /// Throws unless `shape` has fewer than `Int32.max` elements (its product is computed without overflowing).
     static func checkCount(_ shape: [Int], _ ctx: OpContext) throws {
-        guard shape.reduce(1, *) < Int(Int32.max) else { throw ctx.error("tensor \(shape) is too large") }
+        guard let count = product(shape), count < Int(Int32.max) else { throw ctx.error("tensor \(shape) is too large") }
+    }
+
+    /// The product of `values`, or nil when it overflows `Int`.
+    static func product(_ values: [Int]) -> Int? {
+        var result = 1
+        for v in values {
+            let (p, overflow) = result.multipliedReportingOverflow(by: v)
+            if overflow { return nil }
+            result = p
+        }
+        return result
     }
 
     /// Visits every output index in row-major order with its source index, built by `source`.
@@ -61,10 +73,14 @@ enum LayoutOps {
         var out = shape
         for (i, axis) in axisList.enumerated() {
             let dim = Int64(shape[axis])
-            let st = stepList[i]
-            guard st != 0 else { throw ctx.error("slice step is 0") }
-            var s = starts[i] < 0 ? starts[i] + dim : starts[i]
-            var e = ends[i] < 0 ? ends[i] + dim : ends[i]
+            guard stepList[i] != 0 else { throw ctx.error("slice step is 0") }
+            // A step beyond the axis length selects one element, as the step ±(dim + 1) does; clamping keeps the
+            // arithmetic below in range for any step the file holds.
+            let st = min(max(stepList[i], -(dim + 1)), dim + 1)
+            // Starts and ends are clamped to the axis below, so clamping them to ±(dim + 1) first changes nothing.
+            let start = min(max(starts[i], -(dim + 1)), dim + 1), end = min(max(ends[i], -(dim + 1)), dim + 1)
+            var s = start < 0 ? start + dim : start
+            var e = end < 0 ? end + dim : end
             if st > 0 {
                 s = min(max(s, 0), dim); e = min(max(e, 0), dim)
                 out[axis] = e > s ? Int((e - s + st - 1) / st) : 0
@@ -104,6 +120,7 @@ enum LayoutOps {
             }
         }
         guard pads.count == 2 * rank else { throw ctx.error("pads has \(pads.count) values for rank \(rank)") }
+        guard pads.allSatisfy({ $0.magnitude < 1 << 30 }) else { throw ctx.error("pads \(pads) are out of range") }
         let mode = try ctx.string("mode", "constant")
         guard ["constant", "reflect", "edge"].contains(mode) else { throw ctx.error("pad mode \(mode) is not supported") }
         let out = try (0..<rank).map { d -> Int in
@@ -183,14 +200,16 @@ enum LayoutOps {
             guard t >= -1 else { throw ctx.error("reshape dim \(t) is invalid") }
             return Int(t)
         }
-        let total = shape.reduce(1, *)
+        guard let total = product(shape) else { throw ctx.error("tensor \(shape) is too large") }
         if let unknown = out.firstIndex(of: -1) {
             guard out.filter({ $0 == -1 }).count == 1 else { throw ctx.error("reshape has more than one -1") }
-            let known = out.enumerated().filter { $0.offset != unknown }.map(\.element).reduce(1, *)
-            guard known > 0, total % known == 0 else { throw ctx.error("cannot reshape \(shape) to \(target)") }
+            let known = product(out.enumerated().filter { $0.offset != unknown }.map(\.element))
+            guard let known, known > 0, total % known == 0 else {
+                throw ctx.error("cannot reshape \(shape) to \(target)")
+            }
             out[unknown] = total / known
         }
-        guard out.reduce(1, *) == total else { throw ctx.error("cannot reshape \(shape) to \(target)") }
+        guard product(out) == total else { throw ctx.error("cannot reshape \(shape) to \(target)") }
         return out
     }
 

@@ -3,6 +3,7 @@
 enum PoolOp {
     static func plan(_ ctx: OpContext, max isMax: Bool) throws -> OpPlan {
         let x = try ctx.shape(0)
+        try ConvGeometry.checkRank(ctx, input: x)
         guard let kernel = try ctx.ints("kernel_shape") else { throw ctx.error("kernel_shape is required") }
         if isMax && ctx.node.outputs.count > 1 && !ctx.node.outputs[1].isEmpty {
             throw ctx.error("the Indices output is not supported")

@@ -16,7 +16,18 @@ enum OpRegistry {
     static func isSupported(_ op: String) -> Bool { kernelOps.contains(op) || loadTimeOps.contains(op) }
 
     /// Plans one node with a run-time kernel.
+    /// - Throws: `InferError` (`.badData`) when the node does not fit its inputs, or an output would have a negative
+    ///   dimension or `Int32.max` elements or more (so later size arithmetic cannot overflow).
     static func plan(_ ctx: OpContext) throws -> OpPlan {
+        let plan = try planNode(ctx)
+        for shape in plan.outputShapes {
+            guard shape.allSatisfy({ $0 >= 0 }) else { throw ctx.error("output shape \(shape) is invalid") }
+            try LayoutOps.checkCount(shape, ctx)
+        }
+        return plan
+    }
+
+    private static func planNode(_ ctx: OpContext) throws -> OpPlan {
         switch ctx.node.opType {
         case "Conv": return try ConvOp.plan(ctx)
         case "ConvTranspose": return try ConvTransposeOp.plan(ctx)

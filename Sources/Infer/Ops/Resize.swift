@@ -24,6 +24,7 @@ enum ResizeOp {
         var scale = [Float](repeating: 1, count: rank)
         if let sizes {
             guard sizes.count == rank, sizes.allSatisfy({ $0 >= 1 }) else { throw ctx.error("sizes must have \(rank) positive values") }
+            try LayoutOps.checkCount(sizes, ctx)
             let policy = try ctx.string("keep_aspect_ratio_policy", "stretch")
             guard policy == "stretch" else { throw ctx.error("keep_aspect_ratio_policy \(policy) is not supported") }
             out = sizes
@@ -31,7 +32,12 @@ enum ResizeOp {
         } else if let scales {
             guard scales.count == rank, scales.allSatisfy({ $0 > 0 }) else { throw ctx.error("scales must have \(rank) positive values") }
             scale = scales
-            for d in 0..<rank { out[d] = Int((Float(x[d]) * scales[d]).rounded(.down)) }
+            for d in 0..<rank {
+                let size = (Double(x[d]) * Double(scales[d])).rounded(.down)
+                guard size < Double(Int32.max) else { throw ctx.error("scales \(scales) make output axis \(d) too large") }
+                out[d] = Int(size)
+            }
+            try LayoutOps.checkCount(out, ctx)
             guard out.allSatisfy({ $0 >= 1 }) else { throw ctx.error("output would be empty") }
         } else { throw ctx.error("neither scales nor sizes given") }
         let mode = try ctx.string("mode", "nearest")

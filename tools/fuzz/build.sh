@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in tools/fuzz/targets/ with `swiftc -sanitize=fuzzer,address`.
+#
+# Not a SwiftPM product on purpose: `swift build` must not change. The library modules a target needs
+# (ColorcamCore, Stream, Infer, Preview) are compiled straight from Sources/ by swiftc, one whole-module object
+# each, with coverage instrumentation, AddressSanitizer, `-O` (overflow and bounds checks ON, unlike the
+# `-Ounchecked` the package uses for Infer: a trap is exactly what a fuzzer should see) and `-enable-testing`, so a
+# target can `@testable import` internal parsers. Outputs go to $FUZZ_BUILD (default .build/fuzz):
+# fuzz-y4m, fuzz-onnx, fuzz-onnx-graph, fuzz-trace, fuzz-http.
+#
+# Usage: tools/fuzz/build.sh [TARGET ...]     (default: all five)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PATH=/opt/swift/usr/bin:$PATH
+OUT=${FUZZ_BUILD:-.build/fuzz}
+mkdir -p "$OUT"
+# FUZZ_OPT=-Onone compiles several times faster (handy for a quick look); the default -O fuzzes several times faster.
+FLAGS=("${FUZZ_OPT:--O}" -gline-tables-only -sanitize=fuzzer,address -enable-testing -parse-as-library -I "$OUT"
+       -I Sources/CPNG -I Sources/CV4L2 -I Sources/CTurboJPEG -Xcc -I/usr/include/libpng16)
+
+# Compiles module $1 from Sources/$1 (and Sources/$1/Ops if present) unless its object is newer than every source,
+# this script and (for the others) ColorcamCore.
+module() {
+    local name=$1
+    local sources=(Sources/"$name"/*.swift)
+    [[ -d Sources/$name/Ops ]] && sources+=(Sources/"$name"/Ops/*.swift)
+    local object=$OUT/$name.o
+    local inputs=("${sources[@]}" "$0")
+    [[ $name != ColorcamCore ]] && inputs+=("$OUT/ColorcamCore.o")
+    if [[ -f $object ]] && [[ -z $(find "${inputs[@]}" -newer "$object" -print -quit) ]]; then return; fi
+    echo "== fuzz build: module $name (${#sources[@]} files)"
+    swiftc "${FLAGS[@]}" -module-name "$name" -wmo -emit-module -emit-module-path "$OUT/$name.swiftmodule" \
+        -c "${sources[@]}" -o "$object"
+    touch "$object"  # swiftc leaves an unchanged object's mtime alone, which would make it look stale forever
+}
+
+# The ONNX decoder alone, compiled as a module named Infer into $OUT/decoder: all the `onnx` target calls, in a
+# fraction of the time the whole Infer module takes (its operators and kernels are what make that slow).
+DECODER_SOURCES=(Sources/Infer/InferError.swift Sources/Infer/Protobuf+Reader.swift Sources/Infer/ONNX+Model.swift
+                 Sources/Infer/ONNX+Decode.swift)
+decoder() {
+    local object=$OUT/decoder/Infer.o
+    mkdir -p "$OUT/decoder"
+    if [[ -f $object ]] && [[ -z $(find "${DECODER_SOURCES[@]}" "$0" "$OUT/ColorcamCore.o" -newer "$object" -print -quit) ]]
+    then return; fi
+    echo "== fuzz build: the ONNX decoder (${#DECODER_SOURCES[@]} files of Infer)"
+    swiftc "${FLAGS[@]}" -module-name Infer -wmo -emit-module -emit-module-path "$OUT/decoder/Infer.swiftmodule" \
+        -c "${DECODER_SOURCES[@]}" -o "$object"
+    touch "$object"
+}
+
+# Links target $1 (tools/fuzz/targets/$1.swift) against the listed modules (`decoder`: the ONNX decoder alone).
+target() {
+    local name=$1; shift
+    local modules=("$@")
+    local objects=("$OUT/ColorcamCore.o")
+    local search=()
+    for m in "${modules[@]}"; do
+        if [[ $m == decoder ]]; then objects+=("$OUT/decoder/Infer.o"); search=(-I "$OUT/decoder")
+        else objects+=("$OUT/$m.o"); fi
+    done
+    local binary=$OUT/fuzz-$name
+    local harness=tools/fuzz/targets/$name.swift
+    if [[ -f $binary ]] && [[ -z $(find "$harness" "${objects[@]}" -newer "$binary" -print -quit) ]]; then return; fi
+    echo "== fuzz build: fuzz-$name"
+    swiftc "${search[@]}" "${FLAGS[@]}" -module-name "Fuzz_${name//-/_}" "$harness" "${objects[@]}" \
+        -use-ld=lld -lpng16 -lv4l2 -lturbojpeg -o "$binary"
+}
+
+# The library module each target links (besides ColorcamCore).
+library() {
+    case $1 in
+        y4m|trace) echo Stream ;;
+        onnx) echo decoder ;;
+        onnx-graph) echo Infer ;;
+        http) echo Preview ;;
+        *) echo "build.sh: unknown target '$1' (y4m, onnx, onnx-graph, trace, http)" >&2; return 64 ;;
+    esac
+}
+
+targets=("$@")
+[[ ${#targets[@]} -eq 0 ]] && targets=(y4m onnx onnx-graph trace http)
+libraries=()
+for t in "${targets[@]}"; do libraries+=("$(library "$t")"); done
+# ColorcamCore first; the others do not depend on each other, so they compile side by side.
+module ColorcamCore
+pids=()
+for m in $(printf '%s\n' "${libraries[@]}" | sort -u); do
+    if [[ $m == decoder ]]; then decoder & else module "$m" & fi
+    pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+for t in "${targets[@]}"; do target "$t" "$(library "$t")"; done
