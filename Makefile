@@ -8,7 +8,7 @@ PYTHON ?= python3
 RELEASE_BIN := .build/release/colorcam
 DEMO := demo
 
-.PHONY: demo test deps build release unit integration conformance vivid fuzz profile clean
+.PHONY: demo test deps build release unit integration conformance vivid fuzz profile test-sanitize clean
 
 deps:
 	@tools/deps.sh
@@ -75,6 +75,14 @@ fuzz: deps
 	$(PYTHON) tools/fuzz/run.py --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
 test: unit integration conformance vivid fuzz
+
+# The unit tests under AddressSanitizer (+ LeakSanitizer) and then ThreadSanitizer, each built into its own scratch
+# path (.build/asan, .build/tsan; the normal .build is untouched). Any report fails it. Not part of `make test`: from
+# a clean scratch path each half takes longer than the whole of `make test` (wall times on the 2-core build machine
+# are in README.md, "Tests"). Suppressions, each explained, are toolchain false positives only:
+# tools/sanitize/lsan.supp, tools/sanitize/tsan.supp. One half alone: tools/sanitize/run.sh address|thread.
+test-sanitize: deps
+	tools/sanitize/run.sh address thread
 
 # Benchmarks (not part of make test): print figures and ratios against a peer run in the same script.
 profile: release $(DEMO)/scene.y4m

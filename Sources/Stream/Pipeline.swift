@@ -349,20 +349,22 @@ public final class Pipeline: @unchecked Sendable {
                                budgetNs: budgetNs, trace: trace)
             }
             guard admitted else { continue }
-            if config.pace == .asap && submitted {
+            let ownResult = config.pace == .asap && submitted
+            if ownResult {
+                // Wait for this frame's own inference. Not `latestResult >= frame`: a later frame's inference can
+                // finish first (several in flight), and by the time this thread reads `latestResult` the next
+                // frame's may have finished too (seen under the sanitizers' slowdown: frame N carried N+1).
                 resultCondition.lock()
-                while (core.withLock { $0.latestResult?.frame ?? -1 }) < frame.sequence { resultCondition.wait() }
+                while !core.withLock({ $0.hasFinished(frame: frame.sequence) }) { resultCondition.wait() }
                 resultCondition.unlock()
             }
             let compositeStartNs = clock.nowNs()
             // With a processor, the frame carries what it composited (per-photo results); otherwise the latest
-            // finished inference, and the frame passes through.
+            // finished inference (in asap: its own), and the frame passes through.
             let result: (frame: Int, captureTsNs: Int64)?
             if let processor {
                 result = processor.composite(frame).map { ($0.resultFrame, $0.resultCaptureTsNs) }
-            } else if config.pace == .asap && submitted {
-                // Its own inference has finished (waited for above); a later frame's may have too by now, and
-                // asap promises each frame its own result, so do not read "the latest".
+            } else if ownResult {
                 result = (frame.sequence, frame.captureTimestampNs)
             } else {
                 result = core.withLock { $0.latestResult }.map { ($0.frame, $0.captureTsNs) }

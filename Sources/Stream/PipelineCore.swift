@@ -40,11 +40,19 @@ public struct PipelineCore {
     public private(set) var maxInFlightSeen = 0
     public private(set) var dropCounts: [DropReason: Int] = [:]
     public private(set) var inferencesStarted = 0
+    /// Frames whose inference is running now (at most `maxInFlight`; storage reserved at init).
+    private var runningFrames: [Int] = []
 
     public init(maxInFlight: Int, queueCapacity: Int) {
         limiter = FlowLimiter(maxInFlight: maxInFlight, queueCapacity: queueCapacity)
+        runningFrames.reserveCapacity(maxInFlight)
         for reason in DropReason.allCases { dropCounts[reason] = 0 }
     }
+
+    /// Whether `frame`'s inference, started earlier, has finished. `asap` output waits on this for its own frame:
+    /// `latestResult` alone cannot say, because a later frame's inference may finish first (`maxInFlight` > 1) or
+    /// before the output thread looks (it then names the later frame).
+    public func hasFinished(frame: Int) -> Bool { !runningFrames.contains(frame) }
 
     /// Offers a frame's inference at `nowNs`.
     /// - Returns: the job to start now (its `requestedNs` set to `nowNs`), and the job that lost its place and
@@ -57,6 +65,7 @@ public struct PipelineCore {
         case .start(var started):
             started.requestedNs = nowNs
             inferencesStarted += 1
+            runningFrames.append(started.frame)
             result.start = started
             trace.record(.counter(.inFlight, value: limiter.inFlight, atNs: nowNs))
         case .queued(let superseded):
@@ -79,6 +88,7 @@ public struct PipelineCore {
         if latestResult == nil || latestResult!.frame < job.frame {
             latestResult = InferenceResultStamp(frame: job.frame, captureTsNs: job.captureTsNs, finishedNs: nowNs)
         }
+        if let index = runningFrames.firstIndex(of: job.frame) { runningFrames.remove(at: index) }
         let hadQueue = limiter.queueDepth > 0
         guard var next = limiter.finish() else {
             trace.record(.counter(.inFlight, value: limiter.inFlight, atNs: nowNs))
@@ -86,6 +96,7 @@ public struct PipelineCore {
         }
         next.requestedNs = nowNs
         inferencesStarted += 1
+        runningFrames.append(next.frame)
         if hadQueue { trace.record(.counter(.queueDepth, value: limiter.queueDepth, atNs: nowNs)) }
         maxInFlightSeen = max(maxInFlightSeen, limiter.inFlight)
         return next

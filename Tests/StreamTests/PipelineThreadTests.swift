@@ -45,6 +45,28 @@ struct PipelineThreadTests {
         for output in trace.events(.output) { #expect(output.resultFrame == output.frame) }
     }
 
+    /// asap with two in flight where every odd frame's inference overtakes the even one before it: each frame
+    /// still waits for, and carries, its own result (regression: output waited for `latestResult >= frame`, so
+    /// frame N went out with N+1's result, before N's own inference had finished).
+    @Test func asapWithSeveralInFlightWaitsForEachFramesOwnInference() throws {
+        let clock = SystemClock()
+        let trace = RecordingTraceSink()
+        var config = PipelineConfig()
+        config.pace = .asap
+        config.maxInFlight = 2
+        let runner = OddOvertakesEvenRunner(clock: clock)
+        let stats = try Pipeline(source: SyntheticSource(count: 12, fps: 30), sink: nil, runner: runner, trace: trace,
+                                 clock: clock, config: config).run()
+        #expect(stats.framesOutput == 12)
+        #expect(stats.inferences == 12)
+        let inferEndNs = Dictionary(uniqueKeysWithValues: trace.events(.infer).map { ($0.frame, $0.endNs) })
+        for composite in trace.events(.composite) {
+            #expect(composite.resultFrame == composite.frame)
+            let endNs = try #require(inferEndNs[composite.frame], "frame \(composite.frame) never inferred")
+            #expect(endNs <= composite.startNs, "frame \(composite.frame) composited before its inference ended")
+        }
+    }
+
     @Test func loopsReplayTheSourceWithIncreasingSequence() throws {
         let clock = SystemClock()
         let trace = RecordingTraceSink()
@@ -105,4 +127,13 @@ struct TraceWriterTests {
         #expect(summary["trace_events_lost"] as? Int == 6)
         #expect(events.filter { $0["name"] as? String == "drop" }.count == 4)
     }
+}
+
+/// Even frames' inference takes 40 ms, odd frames' 1 ms: with two in flight, frame 2k+1 finishes before 2k.
+private final class OddOvertakesEvenRunner: InferenceRunner {
+    let clock: SystemClock
+    init(clock: SystemClock) { self.clock = clock }
+    var isSimulated: Bool { true }
+    var label: String { "odd frames overtake even ones" }
+    func run(frame: Int) { clock.sleep(untilNs: clock.nowNs() + (frame % 2 == 0 ? 40_000_000 : 1_000_000)) }
 }

@@ -50,6 +50,30 @@ struct FlowLimiterTests {
     }
 }
 
+@Suite("PipelineCore")
+struct PipelineCoreTests {
+    /// A later frame finishing first does not mark the earlier one finished (asap output waits on this).
+    @Test func laterFrameFinishingFirstLeavesTheEarlierRunning() {
+        var core = PipelineCore(maxInFlight: 2, queueCapacity: 1)
+        let trace = RecordingTraceSink()
+        let a = InferenceJob(frame: 0, captureTsNs: 0, arrivedNs: 0)
+        let b = InferenceJob(frame: 1, captureTsNs: 33, arrivedNs: 33)
+        let c = InferenceJob(frame: 2, captureTsNs: 66, arrivedNs: 66)
+        #expect(core.offer(a, nowNs: 0, trace: trace).start?.frame == 0)
+        #expect(core.offer(b, nowNs: 33, trace: trace).start?.frame == 1)
+        #expect(core.offer(c, nowNs: 66, trace: trace).start == nil)  // queued behind the two running
+        #expect(!core.hasFinished(frame: 0) && !core.hasFinished(frame: 1))
+        #expect(core.finish(b, nowNs: 70, trace: trace)?.frame == 2)  // 1 done; the queued 2 starts
+        #expect(core.latestResult?.frame == 1)
+        #expect(!core.hasFinished(frame: 0), "frame 1's result must not count as frame 0's")
+        #expect(core.hasFinished(frame: 1))
+        #expect(!core.hasFinished(frame: 2))
+        #expect(core.finish(a, nowNs: 80, trace: trace) == nil)
+        #expect(core.hasFinished(frame: 0))
+        #expect(core.latestResult?.frame == 1)
+    }
+}
+
 @Suite("Scheduler on a manual clock")
 struct ManualClockSchedulerTests {
     /// 90 ms inference on a 30 fps source: every inference starts the instant it is requested, every frame is
