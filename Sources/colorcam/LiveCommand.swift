@@ -131,8 +131,7 @@ enum LiveCommand {
             ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false)),
         ]
         if let simulation { traceConfig.append(("simulate_inference_ms", .double(simulation.ms))) }
-        traceConfig += try CPUPlacementOption.apply(a, command: "live", inference: runner != nil || processor != nil,
-                                                    to: &options.pipeline)
+        traceConfig += try CPUPlacementOption.apply(a, command: "live", to: &options.pipeline)
         let traceMaxMb = try a.double("trace-max-mb", default: 64, min: 0)!
         let traceKeep = try a.int("trace-keep", default: 4, range: 0...1_000_000)!
         let rotation = traceMaxMb > 0

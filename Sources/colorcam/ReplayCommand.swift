@@ -127,9 +127,7 @@ enum ReplayCommand {
                             ("simulate_mode", .string(simulateMode))]
         }
         if let budget = pipelineProbe.outputBudgetNs { traceConfig.append(("output_deadline_us", .int(Int(budget / 1000)))) }
-        traceConfig += try CPUPlacementOption.apply(
-            a, command: "replay", inference: (runner != nil || processor != nil) && config.pace == .realtime,
-            to: &config)
+        traceConfig += try CPUPlacementOption.apply(a, command: "replay", to: &config)
         let trace: TraceWriter? = try a.string("trace").map {
             try TraceWriter(path: $0, processName: "colorcam replay", config: traceConfig)
         }

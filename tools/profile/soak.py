@@ -68,6 +68,8 @@ def main():
     ap.add_argument("--trace-keep", type=int, default=2)
     ap.add_argument("--clients-on-every-cpu", dest="clients_off_inference_cpu", action="store_false",
                     help="let the client threads run on the inference CPU too (default: keep them off it)")
+    ap.add_argument("--cpu-placement", default="split", choices=["split", "shared"],
+                    help="colorcam's --cpu-placement (default split: the inference thread alone on the highest CPU)")
     ap.add_argument("--keep", help="work directory to keep (default: a temporary one, removed on success)")
     args = ap.parse_args()
     if not os.path.exists(BIN):
@@ -83,7 +85,8 @@ def main():
     trace = os.path.join(trace_dir, "trace.json")
     port = free_port()
     cmd = [BIN, "live", "--source", args.scene, "--listen", f"127.0.0.1:{port}", "--trace", trace,
-           "--trace-max-mb", str(args.trace_max_mb), "--trace-keep", str(args.trace_keep), "--log-level", "warning"]
+           "--trace-max-mb", str(args.trace_max_mb), "--trace-keep", str(args.trace_keep), "--log-level", "warning",
+           "--cpu-placement", args.cpu_placement]
     if args.model == "eccv16":
         cmd += ["--model", eccv16_model(os.path.join(ROOT, ".build/profile")), "--preset", "eccv16"]
     elif args.model != "default":
