@@ -23,7 +23,8 @@ let package = Package(
             providers: [.apt(["libturbojpeg0-dev"])]
         ),
         .systemLibrary(name: "CSched", path: "Sources/CSched"),
-        .target(name: "ColorcamCore", path: "Sources/ColorcamCore", exclude: ["README.md"]),
+        .systemLibrary(name: "CSanitizer", path: "Sources/CSanitizer"),
+        .target(name: "ColorcamCore", dependencies: ["CSanitizer"], path: "Sources/ColorcamCore", exclude: ["README.md"]),
         .target(
             name: "Stream",
             dependencies: ["ColorcamCore", "CPNG", "CV4L2", "CTurboJPEG", "CSched"],

@@ -33,7 +33,7 @@ public final class LiveDaemon: @unchecked Sendable {
     private let trace: TraceSink
     private let server: PreviewServer?
     private let clock: MonotonicClock
-    private let current = Mutex<Pipeline?>(nil)
+    private let current = Locked<Pipeline?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
 

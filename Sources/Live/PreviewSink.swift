@@ -12,7 +12,7 @@ public final class PreviewSink: FrameSink, @unchecked Sendable {
     // Invariant for @unchecked Sendable: `window`, `windowCount` are touched only by the output thread (`write`).
     private let server: PreviewServer
     private let clock: MonotonicClock
-    private let model: Mutex<String>
+    private let model: Locked<String>
     /// Fills the outlines of the photos tracked in a frame (up to the buffer's count) and returns how many; called
     /// on the output thread with the frame about to be published. Nil: no outlines.
     private let overlays: (@Sendable (FrameBuffer, UnsafeMutableBufferPointer<PreviewQuad>) -> Int)?
@@ -30,7 +30,7 @@ public final class PreviewSink: FrameSink, @unchecked Sendable {
                 overlays: (@Sendable (FrameBuffer, UnsafeMutableBufferPointer<PreviewQuad>) -> Int)? = nil) {
         self.server = server
         self.clock = clock
-        self.model = Mutex(model)
+        self.model = Locked(model)
         self.overlays = overlays
         overlayBuffer = .allocate(capacity: 16)
         overlayBuffer.initialize(repeating: PreviewQuad(PreviewPoint(xPx: 0, yPx: 0), PreviewPoint(xPx: 0, yPx: 0),

@@ -19,13 +19,13 @@ final class ModelHolder: Sendable {
 
     let inputShape: [Int]
     let outputShape: [Int]
-    private let state: Mutex<Loaded>
+    private let state: Locked<Loaded>
 
     init(bundle: ModelBundle) throws {
         let engine = try Self.makeEngine(bundle)
         inputShape = engine.inputShape
         outputShape = engine.outputShape
-        state = Mutex(Loaded(bundle: bundle, generation: 0, idle: [engine]))
+        state = Locked(Loaded(bundle: bundle, generation: 0, idle: [engine]))
     }
 
     /// Loads `bundle` and checks it is a colorizer: L `[1, 1, N, N]` in, ab `[1, 2, H, W]` out.

@@ -56,7 +56,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     let session: PhotoTrackingSession
     let inputSizePx: Int
     let abWidthPx: Int, abHeightPx: Int
-    let table: Mutex<ColourTable>
+    let table: Locked<ColourTable>
     let saver: PhotoSaver?
 
     // Per pool index: photos in view (ids, corners).
@@ -107,7 +107,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         inputSizePx = bundle.inputSizePx
         abHeightPx = models.outputShape[2]
         abWidthPx = models.outputShape[3]
-        table = Mutex(ColourTable(capacity: 16, abCount: 2 * abWidthPx * abHeightPx))
+        table = Locked(ColourTable(capacity: 16, abCount: 2 * abWidthPx * abHeightPx))
         saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
         let side = FrameSampler.thumbnailSide
         thumbs = .allocate(capacity: options.maxPhotos * side * side)

@@ -24,7 +24,7 @@ final class PhotoSaver: Sendable {
         var quality: Double
         var thumbnail: [Float]
     }
-    private let state = Mutex<(saved: [Saved], firstError: Error?)>(([], nil))
+    private let state = Locked<(saved: [Saved], firstError: Error?)>(([], nil))
 
     init(directory: String) throws {
         var isDirectory: ObjCBool = false

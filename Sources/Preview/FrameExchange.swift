@@ -43,7 +43,7 @@ final class FrameExchange: @unchecked Sendable {
         var slots: [Slot] = []
     }
 
-    private let indices = Mutex(Indices())
+    private let indices = Locked(Indices())
     /// Frames published so far.
     let publishedCount = Atomic<Int>(0)
 

@@ -1,9 +1,10 @@
+import ColorcamCore
 import Synchronization
 
 /// A monotonically increasing value (Prometheus `counter`). Threading: any thread; `add` takes an uncontended
 /// mutex for a few instructions and never allocates.
 public final class Counter: Sendable {
-    private let value = Mutex<Double>(0)
+    private let value = Locked<Double>(0)
     init() {}
 
     /// Adds `amount` (must be ≥ 0; negative amounts are ignored, a counter never goes down).
@@ -17,7 +18,7 @@ public final class Counter: Sendable {
 
 /// A value that goes up and down (Prometheus `gauge`). Threading: any thread; never allocates.
 public final class Gauge: Sendable {
-    private let value = Mutex<Double>(0)
+    private let value = Locked<Double>(0)
     init() {}
 
     public func set(_ newValue: Double) { value.withLock { $0 = newValue } }
@@ -35,11 +36,11 @@ public final class Histogram: Sendable {
         var sum = 0.0
         var count: UInt64 = 0
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(upperBounds: [Double]) {
         self.upperBounds = upperBounds
-        state = Mutex(State(bucketCounts: Array(repeating: 0, count: upperBounds.count + 1)))
+        state = Locked(State(bucketCounts: Array(repeating: 0, count: upperBounds.count + 1)))
     }
 
     /// Records one observation (NaN is ignored).
@@ -82,7 +83,7 @@ public final class MetricsRegistry: Sendable {
         let type: String
         var members: [(labels: [(String, String)], metric: Metric)]
     }
-    private let families = Mutex<[Family]>([])
+    private let families = Locked<[Family]>([])
 
     public init() {}
 

@@ -168,7 +168,7 @@ final class PreviewShared: Sendable {
     let config: PreviewServerConfig
     let metrics: PreviewMetrics
     let exchange = FrameExchange()
-    let health = Mutex<PreviewHealth>(.ok)
+    let health = Locked<PreviewHealth>(.ok)
     let stopRequested = Atomic<Bool>(false)
     let clock: any MonotonicClock
     let warn: @Sendable (String) -> Void

@@ -24,10 +24,10 @@ public final class Pipeline: @unchecked Sendable {
     private let clock: MonotonicClock
     public let config: PipelineConfig
 
-    private let core: Mutex<PipelineCore>
+    private let core: Locked<PipelineCore>
     private let framePool: FramePool
     /// Free inference input slots (indices; the processor owns the storage). In flight + queue + 1 places.
-    private let freeSlots: Mutex<[Int]>
+    private let freeSlots: Locked<[Int]>
     private let slotCount: Int
     private let scratch: FrameBuffer
 
@@ -41,7 +41,7 @@ public final class Pipeline: @unchecked Sendable {
     private let outputCondition = NSCondition()
     private var outputQueue: [(FrameBuffer, Bool)?] = []
 
-    private let failure = Mutex<Error?>(nil)
+    private let failure = Locked<Error?>(nil)
     private let stopRequested = Atomic<Bool>(false)
     /// Frames captured so far (for progress display; any thread may read).
     public let framesCaptured = Atomic<Int>(0)
@@ -63,12 +63,12 @@ public final class Pipeline: @unchecked Sendable {
         self.trace = trace
         self.clock = clock
         self.config = config
-        core = Mutex(PipelineCore(maxInFlight: config.maxInFlight, queueCapacity: config.queueCapacity))
+        core = Locked(PipelineCore(maxInFlight: config.maxInFlight, queueCapacity: config.queueCapacity))
         framePool = FramePool(geometry: source.geometry, count: config.framePoolSize)
         slotCount = config.maxInFlight + config.queueCapacity + 1
         var slots = Array((0..<slotCount).reversed())
         slots.reserveCapacity(slotCount)
-        freeSlots = Mutex(slots)
+        freeSlots = Locked(slots)
         processor?.prepare(framePoolSize: config.framePoolSize, inputSlotCount: slotCount)
         scratch = FrameBuffer(geometry: source.geometry)
         startQueue.reserveCapacity(config.maxInFlight + config.queueCapacity + 1)

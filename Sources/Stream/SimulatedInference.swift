@@ -18,7 +18,7 @@ public final class SimulatedInference: InferenceRunner, @unchecked Sendable {
     public let jitterNs: Int64
     public let mode: Mode
     private let clock: MonotonicClock
-    private let rng: Mutex<UInt64>
+    private let rng: Locked<UInt64>
 
     public init(durationMs: Double, jitterMs: Double = 0, mode: Mode = .spin, clock: MonotonicClock,
                 seed: UInt64 = 0x636f_6c6f_7263_616d) {
@@ -27,7 +27,7 @@ public final class SimulatedInference: InferenceRunner, @unchecked Sendable {
         jitterNs = Int64(jitterMs * 1e6)
         self.mode = mode
         self.clock = clock
-        rng = Mutex(seed | 1)
+        rng = Locked(seed | 1)
     }
 
     public var isSimulated: Bool { true }

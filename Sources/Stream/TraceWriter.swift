@@ -87,7 +87,7 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         var writeError: Int32 = 0
         var onWriteError: (@Sendable (StreamError) -> Void)?
     }
-    private let state = Mutex(RingState())
+    private let state = Locked(RingState())
     private let flushIntervalNs: Int64
     private var thread: Thread?
     private let finished = Atomic<Bool>(false)

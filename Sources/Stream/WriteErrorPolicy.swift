@@ -45,7 +45,7 @@ public final class WriteErrorPolicySink: FrameSink, @unchecked Sendable {
         var failedElsewhere: StreamError?
         var framesWritten = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(_ inner: FrameSink, policy: WriteErrorPolicy) {
         self.inner = inner

@@ -264,7 +264,7 @@ private func publishFrames(_ server: PreviewServer, count: Int, geometry: FrameG
     }
 
     @Test func nonLoopbackAddressWarns() throws {
-        let warnings = Mutex<[String]>([])
+        let warnings = Locked<[String]>([])
         let server = try PreviewServer(config: PreviewServerConfig(listenAddress: SocketAddress("0.0.0.0:0")!),
                                        warn: { message in warnings.withLock { $0.append(message) } })
         try server.start()

@@ -8,7 +8,7 @@ import Testing
 @Suite struct CPUPlacementTests {
     /// Runs `body` on a fresh thread (so changing its CPU set cannot touch the test runner's threads) and waits.
     private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
-        let result = Mutex<T?>(nil)
+        let result = Locked<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             let value = body()
@@ -25,7 +25,7 @@ import Testing
             let before = CPUPlacement.threadCPUs()
             let split = CPUPlacement.split()
             let after = CPUPlacement.threadCPUs()
-            let child = Mutex<[Int]>([])
+            let child = Locked<[Int]>([])
             let done = DispatchSemaphore(value: 0)
             let thread = Thread {
                 child.withLock { $0 = CPUPlacement.threadCPUs() }
@@ -49,7 +49,7 @@ import Testing
 
     /// Records the CPU set of the thread that runs inference.
     final class CPURecordingRunner: InferenceRunner, @unchecked Sendable {
-        let seen = Mutex<Set<[Int]>>([])
+        let seen = Locked<Set<[Int]>>([])
         var isSimulated: Bool { true }
         var label: String { "cpu recorder" }
         func run(frame: Int) { seen.withLock { _ = $0.insert(CPUPlacement.threadCPUs()) } }

@@ -15,7 +15,7 @@ final class ScriptedProcessor: FrameProcessor, @unchecked Sendable {
         var inputSlotCount = 0
         var wantsColour: Set<Int> = []
     }
-    let state = Mutex(State())
+    let state = Locked(State())
     let isSimulated = false
     let label = "scripted"
 

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Collects trace events in memory (tests only).
 final class RecordingTraceSink: TraceSink {
-    private let storage = Mutex<[TraceEvent]>([])
+    private let storage = Locked<[TraceEvent]>([])
     func record(_ event: TraceEvent) { storage.withLock { $0.append(event) } }
     var events: [TraceEvent] { storage.withLock { $0 } }
     func events(_ kind: TraceEvent.Kind) -> [TraceEvent] { events.filter { $0.kind == kind } }

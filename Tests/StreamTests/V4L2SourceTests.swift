@@ -9,7 +9,7 @@ import Testing
 /// Collects the notes a source would print on stderr.
 final class NoteLog: @unchecked Sendable {
     // Invariant: `lines` is only touched under the Mutex.
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     func add(_ line: String) { lines.withLock { $0.append(line) } }
     var all: [String] { lines.withLock { $0 } }
 }

@@ -16,7 +16,7 @@ OUT=${FUZZ_BUILD:-.build/fuzz}
 mkdir -p "$OUT"
 # FUZZ_OPT=-Onone compiles several times faster (handy for a quick look); the default -O fuzzes several times faster.
 FLAGS=("${FUZZ_OPT:--O}" -gline-tables-only -sanitize=fuzzer,address -enable-testing -parse-as-library -I "$OUT"
-       -I Sources/CPNG -I Sources/CV4L2 -I Sources/CTurboJPEG -I Sources/CSched -Xcc -I/usr/include/libpng16)
+       -I Sources/CPNG -I Sources/CV4L2 -I Sources/CTurboJPEG -I Sources/CSched -I Sources/CSanitizer -Xcc -I/usr/include/libpng16)
 
 # Compiles module $1 from Sources/$1 (and Sources/$1/Ops if present) unless its object is newer than every source,
 # this script and (for the others) ColorcamCore.
