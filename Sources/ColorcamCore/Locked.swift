@@ -7,25 +7,32 @@ import Synchronization
 /// kernel (`FUTEX_UNLOCK_PI` / `FUTEX_LOCK_PI`, called from the uninstrumented Synchronization library), so TSan sees
 /// no happens-before edge between the two critical sections and reports the value's accesses as a race — a false
 /// report that `make test-sanitize` would fail on whenever two threads happen to contend. `Locked` marks the lock's
-/// acquisition and release on the value's address with TSan's annotations; in a build without `-sanitize=thread` the
-/// annotations are null weak symbols and cost one untaken branch each.
+/// acquisition and release with TSan's annotations, before the value is touched and after; in a build without
+/// `-sanitize=thread` the annotations are null weak symbols and cost one untaken branch each.
 ///
 /// Threading: as `Mutex` — any thread, not reentrant, never held across a blocking call by this project.
+/// Ownership: allocates one byte at `init` (the name TSan knows the lock by), freed when the lock is destroyed.
 public struct Locked<Value: ~Copyable>: ~Copyable {
     private let mutex: Mutex<Value>
+    /// The lock's name for TSan: an address of its own, so naming the lock is not itself an access to the value
+    /// (taking the value's address would be one, made before the acquisition is announced).
+    private let tsanTag: UnsafeMutableRawPointer
 
     public init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
+        tsanTag = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
     }
+
+    deinit { tsanTag.deallocate() }
 
     /// Runs `body` with the value, holding the lock (blocks until it is free).
     public borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
-            let address = Locked.address(of: &value)
-            colorcam_tsan_acquire(address)
-            defer { colorcam_tsan_release(address) }
+        let tag = tsanTag
+        return try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
+            colorcam_tsan_acquire(tag)
+            defer { colorcam_tsan_release(tag) }
             return try body(&value)
         }
     }
@@ -34,19 +41,14 @@ public struct Locked<Value: ~Copyable>: ~Copyable {
     public borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result? {
-        try mutex.withLockIfAvailable { (value: inout sending Value) throws(E) -> sending Result in
-            let address = Locked.address(of: &value)
-            colorcam_tsan_acquire(address)
-            defer { colorcam_tsan_release(address) }
+        let tag = tsanTag
+        return try mutex.withLockIfAvailable { (value: inout sending Value) throws(E) -> sending Result in
+            colorcam_tsan_acquire(tag)
+            defer { colorcam_tsan_release(tag) }
             return try body(&value)
         }
     }
-
-    /// The protected value's address: stable for the lock's lifetime (a `Mutex` keeps its value in place), so it
-    /// names this lock to TSan.
-    @inline(__always) private static func address(of value: inout Value) -> UnsafeMutableRawPointer {
-        withUnsafeMutablePointer(to: &value) { UnsafeMutableRawPointer($0) }
-    }
 }
 
-extension Locked: Sendable where Value: ~Copyable {}
+// As `Mutex`: Sendable whatever the value (it is only reached under the lock). `tsanTag` is never written after init.
+extension Locked: @unchecked Sendable where Value: ~Copyable {}
