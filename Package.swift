@@ -63,6 +63,7 @@ let package = Package(
         .testTarget(
             name: "PreviewTests", dependencies: ["Preview", "ColorcamCore", "CTurboJPEG"], path: "Tests/PreviewTests"
         ),
+        .testTarget(name: "LiveTests", dependencies: ["Live", "Stream", "ColorcamCore"], path: "Tests/LiveTests"),
         .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
         .testTarget(name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests"),
         .testTarget(

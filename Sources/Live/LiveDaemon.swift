@@ -18,7 +18,8 @@ public struct LiveOptions: Sendable {
 
 /// The daemon behind `colorcam live`: runs the pipeline until told to stop, and when the source fails with a
 /// device error (kind `.unavailable`) marks the preview unhealthy, retries opening it with exponential backoff,
-/// traces the frames missed meanwhile as `driver_gap` drops and resumes — one continuous trace and output.
+/// and resumes with the frames missed meanwhile traced as `driver_gap` drops — one continuous trace, numbering
+/// and output.
 ///
 /// Lifecycle: `init` → `run()` (blocks) ← `requestStop()` from a signal handler. Threading: `run` on one thread;
 /// `requestStop` from any thread.
@@ -63,14 +64,23 @@ public final class LiveDaemon: @unchecked Sendable {
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     /// Runs until `requestStop`, the end of a file source, or a fatal error.
-    /// - Returns: totals over every pipeline run.
+    ///
+    /// After a device loss the frames the camera would have delivered meanwhile are traced as `driver_gap` drops
+    /// by the resumed pipeline when its first frame arrives (`PipelineConfig.resumeAfterCaptureNs`), counted from
+    /// the last capture before the loss; if the daemon is stopped before a frame came back, up to the moment it
+    /// stops. The numbering continues after them.
+    /// - Returns: totals over every pipeline run (failed runs included; the drops include the gaps).
     /// - Throws: a device error when `exitOnDeviceLoss` (exit 69), or any non-device error.
     public func run() throws -> PipelineStats {
         var totals = PipelineStats()
         var config = options.pipeline
+        totals.nextSequence = config.firstSequence
         var backoffMs = options.initialBackoffMs
         var lostSinceNs: Int64?
         var lastCaptureNs: Int64 = 0
+        /// The capture time the untraced gap counts from: set by a loss, cleared once a resumed run has a frame.
+        var gapFromNs: Int64?
+        var intervalNs: Int64 = 0
         defer { current.withLock { $0 = nil } }
         while !isStopping {
             let source: FrameSource
@@ -83,19 +93,18 @@ public final class LiveDaemon: @unchecked Sendable {
                 }
                 Log.warning("device unavailable: \(error); retrying in \(backoffMs) ms")
                 server?.setHealth(.deviceLost(reason: error.description))
-                lostSinceNs = lostSinceNs ?? clock.nowNs()
+                let nowNs = clock.nowNs()
+                lostSinceNs = lostSinceNs ?? nowNs
+                gapFromNs = gapFromNs ?? (lastCaptureNs > 0 ? lastCaptureNs : nowNs)
                 _ = wake.wait(timeout: .now() + .milliseconds(backoffMs))
                 backoffMs = min(options.maxBackoffMs, backoffMs * 2)
                 continue
             }
+            intervalNs = config.frameIntervalOverrideNs ?? source.nominalFrameIntervalNs
             if let lost = lostSinceNs {
-                // Count from the last frame captured before the loss: every interval since then is a frame
-                // the camera would have delivered.
-                config.firstSequence = traceGap(from: lastCaptureNs > 0 ? lastCaptureNs : lost,
-                                                nextSequence: config.firstSequence,
-                                                intervalNs: config.frameIntervalOverrideNs ?? source.nominalFrameIntervalNs)
                 Log.info("device back after \((clock.nowNs() - lost) / 1_000_000) ms; resuming")
             }
+            config.resumeAfterCaptureNs = gapFromNs
             lostSinceNs = nil
             backoffMs = options.initialBackoffMs
             server?.setHealth(.ok)
@@ -107,11 +116,15 @@ public final class LiveDaemon: @unchecked Sendable {
             do {
                 let stats = try pipeline.run()
                 add(stats, to: &totals)
+                if stats.framesCaptured > 0 { gapFromNs = nil }
                 break  // a clean end: stopped, or a file source ran out
             } catch let failure as PipelineFailure where failure.kind == .unavailable {
-                totals.framesCaptured += failure.framesCaptured
+                add(failure.stats, to: &totals)
                 config.firstSequence = failure.nextSequence
-                lastCaptureNs = failure.lastCaptureTsNs
+                if failure.framesCaptured > 0 {
+                    lastCaptureNs = failure.lastCaptureTsNs
+                    gapFromNs = nil
+                }
                 if options.exitOnDeviceLoss {
                     try finishSink(after: failure)
                     throw failure
@@ -119,10 +132,17 @@ public final class LiveDaemon: @unchecked Sendable {
                 Log.warning("device lost: \(failure); retrying")
                 server?.setHealth(.deviceLost(reason: failure.description))
                 lostSinceNs = clock.nowNs()
+                gapFromNs = gapFromNs ?? (lastCaptureNs > 0 ? lastCaptureNs : lostSinceNs!)
             } catch {
                 try finishSink(after: error)
                 throw error
             }
+        }
+        if let fromNs = gapFromNs {
+            // Stopped while the device was still lost (or before its first frame came back).
+            let missed = traceGap(from: fromNs, nextSequence: totals.nextSequence, intervalNs: intervalNs)
+            totals.drops[.driverGap, default: 0] += missed
+            totals.nextSequence += missed
         }
         try sink?.finish()
         return totals
@@ -133,17 +153,17 @@ public final class LiveDaemon: @unchecked Sendable {
         do { try sink?.finish() } catch { Log.error("could not finish the output: \(error)") }
     }
 
-    /// Traces the frames a camera would have delivered between `fromNs` and now as `driver_gap` drops.
-    /// - Returns: the sequence number to resume at.
+    /// Traces the frames a camera would have delivered between `fromNs` and now (whole intervals; none when the
+    /// interval is unknown) as `driver_gap` drops numbered from `nextSequence`.
+    /// - Returns: how many.
     private func traceGap(from fromNs: Int64, nextSequence: Int, intervalNs: Int64) -> Int {
-        let nowNs = clock.nowNs()
-        guard intervalNs > 0 else { return nextSequence }
-        let missed = min(100_000, max(0, Int((nowNs - fromNs) / intervalNs) - 1))
+        guard intervalNs > 0 else { return 0 }
+        let missed = min(100_000, max(0, Int((clock.nowNs() - fromNs) / intervalNs) - 1))
         for i in 0..<missed {
             trace.record(.drop(frame: nextSequence + i, reason: .driverGap, atNs: fromNs + Int64(i + 1) * intervalNs,
                                track: .capture))
         }
-        return nextSequence + missed
+        return missed
     }
 
     private func add(_ stats: PipelineStats, to totals: inout PipelineStats) {
@@ -154,6 +174,6 @@ public final class LiveDaemon: @unchecked Sendable {
         for (reason, n) in stats.drops { totals.drops[reason, default: 0] += n }
         totals.durationNs += stats.durationNs
         totals.nextSequence = stats.nextSequence
-        totals.lastCaptureTsNs = stats.lastCaptureTsNs
+        if stats.framesCaptured > 0 { totals.lastCaptureTsNs = stats.lastCaptureTsNs }
     }
 }

@@ -47,6 +47,8 @@ public final class Pipeline: @unchecked Sendable {
     public let framesCaptured = Atomic<Int>(0)
     private let framesOutput = Atomic<Int>(0)
     private let lastCapture = Atomic<Int64>(0)
+    /// One past the last sequence number used (capture or drop); what a resumed run continues from.
+    private let nextSequence: Atomic<Int>
     private let done = DispatchGroup()
 
     /// - Parameters:
@@ -63,6 +65,7 @@ public final class Pipeline: @unchecked Sendable {
         self.trace = trace
         self.clock = clock
         self.config = config
+        nextSequence = Atomic(config.firstSequence)
         core = Locked(PipelineCore(maxInFlight: config.maxInFlight, queueCapacity: config.queueCapacity))
         framePool = FramePool(geometry: source.geometry, count: config.framePoolSize)
         slotCount = config.maxInFlight + config.queueCapacity + 1
@@ -99,11 +102,14 @@ public final class Pipeline: @unchecked Sendable {
         let error = failure.withLock { $0 }
         if let error {
             sink?.abort()
-            throw PipelineFailure(underlying: error, framesCaptured: framesCaptured.load(ordering: .acquiring),
-                                  nextSequence: config.firstSequence + framesCaptured.load(ordering: .acquiring),
-                                  lastCaptureTsNs: lastCapture.load(ordering: .relaxed))
+            throw PipelineFailure(underlying: error, stats: stats(sinceNs: startNs))
         }
         try sink?.finish()
+        return stats(sinceNs: startNs)
+    }
+
+    /// What the run did so far (after the threads have ended).
+    private func stats(sinceNs startNs: Int64) -> PipelineStats {
         var stats = PipelineStats()
         core.withLock { core in
             stats.drops = core.dropCounts
@@ -113,7 +119,7 @@ public final class Pipeline: @unchecked Sendable {
         stats.framesCaptured = framesCaptured.load(ordering: .acquiring)
         stats.framesOutput = framesOutput.load(ordering: .acquiring)
         stats.durationNs = clock.nowNs() - startNs
-        stats.nextSequence = config.firstSequence + stats.framesCaptured
+        stats.nextSequence = nextSequence.load(ordering: .acquiring)
         stats.lastCaptureTsNs = lastCapture.load(ordering: .relaxed)
         return stats
     }
@@ -183,18 +189,26 @@ public final class Pipeline: @unchecked Sendable {
                         // The device paced the frame and stamped it; its gaps become driver_gap drops. Its
                         // numbering is shifted to start at `firstSequence`, so a daemon that reopens a device
                         // (whose driver counts from 0 again) keeps one increasing numbering in the trace.
-                        if liveSequenceOffset == nil { liveSequenceOffset = config.firstSequence - buffer.sequence }
-                        buffer.sequence += liveSequenceOffset!
+                        // After a device loss the frames missed meanwhile come first (see `resumeAfterCaptureNs`).
                         captureNs = buffer.captureTimestampNs
+                        if liveSequenceOffset == nil {
+                            let missed = traceResumeGap(firstFrameNs: captureNs, intervalNs: intervalNs)
+                            liveSequenceOffset = config.firstSequence + missed - buffer.sequence
+                        }
+                        buffer.sequence += liveSequenceOffset!
                         traceSourceLosses(before: buffer, atNs: captureNs)
                         sequence = buffer.sequence + 1
                     } else {
                         if config.pace == .realtime { clock.sleep(untilNs: loopBaseNs + offsetNs) }
                         captureNs = clock.nowNs()
+                        if framesCaptured.load(ordering: .relaxed) == 0 {
+                            sequence += traceResumeGap(firstFrameNs: captureNs, intervalNs: intervalNs)
+                        }
                         buffer.sequence = sequence
                         buffer.captureTimestampNs = captureNs
                         sequence += 1
                     }
+                    nextSequence.store(sequence, ordering: .releasing)
                     framesCaptured.add(1, ordering: .releasing)
                     lastCapture.store(captureNs, ordering: .relaxed)
                     if discard {
@@ -228,6 +242,23 @@ public final class Pipeline: @unchecked Sendable {
         } catch {
             fail(error)
         }
+    }
+
+    /// On the run's first frame after a device loss (`config.resumeAfterCaptureNs`): traces the frame slots between
+    /// the last capture before the loss and `firstFrameNs` as `driver_gap` drops, numbered from `firstSequence`
+    /// and stamped one interval apart, and returns how many (the first frame is numbered after them). Slots are
+    /// counted to the nearest whole interval, so a frame a little early or late in its slot counts the same.
+    private func traceResumeGap(firstFrameNs: Int64, intervalNs: Int64) -> Int {
+        guard let afterNs = config.resumeAfterCaptureNs, intervalNs > 0, firstFrameNs > afterNs else { return 0 }
+        let slots = (firstFrameNs - afterNs + intervalNs / 2) / intervalNs
+        let missed = Int(min(100_000, max(0, slots - 1)))
+        core.withLock { core in
+            for i in 0..<missed {
+                core.noteDrop(frame: config.firstSequence + i, reason: .driverGap,
+                              atNs: afterNs + Int64(i + 1) * intervalNs, track: .capture, trace: trace)
+            }
+        }
+        return missed
     }
 
     /// Traces the frames a live source lost before `frame`: sequence gaps as `driver_gap` (one per missing

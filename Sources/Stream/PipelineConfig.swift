@@ -29,6 +29,12 @@ public struct PipelineConfig: Sendable {
     public var framePoolSize = 8
     /// Sequence number of the first frame (a daemon restarting its pipeline continues the numbering).
     public var firstSequence = 0
+    /// Resuming after a device loss: the capture time (pipeline clock, ns) of the last frame captured before it.
+    /// When the first frame of this run arrives, the frame slots the camera would have filled in between (the
+    /// whole frame intervals from that capture to this one, less one) are traced as `driver_gap` drops numbered
+    /// from `firstSequence`, and the frame is numbered after them. Counted at the first frame, not at the reopen:
+    /// a device can reopen quickly yet deliver its first frame much later. nil: no gap to account for.
+    public var resumeAfterCaptureNs: Int64?
     /// Realtime: delay before the first frame is due, so threads are up before the clock starts counting.
     public var startLeadNs: Int64 = 5_000_000
     /// The CPU the inference thread restricts itself to (`CPUPlacement.split()`); nil = wherever the others run.
@@ -45,7 +51,8 @@ public struct PipelineStats: Sendable {
     public var drops: [DropReason: Int] = [:]
     public var maxInFlightSeen = 0
     public var durationNs: Int64 = 0
-    /// Sequence number the next frame would have had (continue from here after a restart).
+    /// Sequence number the next frame would have had (continue from here after a restart): one past the last
+    /// number used, capture or `driver_gap` drop (not `firstSequence + framesCaptured` once the device skipped).
     public var nextSequence = 0
     /// Capture time of the last frame, on the pipeline clock (0 when none).
     public var lastCaptureTsNs: Int64 = 0
@@ -54,12 +61,17 @@ public struct PipelineStats: Sendable {
 }
 
 /// A pipeline run that ended on an error: the error (its kind and message are the underlying error's) and how
-/// far the run got, so a daemon can resume numbering and account for the gap.
+/// far the run got (`stats`: frames, drops, next sequence number), so a daemon can add it to its totals, resume the
+/// numbering and account for the gap.
 public struct PipelineFailure: ColorcamError {
     public let underlying: Error
-    public let framesCaptured: Int
-    public let nextSequence: Int
-    public let lastCaptureTsNs: Int64
+    /// What the run did before the error.
+    public let stats: PipelineStats
+
+    public var framesCaptured: Int { stats.framesCaptured }
+    public var nextSequence: Int { stats.nextSequence }
+    /// Capture time of the run's last frame (0 when it captured none).
+    public var lastCaptureTsNs: Int64 { stats.lastCaptureTsNs }
 
     public var kind: FailureKind { (underlying as? ColorcamError)?.kind ?? .internalError }
     public var description: String { (underlying as? ColorcamError)?.description ?? "\(underlying)" }

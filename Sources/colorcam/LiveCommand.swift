@@ -181,6 +181,7 @@ enum LiveCommand {
             let stats = try? result.get()
             try traceFile.close(atNs: clock.nowNs(), summary: [
                 ("frames_captured", .int(stats?.framesCaptured ?? -1)), ("frames_output", .int(stats?.framesOutput ?? -1)),
+                ("driver_gap_frames", .int(stats.map { $0.drops[.driverGap] ?? 0 } ?? -1)),
                 ("completed", .bool(stats != nil)),
             ])
         }

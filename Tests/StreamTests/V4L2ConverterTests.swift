@@ -25,7 +25,7 @@ import Testing
         (.yuyv, 0, 1, 3), (.yvyu, 0, 3, 1), (.uyvy, 1, 0, 2), (.vyuy, 1, 2, 0),
     ]
 
-    @Test(arguments: [1, 2, 3, 4, 5, 7, 8, 9, 13, 64, 65], [1, 2, 3])
+    @Test(arguments: [1, 2, 3, 4, 5, 7, 8, 9, 13, 31, 32, 33, 35, 37, 63, 64, 65, 97, 101, 640], [1, 2, 3])
     func packed422MatchesTheByteReference(widthPx: Int, heightPx: Int) {
         for (format, yo, cbo, cro) in Self.packedFormats {
             for padding in [0, 4, 6] {

@@ -353,7 +353,13 @@ if os.path.exists(os.path.join(WORK, "live.rc")):
         # The loss is the longest gap between captures (the trace clock is the run's own).
         intervals = [(b - a, a, b) for a, b in zip(ts, ts[1:])]
         gap_us, before, after = max(intervals)
-        check(len(gaps) > 0, "live: the loss appears as driver_gap drops in the trace", f"{len(gaps)} driver_gap drops")
+        summary = next((e["args"] for e in trace if e.get("name") == "summary"), {})
+        numbers = sorted([e["args"]["frame"] for e in caps] + gaps)
+        check(len(gaps) > 0 and summary.get("driver_gap_frames") == len(gaps)
+              and numbers == list(range(numbers[0], numbers[0] + len(numbers))),
+              "live: the loss appears as driver_gap drops in the trace",
+              f"{len(gaps)} driver_gap drops (summary {summary.get('driver_gap_frames')}); capture ids + drops "
+              f"{'contiguous, each once' if numbers == list(range(numbers[0], numbers[0] + len(numbers))) else 'NOT contiguous or repeated'}")
         check(gap_us <= 2_000_000 + 1_000_000,
               "live: capture resumes within 2 s of the device returning (vivid returns when the daemon lets go)",
               f"longest capture gap {gap_us / 1000:.0f} ms (includes vivid's own teardown of the lost stream)")
