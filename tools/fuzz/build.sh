@@ -60,10 +60,12 @@ target() {
         else objects+=("$OUT/$m.o"); fi
     done
     local binary=$OUT/fuzz-$name
-    local harness=tools/fuzz/targets/$name.swift
-    if [[ -f $binary ]] && [[ -z $(find "$harness" "${objects[@]}" -newer "$binary" -print -quit) ]]; then return; fi
+    local harness=(tools/fuzz/targets/"$name".swift)
+    # The two ONNX targets share their decoding step.
+    [[ $name == onnx || $name == onnx-graph ]] && harness+=(tools/fuzz/targets/shared/onnx-decode.swift)
+    if [[ -f $binary ]] && [[ -z $(find "${harness[@]}" "${objects[@]}" -newer "$binary" -print -quit) ]]; then return; fi
     echo "== fuzz build: fuzz-$name"
-    swiftc "${search[@]}" "${FLAGS[@]}" -module-name "Fuzz_${name//-/_}" "$harness" "${objects[@]}" \
+    swiftc "${search[@]}" "${FLAGS[@]}" -module-name "Fuzz_${name//-/_}" "${harness[@]}" "${objects[@]}" \
         -use-ld=lld -lpng16 -lv4l2 -lturbojpeg -o "$binary"
 }
 

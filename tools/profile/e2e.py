@@ -53,6 +53,14 @@ def open_fds(pid):
         return None
 
 
+def require_inputs(tool, scene):
+    """Exits with a one-line message naming what is missing: the release binary or the scene file."""
+    if not os.path.exists(BIN):
+        sys.exit(f"{tool}: {BIN} not found (make release)")
+    if not os.path.exists(scene):
+        sys.exit(f"{tool}: {scene}: no such scene (make demo, or python3 tools/demo/scene.py --out {scene})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="default")
@@ -63,10 +71,7 @@ def main():
     ap.add_argument("--output")
     ap.add_argument("--keep", help="keep the trace here (default: a temporary directory)")
     args = ap.parse_args()
-    if not os.path.exists(BIN):
-        sys.exit(f"e2e: {BIN} not found (make release)")
-    if not os.path.exists(args.scene):
-        sys.exit(f"e2e: {args.scene}: no such scene (make demo, or python3 tools/demo/scene.py --out {args.scene})")
+    require_inputs("e2e", args.scene)
 
     work = args.keep or tempfile.mkdtemp(prefix="colorcam-e2e-")
     os.makedirs(work, exist_ok=True)

@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.environ.get("COLORCAM", os.path.join(ROOT, ".build/release/colorcam"))
 sys.path.insert(0, HERE)
-from e2e import eccv16_model, open_fds, proc_status_kb  # noqa: E402
+from e2e import eccv16_model, open_fds, proc_status_kb, require_inputs  # noqa: E402
 from preview_load import StreamClient  # noqa: E402
 
 
@@ -72,10 +72,7 @@ def main():
                     help="colorcam's --cpu-placement (default split: the inference thread alone on the highest CPU)")
     ap.add_argument("--keep", help="work directory to keep (default: a temporary one, removed on success)")
     args = ap.parse_args()
-    if not os.path.exists(BIN):
-        sys.exit(f"soak: {BIN} not found (make release)")
-    if not os.path.exists(args.scene):
-        sys.exit(f"soak: {args.scene}: no such scene (make demo, or python3 tools/demo/scene.py --out {args.scene})")
+    require_inputs("soak", args.scene)
 
     work = args.keep or tempfile.mkdtemp(prefix="colorcam-soak-")
     trace_dir, collected = os.path.join(work, "trace"), os.path.join(work, "segments")

@@ -13,11 +13,8 @@ private let maxFuzzInputElements = 1 << 14
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzONNXGraph(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     do {
-        let model = try ONNXModel.decode(bytes, file: "fuzz.onnx")
-        _ = model.defaultOpset
-        for tensor in model.graph.initializers { _ = tensor.elementCount }
+        let model = try decodeFuzzModel(data, size)
         guard let input = model.graph.inputs.first,
               input.dims.allSatisfy({ ($0 ?? 1) <= maxFuzzDimension }),
               input.dims.reduce(1, { $0 * ($1 ?? 1) }) <= maxFuzzInputElements

@@ -8,11 +8,8 @@
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzONNX(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     do {
-        let model = try ONNXModel.decode(bytes, file: "fuzz.onnx")
-        _ = model.defaultOpset
-        for tensor in model.graph.initializers { _ = tensor.elementCount }
+        _ = try decodeFuzzModel(data, size)
     } catch {
         _ = String(describing: error)
     }
