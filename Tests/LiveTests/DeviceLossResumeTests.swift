@@ -79,7 +79,7 @@ struct DeviceLossResumeTests {
         let trace = RecordingTrace()
         let daemon = LiveDaemon(options: Self.liveOptions(), openSource: camera.open, runner: nil, processor: nil,
                                 sink: nil, trace: trace, server: nil, clock: clock)
-        camera.onFailedOpen = { if $0 == 3 { daemon.requestStop() } }
+        camera.onFailedOpen = { [weak daemon] in if $0 == 3 { daemon?.requestStop() } }  // weak: the daemon holds the camera
         let totals = try daemon.run()
 
         // Last capture 1090 ms, stopped at 1095 + 3 × 200 = 1695 ms: 60 whole intervals, 59 frames missed.
