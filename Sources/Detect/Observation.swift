@@ -6,9 +6,6 @@ public struct Observation: Sendable, Hashable {
     public var confidence: Double
     /// The photo's estimated true aspect ratio, short side / long side, 0...1.
     public var aspectRatio: Double
-    /// A re-found outline with a side that was not seen and kept its predicted line (`PhotoDetector.refine`): its
-    /// corners say nothing about how the outline deforms, so a tracker predicts it with the shared motion only.
-    public var isProvisional = false
 
     public init(quad: Quad, confidence: Double, aspectRatio: Double) {
         self.quad = quad

@@ -17,10 +17,6 @@ public struct TrackerParameters: Sendable, Hashable {
     /// outline (the white border's outer edge found again) is taken at once, with the smoothing restarted.
     public var shapeTolerance = 0.08
     public var shapeRejectionLimit = 30
-    /// The prediction follows each corner's own motion (beyond the motion the four corners share) by at most this
-    /// much, px per frame (see `PhotoTracker.updateVelocity`); camera rotation moves a print's corners apart by
-    /// well under 1 px per frame.
-    public var maximumDeformationPxPerFrame = 1.0
 
     public init() {}
 }
@@ -158,11 +154,10 @@ public final class PhotoTracker {
                 for i in 0..<4 { state.velocityPxPerFrame[i] = .zero; state.raw[i] = quad[i] }
             }
             state.shapeRejections = 0
-            // A provisional outline's kept side only repeats the prediction: learning deformation from it would
-            // feed the prediction back into itself.
-            PhotoTracker.updateVelocity(&state.velocityPxPerFrame, from: state.raw, to: quad,
-                                        maximumDeformationPxPerFrame: observation.isProvisional
-                                            ? 0 : p.maximumDeformationPxPerFrame)
+            for i in 0..<4 {
+                let v = quad[i] - state.raw[i]
+                state.velocityPxPerFrame[i] = state.velocityPxPerFrame[i] * 0.5 + v * 0.5
+            }
             state.raw = quad
             var smoothed = quad
             for i in 0..<4 {
@@ -249,33 +244,6 @@ public final class PhotoTracker {
             for i in 0..<4 { q[i] = q[i] + state.velocityPxPerFrame[i] }
             quads.append(q)
         }
-    }
-
-    /// Updates the per-corner prediction velocity from one observed step `from` → `to` (same corner numbering).
-    ///
-    /// The step splits into the motion all four corners share (per axis, the mean of the middle two displacements:
-    /// camera motion, a print slid by hand) and each corner's deviation from it (rotation, zoom, or a correction of
-    /// the outline's shape). The shared part is averaged in as is; a corner's deviation is clamped to
-    /// `maximumDeformationPxPerFrame` and halved, so a deviation that is not measured again dies away. Otherwise a
-    /// one-off correction of one side (a full search moving a side back from table texture to the print's edge)
-    /// would become a velocity, the next prediction would carry that side on, a faint side would be re-found where
-    /// it was predicted, and the corner would run away at a steady speed.
-    static func updateVelocity(_ velocity: inout [PixelPoint], from previous: Quad, to current: Quad,
-                               maximumDeformationPxPerFrame limit: Double) {
-        let d0 = current[0] - previous[0], d1 = current[1] - previous[1]
-        let d2 = current[2] - previous[2], d3 = current[3] - previous[3]
-        let shared = PixelPoint(middleMean(d0.x, d1.x, d2.x, d3.x), middleMean(d0.y, d1.y, d2.y, d3.y))
-        for i in 0..<4 {
-            let deviation = current[i] - previous[i] - shared
-            let clamped = PixelPoint(max(-limit, min(limit, deviation.x)), max(-limit, min(limit, deviation.y)))
-            velocity[i] = velocity[i] * 0.5 + (shared + clamped * 0.5) * 0.5
-        }
-    }
-
-    /// The mean of the middle two of four values (their median).
-    @inline(__always) static func middleMean(_ a: Double, _ b: Double, _ c: Double, _ d: Double) -> Double {
-        let low1 = min(a, b), high1 = max(a, b), low2 = min(c, d), high2 = max(c, d)
-        return (max(low1, low2) + min(high1, high2)) / 2
     }
 
     /// Forgets every track (ids keep counting up).

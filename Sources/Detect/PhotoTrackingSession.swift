@@ -22,23 +22,9 @@ public final class PhotoTrackingSession {
     /// the photo's size (mean corner distance over the square root of the area): smaller differences are the
     /// search's own scatter, which would only add jitter.
     public var disagreementFraction = 0.06
-    /// A single full search's outline never replaces a re-found one whose area differs by more than this factor (a
-    /// white border adds up to about 1.4): it may be another shape (the photo merged with the table, a detail inside
-    /// it). The same outline found again by the next full search (see `proposals`) does replace it: a print
-    /// that was partly outside the frame and came into view, followed so far by an outline inside its picture.
+    /// A full search's outline never replaces a re-found one whose area differs by more than this factor (a white
+    /// border adds up to about 1.4).
     public var maximumAreaChange = 1.45
-    /// A full-search outline found at least as confidently as the re-found one, whose largest corner distance from it
-    /// exceeds this (px) but whose mean stays within `disagreementFraction`, replaces it when the next full search
-    /// proposes the same correction (every corner's offset within `repeatTolerancePx`).
-    public var minimumCorrectionPx = 2.0
-    public var repeatTolerancePx = 1.5
-    /// Corrections the last full search proposed but did not make; `pendingNext` collects this search's, then the
-    /// two swap.
-    private var proposals: [Proposal] = []
-    /// Test seam: when set, called instead of `detector.detect` for the full search (unit tests script a search's
-    /// findings). Nil in use.
-    package var fullSearchOverride: ((FrameBuffer) -> [Observation])?
-    private var pendingNext: [Proposal] = []
 
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
                 trackerParameters: TrackerParameters = TrackerParameters(), fullDetectionInterval: Int = 3) {
@@ -49,8 +35,6 @@ public final class PhotoTrackingSession {
         predicted.reserveCapacity(32)
         observations.reserveCapacity(32)
         provisional.reserveCapacity(32)
-        proposals.reserveCapacity(32)
-        pendingNext.reserveCapacity(32)
     }
 
     /// Processes one frame: returns the shown tracks.
@@ -66,17 +50,14 @@ public final class PhotoTrackingSession {
         observations.removeAll(keepingCapacity: true)
         provisional.removeAll(keepingCapacity: true)
         for quad in predicted {
-            if var o = detector.refine(quad, in: frame) {
-                o.isProvisional = detector.lastRefineWasProvisional
+            if let o = detector.refine(quad, in: frame) {
                 observations.append(o)
-                provisional.append(o.isProvisional)
+                provisional.append(detector.lastRefineWasProvisional)
             }
         }
         if predicted.isEmpty || frameIndex % fullDetectionInterval == 0 {
-            pendingNext.removeAll(keepingCapacity: true)
-            defer { swap(&proposals, &pendingNext) }
             let refoundCount = observations.count
-            for found in fullSearchOverride?(frame) ?? detector.detect(frame) {
+            for found in detector.detect(frame) {
                 var same = -1
                 for k in 0..<refoundCount
                 where observations[k].quad.contains(found.quad.centroid) || found.quad.contains(observations[k].quad.centroid) {
@@ -87,76 +68,31 @@ public final class PhotoTrackingSession {
                     observations.append(found)
                     continue
                 }
-                if shouldReplace(same, with: found, in: frame) {
+                // The full search corrects the re-found outline (which may have slid onto another edge), except
+                // when the search found the picture inside the white border the track follows, or the two agree.
+                let refound = observations[same]
+                var distancePx = Double.infinity
+                for shift in 0..<4 {
+                    var sum = 0.0
+                    for i in 0..<4 {
+                        let d = found.quad[i + shift] - refound.quad[i]
+                        sum += (d * d).sum().squareRoot() / 4
+                    }
+                    distancePx = min(distancePx, sum)
+                }
+                // A photo's size changes little between full searches: an outline far larger or smaller is
+                // another shape (the photo merged with the table, a detail inside it).
+                let areaRatio = found.quad.area / max(1e-9, refound.quad.area)
+                guard areaRatio >= 1 / maximumAreaChange, areaRatio <= maximumAreaChange else { continue }
+                if provisional[same]
+                    || (distancePx > disagreementFraction * refound.quad.area.squareRoot()
+                        && found.confidence >= refound.confidence
+                        && !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)) {
                     observations[same] = found
                     provisional[same] = false
                 }
             }
         }
         return tracker.update(observations, timestampNs: timestampNs)
-    }
-
-    /// Whether the full search's `found` outline replaces the re-found outline `observations[index]` of the same
-    /// photo. The full search corrects a re-found outline that slid onto another edge; it never replaces one with
-    /// the picture inside the white border the track follows, and outlines that agree stay as re-found (the search's
-    /// own scatter would only add jitter). Two cases need the same correction on two full searches in a row (see
-    /// `proposals`): an area change beyond `maximumAreaChange` (one search's such outline may be another shape), and a
-    /// small but clear disagreement (a side on the picture's edge just inside a thin white border).
-    private func shouldReplace(_ index: Int, with found: Observation, in frame: FrameBuffer) -> Bool {
-        let refound = observations[index]
-        // Pair the corners by the cyclic shift with the smallest total distance.
-        var bestSum = Double.infinity, bestShift = 0
-        for shift in 0..<4 {
-            var sum = 0.0
-            for i in 0..<4 {
-                let d = found.quad[i + shift] - refound.quad[i]
-                sum += (d * d).sum().squareRoot()
-            }
-            if sum < bestSum { bestSum = sum; bestShift = shift }
-        }
-        var offsets = Quad(.zero, .zero, .zero, .zero)
-        var largestPx = 0.0
-        for i in 0..<4 {
-            offsets[i] = found.quad[i + bestShift] - refound.quad[i]
-            largestPx = max(largestPx, (offsets[i] * offsets[i]).sum().squareRoot())
-        }
-        let sizePx = refound.quad.area.squareRoot()
-        let areaRatio = found.quad.area / max(1e-9, refound.quad.area)
-        let areaJump = areaRatio < 1 / maximumAreaChange || areaRatio > maximumAreaChange
-        if !areaJump {
-            if provisional[index] { return true }
-            guard found.confidence >= refound.confidence,
-                  !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame) else { return false }
-            if bestSum / 4 > disagreementFraction * sizePx { return true }
-            guard largestPx > minimumCorrectionPx else { return false }
-        } else {
-            guard found.confidence >= refound.confidence else { return false }
-        }
-        let centre = refound.quad.centroid
-        if proposals.contains(where: { $0.agrees(centre: centre, offsets: offsets, sizePx: sizePx,
-                                                 tolerancePx: repeatTolerancePx) }) {
-            return true
-        }
-        pendingNext.append(Proposal(centre: centre, offsets: offsets))
-        return false
-    }
-}
-
-/// A correction the full search proposed for a re-found outline: where that outline was, and how far each of its
-/// corners would move. The outline moves with the camera between searches; the offsets do not.
-private struct Proposal {
-    var centre: PixelPoint
-    var offsets: Quad
-
-    /// Whether another proposal is for the same outline (centres within a quarter of its size) and moves every
-    /// corner the same way to within `tolerancePx`.
-    func agrees(centre other: PixelPoint, offsets otherOffsets: Quad, sizePx: Double, tolerancePx: Double) -> Bool {
-        let c = centre - other
-        guard (c * c).sum() <= 0.0625 * sizePx * sizePx else { return false }
-        for i in 0..<4 {
-            let d = offsets[i] - otherOffsets[i]
-            if (d * d).sum() > tolerancePx * tolerancePx { return false }
-        }
-        return true
     }
 }
