@@ -154,6 +154,9 @@ public final class Pipeline: @unchecked Sendable {
         let useSourceTimestamps = config.frameIntervalOverrideNs == nil
         var sequence = config.firstSequence
         var liveSequenceOffset: Int?
+        /// Whether the run's first frame still has to account for a device loss (`config.resumeAfterCaptureNs`): a
+        /// local flag, so later frames pay nothing for it.
+        var resumeGapPending = config.resumeAfterCaptureNs != nil
         var loopBaseNs = clock.nowNs() + config.startLeadNs
         do {
             for loop in 0..<config.loops {
@@ -201,7 +204,8 @@ public final class Pipeline: @unchecked Sendable {
                     } else {
                         if config.pace == .realtime { clock.sleep(untilNs: loopBaseNs + offsetNs) }
                         captureNs = clock.nowNs()
-                        if framesCaptured.load(ordering: .relaxed) == 0 {
+                        if resumeGapPending {
+                            resumeGapPending = false
                             sequence += traceResumeGap(firstFrameNs: captureNs, intervalNs: intervalNs)
                         }
                         buffer.sequence = sequence
