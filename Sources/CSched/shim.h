@@ -1,5 +1,6 @@
 // CPU affinity without glibc's CPU_SET macros (they need _GNU_SOURCE, which a Clang module cannot set for glibc's
 // own headers): the raw sched_getaffinity/sched_setaffinity system calls on a 1024-CPU bit mask. Linux only.
+// Also the CPU's spin-wait hint for the inference thread's polling wait.
 #ifndef COLORCAM_CSCHED_SHIM_H
 #define COLORCAM_CSCHED_SHIM_H
 #include <errno.h>
@@ -33,6 +34,16 @@ static inline int colorcam_set_thread_cpus(const int *cpus, int count) {
     }
     if (syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) != 0) return -errno;
     return 0;
+}
+
+/// A spin-wait hint to the CPU (x86 `pause`, Arm `yield`): lets a polling loop spare its sibling hyper-thread and
+/// the memory bus. No system call, no effect on correctness.
+static inline void colorcam_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#endif
 }
 
 #endif

@@ -1,4 +1,5 @@
 import ColorcamCore
+import CSched
 import Foundation
 import Synchronization
 
@@ -35,6 +36,10 @@ public final class Pipeline: @unchecked Sendable {
     private let startCondition = NSCondition()
     private var startQueue: [InferenceJob] = []
     private var stopping = false
+    /// `startQueue.count`, readable without the lock: what the inference thread polls before it sleeps.
+    private let pendingStarts = Atomic<Int>(0)
+    /// Set when the capture loop has ended (no more requests): ends the inference thread's poll.
+    private let captureEnded = Atomic<Bool>(false)
     // Completion notices (asap waits for free inference places and for a frame's own result).
     private let resultCondition = NSCondition()
     // Hand-off to the output thread: FIFO of (frame, inference submitted?) or nil = end of stream.
@@ -80,6 +85,11 @@ public final class Pipeline: @unchecked Sendable {
 
     /// The frame interval used for pacing: the `--fps` override or the source's nominal interval.
     public var frameIntervalNs: Int64 { config.frameIntervalOverrideNs ?? source.nominalFrameIntervalNs }
+    /// How long the inference thread polls for a request before sleeping (`PipelineConfig.inferenceSpinNs`
+    /// resolved: with no setting, 1.25 frame intervals on a core of its own, else 0).
+    public var inferenceSpinNs: Int64 {
+        max(0, config.inferenceSpinNs ?? (config.inferenceCPU == nil ? 0 : frameIntervalNs + frameIntervalNs / 4))
+    }
 
     /// The realtime output latency budget.
     public var outputBudgetNs: Int64? {
@@ -145,6 +155,7 @@ public final class Pipeline: @unchecked Sendable {
     private func captureLoop() {
         defer {
             pushOutput(nil)
+            captureEnded.store(true, ordering: .releasing)
             startCondition.lock()
             stopping = true
             startCondition.broadcast()
@@ -310,6 +321,7 @@ public final class Pipeline: @unchecked Sendable {
         if let start {
             startCondition.lock()
             startQueue.append(start)
+            pendingStarts.add(1, ordering: .releasing)
             startCondition.signal()
             startCondition.unlock()
             // Let the woken inference thread have this core now: with every core busy, the scheduler would
@@ -324,7 +336,9 @@ public final class Pipeline: @unchecked Sendable {
 
     private func inferenceLoop() {
         if let cpu = config.inferenceCPU { CPUPlacement.setThreadCPUs([cpu]) }
+        let spinNs = inferenceSpinNs
         while true {
+            if spinNs > 0 { pollForRequest(forNs: spinNs) }
             startCondition.lock()
             while startQueue.isEmpty && !stopping { startCondition.wait() }
             if startQueue.isEmpty {
@@ -332,6 +346,7 @@ public final class Pipeline: @unchecked Sendable {
                 return
             }
             var job = startQueue.removeFirst()
+            pendingStarts.subtract(1, ordering: .relaxed)
             startCondition.unlock()
             while true {
                 let startNs = clock.nowNs()
@@ -356,6 +371,21 @@ public final class Pipeline: @unchecked Sendable {
                 guard let next else { break }
                 job = next
             }
+        }
+    }
+
+    /// Busy-waits (with the CPU's spin hint, reading the clock every 256 turns) until a request is pending, the
+    /// capture loop has ended, or `ns` of real time has passed (`Int64.max`: no limit) (`CLOCK_MONOTONIC`, not the pipeline's clock: the poll spends
+    /// CPU time, which a manual clock does not advance); the caller then takes the request, or sleeps on
+    /// `startCondition` as without polling. Runs on the inference thread only; allocates nothing.
+    private func pollForRequest(forNs ns: Int64) {
+        let (sum, overflow) = SystemClock.rawNs().addingReportingOverflow(ns)
+        let deadlineNs = overflow ? Int64.max : sum
+        var turns = 0
+        while pendingStarts.load(ordering: .acquiring) == 0 && !captureEnded.load(ordering: .relaxed) {
+            colorcam_cpu_relax()
+            turns &+= 1
+            if turns & 255 == 0 && SystemClock.rawNs() >= deadlineNs { return }
         }
     }
 

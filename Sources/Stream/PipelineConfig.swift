@@ -39,6 +39,14 @@ public struct PipelineConfig: Sendable {
     public var startLeadNs: Int64 = 5_000_000
     /// The CPU the inference thread restricts itself to (`CPUPlacement.split()`); nil = wherever the others run.
     public var inferenceCPU: Int?
+    /// How long the inference thread polls for its next request before it sleeps (`--inference-spin-ms`).
+    /// Waking a sleeping thread on an idle core costs ~0.1 ms typically and 1–4 ms at the tail when the other cores
+    /// are busy (the kernel's wake-up of an idle CPU; in a virtual machine, of a halted vCPU); a polling thread sees
+    /// the request within microseconds. nil: one and a quarter frame intervals when `inferenceCPU` is set (the core
+    /// is colorcam's: with a model slower than a frame the next request comes within one interval of the last
+    /// result, so the poll almost always ends in work), none otherwise (polling would take a core the capture and
+    /// output threads share). 0: never poll. `Int64.max`: always poll (the core never sleeps while the pipeline runs).
+    public var inferenceSpinNs: Int64?
 
     public init() {}
 }

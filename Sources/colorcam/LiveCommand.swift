@@ -58,8 +58,8 @@ enum LiveCommand {
         let a = try Arguments(args, command: "live",
                               valued: Set(["source", "device", "size", "fps", "listen", "output", "trace", "trace-max-mb", "trace-keep",
                                        "max-in-flight", "queue",
-                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level",
-                                       "cpu-placement"]).union(ColorizeOptions.valued),
+                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level"])
+                                  .union(ColorizeOptions.valued).union(CPUPlacementOption.valued),
                               boolean: Set(["exit-on-device-loss"]).union(ColorizeOptions.boolean))
         _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
         if let level = a.string("log-level") {

@@ -70,7 +70,7 @@ enum ReplayCommand {
         let a = try Arguments(args, command: "replay",
                               valued: Set(["output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
                                        "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode",
-                                       "on-write-error", "cpu-placement"]).union(ColorizeOptions.valued),
+                                       "on-write-error"]).union(ColorizeOptions.valued).union(CPUPlacementOption.valued),
                               boolean: Set(["quiet"]).union(ColorizeOptions.boolean))
         let input = try a.positionals(exactly: 1, usage: "replay INPUT [options] (see --help)")[0]
         var config = PipelineConfig()

@@ -68,4 +68,30 @@ import Testing
         #expect(runner.seen.withLock { $0 } == [[target]])
         #expect(CPUPlacement.threadCPUs() == cpus, "the caller's own CPU set is untouched")
     }
+
+    /// The poll before sleeping: its default follows the placement, and a thread polling without a time limit
+    /// still takes every request and ends with the stream (the capture loop's end stops the poll).
+    @Test func theInferencePollDefaultsToAFrameAndAQuarterOnAnOwnCoreAndEndsWithTheStream() throws {
+        let source = SyntheticSource(count: 6, fps: 30)
+        var config = PipelineConfig()
+        let resolve = { (config: PipelineConfig) in
+            Pipeline(source: SyntheticSource(count: 1, fps: 30), sink: nil, runner: nil, trace: RecordingTraceSink(),
+                     clock: SystemClock(), config: config).inferenceSpinNs
+        }
+        #expect(resolve(config) == 0, "shared placement: no poll")
+        config.inferenceCPU = try #require(CPUPlacement.threadCPUs().last)
+        #expect(resolve(config) == source.nominalFrameIntervalNs * 5 / 4)
+        config.inferenceSpinNs = 2_000_000
+        #expect(resolve(config) == 2_000_000, "an explicit setting wins")
+
+        config.inferenceSpinNs = .max
+        config.pace = .asap
+        let runner = CPURecordingRunner()
+        let trace = RecordingTraceSink()
+        let stats = try Pipeline(source: source, sink: nil, runner: runner, trace: trace, clock: SystemClock(),
+                                 config: config).run()
+        #expect(stats.inferences == 6, "every request taken from the poll")
+        #expect(stats.maxInFlightSeen == 1)
+        #expect(trace.events(.infer).count == 6)
+    }
 }
