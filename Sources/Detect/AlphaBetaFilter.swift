@@ -40,6 +40,13 @@ public struct AlphaBetaFilter: Sendable, Hashable {
         return next
     }
 
+    /// Moves the estimate to `x` at `timestampNs` keeping the velocity: a correction of where the coordinate is
+    /// (another edge was being followed), not a measurement of motion, so no jump enters the velocity.
+    public mutating func rebase(to x: Double, timestampNs: Int64) {
+        value = x
+        lastTimestampNs = timestampNs
+    }
+
     /// Advances the prediction by one missed sample (no measurement) and returns it.
     public mutating func coast(timestampNs: Int64) -> Double? {
         guard let previous = value else { return nil }

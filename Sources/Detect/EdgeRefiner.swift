@@ -92,6 +92,15 @@ struct EdgeRefiner {
             for s in 0..<samples {
                 let t = 0.08 + 0.84 * (Double(s) + 0.5) / Double(samples)
                 let base = a + along * t
+                // Tracking: a profile reaching outside the frame measures nothing there (the sampler repeats the
+                // border), so a print partly out of view keeps its out-of-view side from the track, not from the
+                // picture's texture near the frame's edge.
+                if keepingUnfoundSides {
+                    let inner = base - n * (inwardPx + 2), outer = base + n * (outwardPx + 2)
+                    let maxX = Double(sampler.widthPx) - 1, maxY = Double(sampler.heightPx) - 1
+                    if min(inner.x, outer.x) < 1 || min(inner.y, outer.y) < 1
+                        || max(inner.x, outer.x) > maxX || max(inner.y, outer.y) > maxY { continue }
+                }
                 // Profile from inside to outside at offsets -inwardPx - 1 … -inwardPx + steps + 1.
                 var maxValue = 0.0
                 for k in 0...(steps + 2) {

@@ -87,7 +87,10 @@ public final class PhotoTracker {
     ///   - observations: this frame's detections (any order).
     ///   - timestampNs: the frame's capture time on a monotonic clock, nanoseconds; must not decrease.
     /// - Returns: the shown tracks, by id. Shares storage with the tracker: copy it to keep it past the next call.
-    public func update(_ observations: [Observation], timestampNs: Int64) -> [Track] {
+    ///   - corrected: bit k set = observation k re-places a track's outline (a full search found the outline the
+    ///     re-find had slid off): the track moves there at once, keeping its velocity, instead of taking the jump
+    ///     as motion (which the next predictions would carry on). Observations from 64 on cannot be marked.
+    public func update(_ observations: [Observation], corrected: UInt64 = 0, timestampNs: Int64) -> [Track] {
         let p = parameters
         // Predict.
         predicted.removeAll(keepingCapacity: true)
@@ -134,6 +137,21 @@ public final class PhotoTracker {
                 quad = Quad(quad[pair.shift], quad[pair.shift + 1], quad[pair.shift + 2], quad[pair.shift + 3])
             }
             var state = states[pair.track]
+            if pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0 {
+                for i in 0..<4 {
+                    state.filters[2 * i].rebase(to: quad[i].x, timestampNs: timestampNs)
+                    state.filters[2 * i + 1].rebase(to: quad[i].y, timestampNs: timestampNs)
+                }
+                state.raw = quad
+                state.smoothed = quad
+                state.shapeRejections = 0
+                state.history = (state.history << 1) | 1
+                state.missed = 0
+                state.confidence = observation.confidence
+                state.aspectRatio = observation.aspectRatio
+                states[pair.track] = state
+                continue
+            }
             let areaRatio = quad.area / max(1e-9, state.raw.area)
             if state.id >= 0 && areaRatio < 1 - p.shapeTolerance && state.shapeRejections < p.shapeRejectionLimit {
                 state.shapeRejections += 1

@@ -18,6 +18,10 @@ public final class PhotoTrackingSession {
     private var predicted: [Quad] = []
     private var observations: [Observation] = []
     private var provisional: [Bool] = []
+    /// Corrections the last full search proposed but did not make (awaiting a second, agreeing search), and this
+    /// search's.
+    private var proposals: [Quad] = []
+    private var nextProposals: [Quad] = []
     /// A full search's outline replaces a re-found track's when their corners differ by more than this fraction of
     /// the photo's size (mean corner distance over the square root of the area): smaller differences are the
     /// search's own scatter, which would only add jitter.
@@ -25,6 +29,17 @@ public final class PhotoTrackingSession {
     /// A full search's outline never replaces a re-found one whose area differs by more than this factor (a white
     /// border adds up to about 1.4).
     public var maximumAreaChange = 1.45
+    /// Two full searches propose the same correction when their outlines' mean corner distance is below this
+    /// fraction of the photo's size.
+    public var confirmFraction = 0.03
+    /// How much more confident (support fraction) an outline lying inside a re-found one must be to replace it.
+    public var insideConfidenceMargin = 0.05
+    /// A re-found outline with a guessed side yields to a full search's outline within this fraction of its size.
+    public var provisionalReplaceFraction = 0.1
+    /// A larger outline beyond `maximumAreaChange` (up to this factor) replaces a re-found one when it encloses it
+    /// and is as well supported, or is better supported by `recoveryConfidenceMargin`.
+    public var maximumRecoveryAreaChange = 2.5
+    public var recoveryConfidenceMargin = 0.1
 
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
                 trackerParameters: TrackerParameters = TrackerParameters(), fullDetectionInterval: Int = 3) {
@@ -35,14 +50,16 @@ public final class PhotoTrackingSession {
         predicted.reserveCapacity(32)
         observations.reserveCapacity(32)
         provisional.reserveCapacity(32)
+        proposals.reserveCapacity(32)
+        nextProposals.reserveCapacity(32)
     }
 
     /// Processes one frame: returns the shown tracks.
     ///
     /// Every track is first re-found from its own predicted corners (so it keeps following the outline it follows:
-    /// a white border's paper edge, not the picture inside it). On full-search frames the detector's observations
-    /// that overlap a re-found track are dropped, except a clearly larger outline enclosing it (the paper's edge
-    /// found where the track followed the picture's); the others are new photos.
+    /// a white border's paper edge, not the picture inside it). On full-search frames each detector observation
+    /// that overlaps a re-found track may correct it (see `judge`); the others are new photos. A correction moves
+    /// the track at once and is not taken as motion (`PhotoTracker.update(_:corrected:timestampNs:)`).
     /// - Parameter timestampNs: the frame's capture time on a monotonic clock (must not decrease).
     public func process(_ frame: FrameBuffer, timestampNs: Int64) -> [Track] {
         defer { frameIndex += 1 }
@@ -55,6 +72,7 @@ public final class PhotoTrackingSession {
                 provisional.append(detector.lastRefineWasProvisional)
             }
         }
+        var corrected: UInt64 = 0
         if predicted.isEmpty || frameIndex % fullDetectionInterval == 0 {
             let refoundCount = observations.count
             for found in detector.detect(frame) {
@@ -68,31 +86,83 @@ public final class PhotoTrackingSession {
                     observations.append(found)
                     continue
                 }
-                // The full search corrects the re-found outline (which may have slid onto another edge), except
-                // when the search found the picture inside the white border the track follows, or the two agree.
-                let refound = observations[same]
-                var distancePx = Double.infinity
-                for shift in 0..<4 {
-                    var sum = 0.0
-                    for i in 0..<4 {
-                        let d = found.quad[i + shift] - refound.quad[i]
-                        sum += (d * d).sum().squareRoot() / 4
-                    }
-                    distancePx = min(distancePx, sum)
-                }
-                // A photo's size changes little between full searches: an outline far larger or smaller is
-                // another shape (the photo merged with the table, a detail inside it).
-                let areaRatio = found.quad.area / max(1e-9, refound.quad.area)
-                guard areaRatio >= 1 / maximumAreaChange, areaRatio <= maximumAreaChange else { continue }
-                if provisional[same]
-                    || (distancePx > disagreementFraction * refound.quad.area.squareRoot()
-                        && found.confidence >= refound.confidence
-                        && !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)) {
+                switch judge(found, against: observations[same], provisional: provisional[same], in: frame) {
+                case .keep:
+                    continue
+                case .propose:
+                    nextProposals.append(found.quad)
+                case .replace:
                     observations[same] = found
                     provisional[same] = false
+                    if same < 64 { corrected |= 1 << UInt64(same) }
                 }
             }
+            swap(&proposals, &nextProposals)
+            nextProposals.removeAll(keepingCapacity: true)
         }
-        return tracker.update(observations, timestampNs: timestampNs)
+        return tracker.update(observations, corrected: corrected, timestampNs: timestampNs)
+    }
+
+    private enum Judgement { case keep, propose, replace }
+
+    /// Whether a full search's outline `found` corrects the re-found outline of the same photo (which may have slid
+    /// onto another edge).
+    ///
+    /// - An outline far larger or smaller (beyond `maximumAreaChange`) is another shape (the photo merged with the
+    ///   table, a detail inside it) — except a larger one that encloses the re-found outline as well supported, or
+    ///   is clearly better supported: the whole print found again after the track kept to a part of it.
+    /// - A re-found outline with a guessed side (`provisional`) yields to a near, as well supported outline.
+    /// - A measured one yields when the two disagree by more than `disagreementFraction` (less is the search's own
+    ///   scatter) and the found one is as well supported — clearly better when it lies inside (a picture's edge
+    ///   inside its border is as straight as the paper's), and never the picture inside the white border the
+    ///   track follows — and only when the previous full search proposed the same outline: one search alone may
+    ///   have taken a shadow's or a picture's edge.
+    private func judge(_ found: Observation, against refound: Observation, provisional: Bool,
+                       in frame: FrameBuffer) -> Judgement {
+        let sizePx = refound.quad.area.squareRoot()
+        var distancePx = Double.infinity
+        for shift in 0..<4 { distancePx = min(distancePx, Self.meanCornerDistance(found.quad, refound.quad, shift: shift)) }
+        let areaRatio = found.quad.area / max(1e-9, refound.quad.area)
+        let recovers = areaRatio > 1 && areaRatio <= maximumRecoveryAreaChange
+            && (found.confidence >= refound.confidence + recoveryConfidenceMargin
+                || (found.confidence >= refound.confidence
+                    && Self.lies(refound.quad, inside: found.quad, tolerancePx: 2)))
+        guard areaRatio >= 1 / maximumAreaChange, areaRatio <= maximumAreaChange || recovers else { return .keep }
+        if provisional && found.confidence >= refound.confidence && distancePx <= provisionalReplaceFraction * sizePx {
+            return .replace
+        }
+        let inside = areaRatio < 1 && Self.lies(found.quad, inside: refound.quad, tolerancePx: 2)
+        guard distancePx > disagreementFraction * sizePx,
+              found.confidence >= refound.confidence + (inside ? insideConfidenceMargin : 0),
+              !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)
+        else { return .keep }
+        let confirmed = proposals.contains { Self.meanCornerDistance($0, found.quad, shift: 0) <= confirmFraction * sizePx }
+        return confirmed ? .replace : .propose
+    }
+
+    /// Whether every corner of `inner` lies inside `outer` or within `tolerancePx` outside one of its sides (an
+    /// outline sharing a side with `outer` counts as inside). `outer` must be convex.
+    private static func lies(_ inner: Quad, inside outer: Quad, tolerancePx: Double) -> Bool {
+        let orientation: Double = outer.signedArea >= 0 ? 1 : -1
+        for i in 0..<4 {
+            let side = outer[i + 1] - outer[i]
+            let length = (side * side).sum().squareRoot()
+            guard length > 0 else { return false }
+            for k in 0..<4 {
+                let d = inner[k] - outer[i]
+                if orientation * (side.x * d.y - side.y * d.x) / length < -tolerancePx { return false }
+            }
+        }
+        return true
+    }
+
+    /// Mean distance between `a`'s corners (numbering shifted by `shift`) and `b`'s, px.
+    private static func meanCornerDistance(_ a: Quad, _ b: Quad, shift: Int) -> Double {
+        var sum = 0.0
+        for i in 0..<4 {
+            let d = a[i + shift] - b[i]
+            sum += (d * d).sum().squareRoot() / 4
+        }
+        return sum
     }
 }

@@ -102,3 +102,23 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
                             noiseSigma: 4)
     #expect(PhotoDetector(geometry: frame.geometry).detect(frame).isEmpty)
 }
+
+/// Tracking a print partly out of view: the re-find measures the sides in view and keeps the out-of-view side
+/// where the track had it (moved with the opposite side), instead of fitting it to the picture's texture near the
+/// frame's edge.
+@Test func trackingRefineKeepsTheSideThatIsOutOfView() {
+    // A 180 × 130 print whose right part (about 40 px) lies beyond a 320 × 240 frame.
+    let truth = placedQuad(centre: PixelPoint(270, 120), widthPx: 180, heightPx: 130, angleDegrees: 4)
+    let frame = renderFrame(widthPx: 320, heightPx: 240, table: (60, 120, 135), photos: [
+        (SyntheticPhoto(widthPx: 180, heightPx: 130, seed: 5), truth),
+    ], noiseSigma: 1)
+    #expect(truth[1].x > 340 && truth[2].x > 340, "the right side is out of view")
+    let detector = PhotoDetector(geometry: frame.geometry)
+    // The track's prediction: the print moved 2 px left of where it is (the in-view sides correct that).
+    var predicted = truth
+    for i in 0..<4 { predicted[i] += PixelPoint(-2, 0) }
+    let refound = detector.refine(predicted, in: frame)
+    let quad = refound?.quad ?? predicted
+    #expect(refound != nil)
+    #expect(maxCornerError(quad, truth) < 0.5, "all four corners within 0.5 px, out of view ones included (without: 1.0)")
+}

@@ -108,3 +108,26 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     }
     #expect(ids.count == 2 && ids[0] != ids[1])
 }
+
+/// A correction (a full search's outline replacing the one a re-find slid onto) moves the track at once but is not
+/// motion: the next prediction stays where the correction put it. The same jump as a plain observation becomes
+/// velocity and the prediction runs on past it — what made corrected tracks run away on the rendered sequences.
+@Test func aCorrectionMovesTheTrackWithoutBecomingMotion() {
+    let q = placedQuad(centre: PixelPoint(300, 220), widthPx: 160, heightPx: 120, angleDegrees: 12)
+    var moved = q
+    for i in 0..<4 { moved[i] += PixelPoint(6, -4) }
+    let dt: Int64 = 33_333_333
+    func predictedAfterJump(corrected: Bool) -> (shown: Quad?, predicted: Quad?) {
+        let tracker = PhotoTracker()
+        for k in 0..<10 { _ = tracker.update([observation(q)], timestampNs: Int64(k) * dt) }
+        let shown = tracker.update([observation(moved)], corrected: corrected ? 1 : 0, timestampNs: 10 * dt).first?.quad
+        var predicted: [Quad] = []
+        tracker.predictedQuads(into: &predicted)
+        return (shown, predicted.first?.canonicallyOrdered())
+    }
+    let corrected = predictedAfterJump(corrected: true)
+    #expect(corrected.shown.map { maxCornerError($0, moved) } ?? .infinity < 1e-9, "shown where corrected at once")
+    #expect(corrected.predicted.map { maxCornerError($0, moved) } ?? .infinity < 1e-9, "no velocity from the jump")
+    let plain = predictedAfterJump(corrected: false)
+    #expect(plain.predicted.map { maxCornerError($0, moved) } ?? 0 > 3, "a plain jump is taken as motion")
+}
