@@ -86,10 +86,10 @@ public final class PhotoTracker {
     /// - Parameters:
     ///   - observations: this frame's detections (any order).
     ///   - timestampNs: the frame's capture time on a monotonic clock, nanoseconds; must not decrease.
-    /// - Returns: the shown tracks, by id. Shares storage with the tracker: copy it to keep it past the next call.
     ///   - corrected: bit k set = observation k re-places a track's outline (a full search found the outline the
     ///     re-find had slid off): the track moves there at once, keeping its velocity, instead of taking the jump
     ///     as motion (which the next predictions would carry on). Observations from 64 on cannot be marked.
+    /// - Returns: the shown tracks, by id. Shares storage with the tracker: copy it to keep it past the next call.
     public func update(_ observations: [Observation], corrected: UInt64 = 0, timestampNs: Int64) -> [Track] {
         let p = parameters
         // Predict.
@@ -137,23 +137,10 @@ public final class PhotoTracker {
                 quad = Quad(quad[pair.shift], quad[pair.shift + 1], quad[pair.shift + 2], quad[pair.shift + 3])
             }
             var state = states[pair.track]
-            if pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0 {
-                for i in 0..<4 {
-                    state.filters[2 * i].rebase(to: quad[i].x, timestampNs: timestampNs)
-                    state.filters[2 * i + 1].rebase(to: quad[i].y, timestampNs: timestampNs)
-                }
-                state.raw = quad
-                state.smoothed = quad
-                state.shapeRejections = 0
-                state.history = (state.history << 1) | 1
-                state.missed = 0
-                state.confidence = observation.confidence
-                state.aspectRatio = observation.aspectRatio
-                states[pair.track] = state
-                continue
-            }
+            let isCorrection = pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0
             let areaRatio = quad.area / max(1e-9, state.raw.area)
-            if state.id >= 0 && areaRatio < 1 - p.shapeTolerance && state.shapeRejections < p.shapeRejectionLimit {
+            if !isCorrection && state.id >= 0 && areaRatio < 1 - p.shapeTolerance
+                && state.shapeRejections < p.shapeRejectionLimit {
                 state.shapeRejections += 1
                 state.history = (state.history << 1) | 1
                 state.missed = 0
@@ -166,23 +153,33 @@ public final class PhotoTracker {
                 states[pair.track] = state
                 continue
             }
-            if state.shapeRejections >= p.shapeRejectionLimit || (state.id >= 0 && areaRatio > 1 + p.shapeTolerance) {
+            if !isCorrection
+                && (state.shapeRejections >= p.shapeRejectionLimit || (state.id >= 0 && areaRatio > 1 + p.shapeTolerance)) {
                 // The new outline persisted: restart the smoothing on it.
                 for k in 0..<8 { state.filters[k] = AlphaBetaFilter(alpha: p.smoothingAlpha, beta: p.smoothingBeta) }
                 for i in 0..<4 { state.velocityPxPerFrame[i] = .zero; state.raw[i] = quad[i] }
             }
             state.shapeRejections = 0
-            for i in 0..<4 {
-                let v = quad[i] - state.raw[i]
-                state.velocityPxPerFrame[i] = state.velocityPxPerFrame[i] * 0.5 + v * 0.5
+            if isCorrection {
+                // Moved, not moving: the velocities stay as they were.
+                for i in 0..<4 {
+                    state.filters[2 * i].rebase(to: quad[i].x, timestampNs: timestampNs)
+                    state.filters[2 * i + 1].rebase(to: quad[i].y, timestampNs: timestampNs)
+                }
+                state.smoothed = quad
+            } else {
+                for i in 0..<4 {
+                    let v = quad[i] - state.raw[i]
+                    state.velocityPxPerFrame[i] = state.velocityPxPerFrame[i] * 0.5 + v * 0.5
+                }
+                var smoothed = quad
+                for i in 0..<4 {
+                    smoothed[i] = PixelPoint(state.filters[2 * i].filter(quad[i].x, timestampNs: timestampNs),
+                                             state.filters[2 * i + 1].filter(quad[i].y, timestampNs: timestampNs))
+                }
+                state.smoothed = smoothed
             }
             state.raw = quad
-            var smoothed = quad
-            for i in 0..<4 {
-                smoothed[i] = PixelPoint(state.filters[2 * i].filter(quad[i].x, timestampNs: timestampNs),
-                                         state.filters[2 * i + 1].filter(quad[i].y, timestampNs: timestampNs))
-            }
-            state.smoothed = smoothed
             state.history = (state.history << 1) | 1
             state.missed = 0
             state.confidence = observation.confidence

@@ -375,9 +375,10 @@ public final class Pipeline: @unchecked Sendable {
     }
 
     /// Busy-waits (with the CPU's spin hint, reading the clock every 256 turns) until a request is pending, the
-    /// capture loop has ended, or `ns` of real time has passed (`Int64.max`: no limit) (`CLOCK_MONOTONIC`, not the pipeline's clock: the poll spends
-    /// CPU time, which a manual clock does not advance); the caller then takes the request, or sleeps on
-    /// `startCondition` as without polling. Runs on the inference thread only; allocates nothing.
+    /// capture loop has ended, or `ns` of real time has passed (`Int64.max`: no limit). Real time is
+    /// `CLOCK_MONOTONIC`, not the pipeline's clock: the poll spends CPU time, which a manual clock does not advance.
+    /// The caller then takes the request, or sleeps on `startCondition` as without polling. Runs on the inference
+    /// thread only; allocates nothing.
     private func pollForRequest(forNs ns: Int64) {
         let (sum, overflow) = SystemClock.rawNs().addingReportingOverflow(ns)
         let deadlineNs = overflow ? Int64.max : sum
