@@ -78,6 +78,7 @@ struct EdgeRefiner {
         var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var support = (0.0, 0.0, 0.0, 0.0)
         var keptSides = 0  // bit i: side i kept its line from `quad`
+        let maxX = Double(sampler.widthPx) - 1, maxY = Double(sampler.heightPx) - 1  // in-frame sample bounds
         for side in 0..<4 {
             let a = quad[side], b = quad[side + 1]
             let along = b - a
@@ -97,7 +98,6 @@ struct EdgeRefiner {
                 // picture's texture near the frame's edge.
                 if keepingUnfoundSides {
                     let inner = base - n * (inwardPx + 2), outer = base + n * (outwardPx + 2)
-                    let maxX = Double(sampler.widthPx) - 1, maxY = Double(sampler.heightPx) - 1
                     if min(inner.x, outer.x) < 1 || min(inner.y, outer.y) < 1
                         || max(inner.x, outer.x) > maxX || max(inner.y, outer.y) > maxY { continue }
                 }

@@ -72,16 +72,6 @@ public final class PhotoTracker {
         pairs.reserveCapacity(1024)
     }
 
-    /// Mean corner distance between `a` and `b` with `b`'s corners cyclically shifted by `shift`.
-    @inline(__always) private static func distance(_ a: Quad, _ b: Quad, shift: Int) -> Double {
-        var sum = 0.0
-        for i in 0..<4 {
-            let d = a[i] - b[i + shift]
-            sum += (d * d).sum().squareRoot()
-        }
-        return sum / 4
-    }
-
     /// Feeds one frame's observations.
     /// - Parameters:
     ///   - observations: this frame's detections (any order).
@@ -107,7 +97,7 @@ public final class PhotoTracker {
             for (o, observation) in observations.enumerated() {
                 var best = Double.infinity, bestShift = 0
                 for shift in 0..<4 {
-                    let d = PhotoTracker.distance(predicted[t], observation.quad, shift: shift)
+                    let d = predicted[t].meanCornerDistance(to: observation.quad, shift: shift)
                     if d < best { best = d; bestShift = shift }
                 }
                 // Shown tracks claim observations before tentative ones (a tentative duplicate never steals a

@@ -121,48 +121,22 @@ public final class PhotoTrackingSession {
                        in frame: FrameBuffer) -> Judgement {
         let sizePx = refound.quad.area.squareRoot()
         var distancePx = Double.infinity
-        for shift in 0..<4 { distancePx = min(distancePx, Self.meanCornerDistance(found.quad, refound.quad, shift: shift)) }
+        for shift in 0..<4 { distancePx = min(distancePx, refound.quad.meanCornerDistance(to: found.quad, shift: shift)) }
         let areaRatio = found.quad.area / max(1e-9, refound.quad.area)
         let recovers = areaRatio > 1 && areaRatio <= maximumRecoveryAreaChange
             && (found.confidence >= refound.confidence + recoveryConfidenceMargin
                 || (found.confidence >= refound.confidence
-                    && Self.lies(refound.quad, inside: found.quad, tolerancePx: 2)))
+                    && found.quad.encloses(refound.quad, tolerancePx: 2)))
         guard areaRatio >= 1 / maximumAreaChange, areaRatio <= maximumAreaChange || recovers else { return .keep }
         if provisional && found.confidence >= refound.confidence && distancePx <= provisionalReplaceFraction * sizePx {
             return .replace
         }
-        let inside = areaRatio < 1 && Self.lies(found.quad, inside: refound.quad, tolerancePx: 2)
+        let inside = areaRatio < 1 && refound.quad.encloses(found.quad, tolerancePx: 2)
         guard distancePx > disagreementFraction * sizePx,
               found.confidence >= refound.confidence + (inside ? insideConfidenceMargin : 0),
               !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)
         else { return .keep }
-        let confirmed = proposals.contains { Self.meanCornerDistance($0, found.quad, shift: 0) <= confirmFraction * sizePx }
+        let confirmed = proposals.contains { $0.meanCornerDistance(to: found.quad) <= confirmFraction * sizePx }
         return confirmed ? .replace : .propose
-    }
-
-    /// Whether every corner of `inner` lies inside `outer` or within `tolerancePx` outside one of its sides (an
-    /// outline sharing a side with `outer` counts as inside). `outer` must be convex.
-    private static func lies(_ inner: Quad, inside outer: Quad, tolerancePx: Double) -> Bool {
-        let orientation: Double = outer.signedArea >= 0 ? 1 : -1
-        for i in 0..<4 {
-            let side = outer[i + 1] - outer[i]
-            let length = (side * side).sum().squareRoot()
-            guard length > 0 else { return false }
-            for k in 0..<4 {
-                let d = inner[k] - outer[i]
-                if orientation * (side.x * d.y - side.y * d.x) / length < -tolerancePx { return false }
-            }
-        }
-        return true
-    }
-
-    /// Mean distance between `a`'s corners (numbering shifted by `shift`) and `b`'s, px.
-    private static func meanCornerDistance(_ a: Quad, _ b: Quad, shift: Int) -> Double {
-        var sum = 0.0
-        for i in 0..<4 {
-            let d = a[i + shift] - b[i]
-            sum += (d * d).sum().squareRoot() / 4
-        }
-        return sum
     }
 }

@@ -100,6 +100,32 @@ public struct Quad: Sendable, Hashable {
         return true
     }
 
+    /// Mean distance between corresponding corners, `other`'s numbering cyclically shifted by `shift`, px.
+    @inline(__always) func meanCornerDistance(to other: Quad, shift: Int = 0) -> Double {
+        var sum = 0.0
+        for i in 0..<4 {
+            let d = self[i] - other[i + shift]
+            sum += (d * d).sum().squareRoot()
+        }
+        return sum / 4
+    }
+
+    /// Whether every corner of `inner` lies inside this quad or within `tolerancePx` outside one of its sides (an
+    /// outline sharing a side counts as inside). This quad must be convex.
+    func encloses(_ inner: Quad, tolerancePx: Double) -> Bool {
+        let orientation: Double = signedArea >= 0 ? 1 : -1
+        for i in 0..<4 {
+            let side = self[i + 1] - self[i]
+            let length = (side * side).sum().squareRoot()
+            guard length > 0 else { return false }
+            for k in 0..<4 {
+                let d = inner[k] - self[i]
+                if orientation * (side.x * d.y - side.y * d.x) / length < -tolerancePx { return false }
+            }
+        }
+        return true
+    }
+
     /// True when `p` lies inside (the quad must be convex).
     public func contains(_ p: PixelPoint) -> Bool {
         var sign = 0.0

@@ -165,8 +165,8 @@ public final class Pipeline: @unchecked Sendable {
         let useSourceTimestamps = config.frameIntervalOverrideNs == nil
         var sequence = config.firstSequence
         var liveSequenceOffset: Int?
-        /// Whether the run's first frame still has to account for a device loss (`config.resumeAfterCaptureNs`): a
-        /// local flag, so later frames pay nothing for it.
+        // Whether the run's first frame still has to account for a device loss (`config.resumeAfterCaptureNs`): a
+        // local flag, so later frames pay nothing for it.
         var resumeGapPending = config.resumeAfterCaptureNs != nil
         var loopBaseNs = clock.nowNs() + config.startLeadNs
         do {
