@@ -13,6 +13,9 @@ struct EdgeRefiner {
         var quad: Quad
         /// Per-side fraction of samples that found an edge on the fitted line, 0...1.
         var sideSupport: (Double, Double, Double, Double)
+        /// Bit i: side i kept its line from the input because most of its edge profiles reached outside the frame
+        /// (`keepingUnfoundSides` only): the side is out of view, not faded.
+        var outOfViewSides = 0
         var meanSupport: Double { (sideSupport.0 + sideSupport.1 + sideSupport.2 + sideSupport.3) / 4 }
         var minSupport: Double { min(min(sideSupport.0, sideSupport.1), min(sideSupport.2, sideSupport.3)) }
         /// Support of side `i` (0...3; side i runs from corner i to corner i+1).
@@ -78,6 +81,7 @@ struct EdgeRefiner {
         var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var support = (0.0, 0.0, 0.0, 0.0)
         var keptSides = 0  // bit i: side i kept its line from `quad`
+        var outOfViewSides = 0
         let maxX = Double(sampler.widthPx) - 1, maxY = Double(sampler.heightPx) - 1  // in-frame sample bounds
         for side in 0..<4 {
             let a = quad[side], b = quad[side + 1]
@@ -90,6 +94,7 @@ struct EdgeRefiner {
             let samples = min(maximumSamplesPerSide, max(12, Int(length / 4)))
             points.removeAll(keepingCapacity: true)
             let steps = min(profileCapacity - 3, Int((inwardPx + outwardPx).rounded(.up)))
+            var outOfViewSamples = 0
             for s in 0..<samples {
                 let t = 0.08 + 0.84 * (Double(s) + 0.5) / Double(samples)
                 let base = a + along * t
@@ -99,7 +104,10 @@ struct EdgeRefiner {
                 if keepingUnfoundSides {
                     let inner = base - n * (inwardPx + 2), outer = base + n * (outwardPx + 2)
                     if min(inner.x, outer.x) < 1 || min(inner.y, outer.y) < 1
-                        || max(inner.x, outer.x) > maxX || max(inner.y, outer.y) > maxY { continue }
+                        || max(inner.x, outer.x) > maxX || max(inner.y, outer.y) > maxY {
+                        outOfViewSamples += 1
+                        continue
+                    }
                 }
                 // Profile from inside to outside at offsets -inwardPx - 1 … -inwardPx + steps + 1.
                 var maxValue = 0.0
@@ -144,6 +152,7 @@ struct EdgeRefiner {
                 default: linePoint.3 = a; lineDir.3 = u; support.3 = 0
                 }
                 keptSides |= 1 << side
+                if 2 * outOfViewSamples > samples { outOfViewSides |= 1 << side }
                 continue
             }
             if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
@@ -180,7 +189,7 @@ struct EdgeRefiner {
               let c2 = EdgeRefiner.intersect(linePoint.1, lineDir.1, linePoint.2, lineDir.2),
               let c3 = EdgeRefiner.intersect(linePoint.2, lineDir.2, linePoint.3, lineDir.3)
         else { failedSide = -1; return nil }
-        return Result(quad: Quad(c0, c1, c2, c3), sideSupport: support)
+        return Result(quad: Quad(c0, c1, c2, c3), sideSupport: support, outOfViewSides: outOfViewSides)
     }
 
     /// Total-least-squares line through `points`; with `excludingBeyond` = (point, direction, distance), only points

@@ -6,10 +6,14 @@ public struct Observation: Sendable, Hashable {
     public var confidence: Double
     /// The photo's estimated true aspect ratio, short side / long side, 0...1.
     public var aspectRatio: Double
+    /// Bit i: side i (corner i to corner i+1) lies out of view, so its line is not measured but where the track
+    /// predicted it (a re-find of a photo partly outside the frame). 0 for a full search's observations.
+    public var outOfViewSides: Int
 
-    public init(quad: Quad, confidence: Double, aspectRatio: Double) {
+    public init(quad: Quad, confidence: Double, aspectRatio: Double, outOfViewSides: Int = 0) {
         self.quad = quad
         self.confidence = confidence
         self.aspectRatio = aspectRatio
+        self.outOfViewSides = outOfViewSides
     }
 }

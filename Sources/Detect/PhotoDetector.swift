@@ -221,7 +221,13 @@ public final class PhotoDetector {
               shortPx / longPx <= parameters.maximumAspectRatio + 1e-9,
               second.meanSupport >= parameters.minimumConfidence
         else { return nil }
-        return Observation(quad: result, confidence: min(1, second.meanSupport), aspectRatio: shortPx / longPx)
+        // The out-of-view sides in the canonical numbering (a rotation of `second.quad`'s).
+        var outOfViewSides = 0
+        if second.outOfViewSides != 0, let start = (0..<4).first(where: { second.quad[$0] == result[0] }) {
+            for k in 0..<4 where second.outOfViewSides & (1 << ((start + k) & 3)) != 0 { outOfViewSides |= 1 << k }
+        }
+        return Observation(quad: result, confidence: min(1, second.meanSupport), aspectRatio: shortPx / longPx,
+                           outOfViewSides: outOfViewSides)
     }
 
     private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,

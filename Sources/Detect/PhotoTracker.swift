@@ -54,6 +54,9 @@ public final class PhotoTracker {
         var matched: Bool
         /// Observations in a row whose area disagreed with the track's (another outline of the same photo).
         var shapeRejections: Int
+        /// The smoothed outline when the photo was last wholly in view: a partly out-of-view one is completed from
+        /// it (`Quad.completingOutOfViewSides`).
+        var wholeOutline: Quad?
     }
 
     public var parameters: TrackerParameters
@@ -79,8 +82,13 @@ public final class PhotoTracker {
     ///   - corrected: bit k set = observation k re-places a track's outline (a full search found the outline the
     ///     re-find had slid off): the track moves there at once, keeping its velocity, instead of taking the jump
     ///     as motion (which the next predictions would carry on). Observations from 64 on cannot be marked.
+    ///   - placed: bit k set = observation k places a track without measuring its motion (a full search's outline
+    ///     where the re-find lost the photo: its offset from the re-finds before is partly the two searches'
+    ///     different edges): as with `corrected` the track moves there keeping its velocity, but the usual shape
+    ///     checks apply.
     /// - Returns: the shown tracks, by id. Shares storage with the tracker: copy it to keep it past the next call.
-    public func update(_ observations: [Observation], corrected: UInt64 = 0, timestampNs: Int64) -> [Track] {
+    public func update(_ observations: [Observation], corrected: UInt64 = 0, placed: UInt64 = 0,
+                       timestampNs: Int64) -> [Track] {
         let p = parameters
         // Predict.
         predicted.removeAll(keepingCapacity: true)
@@ -127,7 +135,15 @@ public final class PhotoTracker {
                 quad = Quad(quad[pair.shift], quad[pair.shift + 1], quad[pair.shift + 2], quad[pair.shift + 3])
             }
             var state = states[pair.track]
+            // Sides out of view, in the track's numbering.
+            var outOfViewSides = 0
+            for k in 0..<4 where observation.outOfViewSides & (1 << ((k + pair.shift) & 3)) != 0 { outOfViewSides |= 1 << k }
+            if outOfViewSides != 0, let whole = state.wholeOutline,
+               let completed = quad.completingOutOfViewSides(outOfViewSides, from: whole) {
+                quad = completed
+            }
             let isCorrection = pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0
+            let isPlacement = isCorrection || (pair.observation < 64 && placed & (1 << UInt64(pair.observation)) != 0)
             let areaRatio = quad.area / max(1e-9, state.raw.area)
             if !isCorrection && state.id >= 0 && areaRatio < 1 - p.shapeTolerance
                 && state.shapeRejections < p.shapeRejectionLimit {
@@ -150,7 +166,7 @@ public final class PhotoTracker {
                 for i in 0..<4 { state.velocityPxPerFrame[i] = .zero; state.raw[i] = quad[i] }
             }
             state.shapeRejections = 0
-            if isCorrection {
+            if isPlacement {
                 // Moved, not moving: the velocities stay as they were.
                 for i in 0..<4 {
                     state.filters[2 * i].rebase(to: quad[i].x, timestampNs: timestampNs)
@@ -170,6 +186,7 @@ public final class PhotoTracker {
                 state.smoothed = smoothed
             }
             state.raw = quad
+            if outOfViewSides == 0 { state.wholeOutline = state.smoothed }
             state.history = (state.history << 1) | 1
             state.missed = 0
             state.confidence = observation.confidence
@@ -208,7 +225,8 @@ public final class PhotoTracker {
             states.append(State(id: -1, filters: filters, raw: observation.quad, smoothed: smoothed,
                                 velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
                                 confidence: observation.confidence, aspectRatio: observation.aspectRatio,
-                                matched: true, shapeRejections: 0))
+                                matched: true, shapeRejections: 0,
+                                wholeOutline: observation.outOfViewSides == 0 ? smoothed : nil))
         }
         // Confirm, expire, report.
         let windowMask: UInt32 = p.appearWindow >= 32 ? ~0 : (1 << UInt32(p.appearWindow)) - 1

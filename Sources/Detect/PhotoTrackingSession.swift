@@ -72,7 +72,7 @@ public final class PhotoTrackingSession {
                 provisional.append(detector.lastRefineWasProvisional)
             }
         }
-        var corrected: UInt64 = 0
+        var corrected: UInt64 = 0, placed: UInt64 = 0
         if predicted.isEmpty || frameIndex % fullDetectionInterval == 0 {
             let refoundCount = observations.count
             for found in detector.detect(frame) {
@@ -83,9 +83,13 @@ public final class PhotoTrackingSession {
                     break
                 }
                 if same < 0 {
+                    // A photo no re-find followed (new, or lost by its track's re-find this frame).
+                    if observations.count < 64 { placed |= 1 << UInt64(observations.count) }
                     observations.append(found)
                     continue
                 }
+                // A photo partly out of view: the search sees only its visible part, the track knows the rest.
+                if observations[same].outOfViewSides != 0 { continue }
                 switch judge(found, against: observations[same], provisional: provisional[same], in: frame) {
                 case .keep:
                     continue
@@ -100,7 +104,7 @@ public final class PhotoTrackingSession {
             swap(&proposals, &nextProposals)
             nextProposals.removeAll(keepingCapacity: true)
         }
-        return tracker.update(observations, corrected: corrected, timestampNs: timestampNs)
+        return tracker.update(observations, corrected: corrected, placed: placed, timestampNs: timestampNs)
     }
 
     private enum Judgement { case keep, propose, replace }

@@ -1,4 +1,7 @@
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import Detect
 
 /// Static noisy input: the One-Euro output varies far less than the input.
@@ -130,4 +133,97 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     #expect(corrected.predicted.map { maxCornerError($0, moved) } ?? .infinity < 1e-9, "no velocity from the jump")
     let plain = predictedAfterJump(corrected: false)
     #expect(plain.predicted.map { maxCornerError($0, moved) } ?? 0 > 3, "a plain jump is taken as motion")
+    // A placement (a full search's outline for a photo its re-find lost) is not motion either.
+    let tracker = PhotoTracker()
+    for k in 0..<10 { _ = tracker.update([observation(q)], timestampNs: Int64(k) * dt) }
+    _ = tracker.update([observation(moved)], placed: 1, timestampNs: 10 * dt)
+    var predicted: [Quad] = []
+    tracker.predictedQuads(into: &predicted)
+    #expect(predicted.first.map { maxCornerError($0.canonicallyOrdered(), moved) } ?? .infinity < 1e-9,
+            "a placement moves the track without velocity")
+}
+
+/// A print partly out of view: its out-of-view side is not measured, so a re-find puts it where the track
+/// predicted it. Followed from those echoes, the side's corners keep whatever motion they had when the camera turns
+/// (the predicted motion sustains itself); completed from the visible corners' rigid motion
+/// (`Quad.completingOutOfViewSides`), they follow the print.
+@Test func anOutOfViewSideMovesWithTheVisiblePart() {
+    let dt: Int64 = 33_333_333
+    let start = placedQuad(centre: PixelPoint(560, 200), widthPx: 200, heightPx: 150, angleDegrees: 5)
+    // Camera pan: 3 px/frame right for 20 frames, then back left, with a slow turn (0.1°/frame).
+    func truth(_ k: Int) -> Quad {
+        let shiftPx = Double(min(k, 20)) * 3 - Double(max(0, k - 20)) * 3
+        let angle = Double(k) * 0.1 * Double.pi / 180
+        let centre = start.centroid
+        var q = start
+        for i in 0..<4 {
+            let d = start[i] - centre
+            q[i] = centre + PixelPoint(d.x * cos(angle) - d.y * sin(angle), d.x * sin(angle) + d.y * cos(angle))
+                + PixelPoint(shiftPx, 0)
+        }
+        return q
+    }
+    /// Worst error of the out-of-view corners (1, 2) and of the measured ones (0, 3), px.
+    func worstCornerErrorsPx(marked: Bool) -> (outOfView: Double, measured: Double) {
+        let tracker = PhotoTracker()
+        var worst = (outOfView: 0.0, measured: 0.0)
+        var predicted: [Quad] = []
+        for k in 0..<60 {
+            var q = truth(k)
+            var sides = 0
+            if k >= 10, let p = predicted.first?.canonicallyOrdered() {
+                // Side 1 (corners 1–2) out of view: the re-find keeps the predicted line there and meets it with
+                // the measured sides 0 and 2.
+                let t = q
+                q[1] = EdgeRefiner.intersect(t[0], t[1] - t[0], p[1], p[2] - p[1]) ?? p[1]
+                q[2] = EdgeRefiner.intersect(t[3], t[2] - t[3], p[1], p[2] - p[1]) ?? p[2]
+                sides = marked ? 0b0010 : 0
+            }
+            let o = Observation(quad: q, confidence: 0.9, aspectRatio: 0.75, outOfViewSides: sides)
+            let shown = tracker.update([o], timestampNs: Int64(k) * dt)
+            tracker.predictedQuads(into: &predicted)
+            if k >= 15, let t = shown.first?.quad {
+                let e = truth(k)
+                for i in 0..<4 {
+                    let d = ((t[i] - e[i]) * (t[i] - e[i])).sum().squareRoot()
+                    if i == 1 || i == 2 { worst.outOfView = max(worst.outOfView, d) } else { worst.measured = max(worst.measured, d) }
+                }
+            }
+        }
+        return worst
+    }
+    // The smoother trails every corner where the pan turns back (a 6 px/frame² step); the completed corners do
+    // no worse than the measured ones.
+    let completed = worstCornerErrorsPx(marked: true)
+    let echoed = worstCornerErrorsPx(marked: false)
+    #expect(completed.outOfView < completed.measured + 0.5,
+            "out-of-view corners \(completed.outOfView) px, measured ones \(completed.measured) px")
+    #expect(echoed.outOfView > completed.measured + 10, "the echoed prediction runs off (worst \(echoed.outOfView) px)")
+}
+
+@Test func completingOutOfViewSidesFollowsASimilarity() {
+    let reference = placedQuad(centre: PixelPoint(300, 200), widthPx: 180, heightPx: 120, angleDegrees: 3)
+    // Moved by a similarity: 2° turn, 1 % larger, shifted (7, −4).
+    let angle = 2 * Double.pi / 180, scale = 1.01
+    var moved = reference
+    for i in 0..<4 {
+        let p = reference[i]
+        moved[i] = PixelPoint(scale * (p.x * cos(angle) - p.y * sin(angle)) + 7,
+                              scale * (p.x * sin(angle) + p.y * cos(angle)) - 4)
+    }
+    var observed = moved
+    observed[2] += PixelPoint(25, 9)  // sides 1 and 2 out of view: corner 2 is a guess …
+    observed[1] = moved[1] + (moved[1] - moved[0]) * 0.1  // … corner 1 slid along the (measured) side 0
+    observed[3] = moved[3] + (moved[3] - moved[0]) * 0.1  // … corner 3 along side 3
+    let completed = observed.completingOutOfViewSides(0b0110, from: reference)
+    // One measured corner (0): a translation only, so the 2° turn and the scale are not recovered, but every
+    // corner stays on its measured side and the out-of-view corner is far nearer than the guess.
+    #expect(completed != nil)
+    if let c = completed { #expect(((c[2] - moved[2]) * (c[2] - moved[2])).sum().squareRoot() < 12) }
+    // Two measured corners (0, 3; side 1 out of view): exact.
+    var twoMeasured = moved
+    twoMeasured[1] += (moved[1] - moved[0]) * 0.05  // the guesses slid along the measured sides 0 and 2
+    twoMeasured[2] += (moved[2] - moved[3]) * -0.07
+    let exact = twoMeasured.completingOutOfViewSides(0b0010, from: reference)
+    #expect(exact.map { maxCornerError($0, moved) } ?? .infinity < 1e-6)
 }
