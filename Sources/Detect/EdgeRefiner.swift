@@ -16,6 +16,8 @@ struct EdgeRefiner {
         /// Bit i: side i kept its line from the input because most of its edge profiles reached outside the frame
         /// (`keepingUnfoundSides` only): the side is out of view, not faded.
         var outOfViewSides = 0
+        /// Bit i: side i kept its line from the input (`keepingUnfoundSides` only): out of view, or no clear edge.
+        var keptSides = 0
         var meanSupport: Double { (sideSupport.0 + sideSupport.1 + sideSupport.2 + sideSupport.3) / 4 }
         var minSupport: Double { min(min(sideSupport.0, sideSupport.1), min(sideSupport.2, sideSupport.3)) }
         /// Support of side `i` (0...3; side i runs from corner i to corner i+1).
@@ -189,7 +191,8 @@ struct EdgeRefiner {
               let c2 = EdgeRefiner.intersect(linePoint.1, lineDir.1, linePoint.2, lineDir.2),
               let c3 = EdgeRefiner.intersect(linePoint.2, lineDir.2, linePoint.3, lineDir.3)
         else { failedSide = -1; return nil }
-        return Result(quad: Quad(c0, c1, c2, c3), sideSupport: support, outOfViewSides: outOfViewSides)
+        return Result(quad: Quad(c0, c1, c2, c3), sideSupport: support, outOfViewSides: outOfViewSides,
+                      keptSides: keptSides)
     }
 
     /// Total-least-squares line through `points`; with `excludingBeyond` = (point, direction, distance), only points

@@ -221,13 +221,17 @@ public final class PhotoDetector {
               shortPx / longPx <= parameters.maximumAspectRatio + 1e-9,
               second.meanSupport >= parameters.minimumConfidence
         else { return nil }
-        // The out-of-view sides in the canonical numbering (a rotation of `second.quad`'s).
-        var outOfViewSides = 0
-        if second.outOfViewSides != 0, let start = (0..<4).first(where: { second.quad[$0] == result[0] }) {
-            for k in 0..<4 where second.outOfViewSides & (1 << ((start + k) & 3)) != 0 { outOfViewSides |= 1 << k }
+        // The kept and out-of-view sides in the canonical numbering (a rotation of `second.quad`'s).
+        var outOfViewSides = 0, keptSides = 0
+        if second.keptSides != 0, let start = (0..<4).first(where: { second.quad[$0] == result[0] }) {
+            for k in 0..<4 {
+                let side = 1 << ((start + k) & 3)
+                if second.outOfViewSides & side != 0 { outOfViewSides |= 1 << k }
+                if second.keptSides & side != 0 { keptSides |= 1 << k }
+            }
         }
         return Observation(quad: result, confidence: min(1, second.meanSupport), aspectRatio: shortPx / longPx,
-                           outOfViewSides: outOfViewSides)
+                           outOfViewSides: outOfViewSides, unmeasuredSides: keptSides)
     }
 
     private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,

@@ -17,6 +17,11 @@ public struct TrackerParameters: Sendable, Hashable {
     /// outline (the white border's outer edge found again) is taken at once, with the smoothing restarted.
     public var shapeTolerance = 0.08
     public var shapeRejectionLimit = 30
+    /// A measured side both of whose corner angles changed by more than this since the photo's last whole outline
+    /// is taken as not measured (`Quad.bentSides`) — unless the new shape holds (angles within half this) for
+    /// `bendAcceptFrames` frames in a row: then it is the photo's.
+    public var bendToleranceDegrees = 2.0
+    public var bendAcceptFrames = 15
 
     public init() {}
 }
@@ -55,8 +60,11 @@ public final class PhotoTracker {
         /// Observations in a row whose area disagreed with the track's (another outline of the same photo).
         var shapeRejections: Int
         /// The smoothed outline when the photo was last wholly in view: a partly out-of-view one is completed from
-        /// it (`Quad.completingOutOfViewSides`).
+        /// it (`Quad.completingUnmeasuredSides`).
         var wholeOutline: Quad?
+        /// Frames in a row the observation had a bent side (`Quad.bentSides`) with about the same shape, and that shape.
+        var bentFrames: Int
+        var bentShape: Quad
     }
 
     public var parameters: TrackerParameters
@@ -111,7 +119,11 @@ public final class PhotoTracker {
                 // Shown tracks claim observations before tentative ones (a tentative duplicate never steals a
                 // shown track's photo).
                 let penalty = states[t].id >= 0 ? 0 : 1e6
-                if best <= p.matchDistanceFraction * size { pairs.append((best + penalty, t, o, bestShift)) }
+                // A correction may replace an outline by a much larger one (the whole print around a detail of
+                // it): measured against the larger of the two.
+                let isCorrection = o < 64 && corrected & (1 << UInt64(o)) != 0
+                let matchSize = isCorrection ? max(size, observation.quad.area.squareRoot()) : size
+                if best <= p.matchDistanceFraction * matchSize { pairs.append((best + penalty, t, o, bestShift)) }
             }
         }
         // Insertion sort: few pairs, and no allocation.
@@ -135,14 +147,31 @@ public final class PhotoTracker {
                 quad = Quad(quad[pair.shift], quad[pair.shift + 1], quad[pair.shift + 2], quad[pair.shift + 3])
             }
             var state = states[pair.track]
-            // Sides out of view, in the track's numbering.
-            var outOfViewSides = 0
-            for k in 0..<4 where observation.outOfViewSides & (1 << ((k + pair.shift) & 3)) != 0 { outOfViewSides |= 1 << k }
-            if outOfViewSides != 0, let whole = state.wholeOutline,
-               let completed = quad.completingOutOfViewSides(outOfViewSides, from: whole) {
+            let isCorrection = pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0
+            // Sides not measured (out of view, no clear edge), in the track's numbering.
+            var unmeasuredSides = 0
+            for k in 0..<4 where observation.unmeasuredSides & (1 << ((k + pair.shift) & 3)) != 0 { unmeasuredSides |= 1 << k }
+            // A measured side turned against the rest is not the photo's, unless the new shape holds.
+            if state.id >= 0 && !isCorrection, let whole = state.wholeOutline {
+                let bent = quad.bentSides(from: whole, toleranceDegrees: p.bendToleranceDegrees) & ~unmeasuredSides
+                if bent != 0 {
+                    let same = quad.maximumAngleChangeDegrees(from: state.bentShape) <= p.bendToleranceDegrees / 2
+                    state.bentFrames = same ? state.bentFrames + 1 : 1
+                    state.bentShape = quad
+                    if state.bentFrames >= p.bendAcceptFrames {
+                        state.wholeOutline = nil
+                        state.bentFrames = 0
+                    } else {
+                        unmeasuredSides |= bent
+                    }
+                } else {
+                    state.bentFrames = 0
+                }
+            }
+            if unmeasuredSides != 0, let whole = state.wholeOutline,
+               let completed = quad.completingUnmeasuredSides(unmeasuredSides, from: whole) {
                 quad = completed
             }
-            let isCorrection = pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0
             let isPlacement = isCorrection || (pair.observation < 64 && placed & (1 << UInt64(pair.observation)) != 0)
             let areaRatio = quad.area / max(1e-9, state.raw.area)
             if !isCorrection && state.id >= 0 && areaRatio < 1 - p.shapeTolerance
@@ -186,7 +215,7 @@ public final class PhotoTracker {
                 state.smoothed = smoothed
             }
             state.raw = quad
-            if outOfViewSides == 0 { state.wholeOutline = state.smoothed }
+            if unmeasuredSides == 0 { state.wholeOutline = state.smoothed }
             state.history = (state.history << 1) | 1
             state.missed = 0
             state.confidence = observation.confidence
@@ -226,7 +255,8 @@ public final class PhotoTracker {
                                 velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
                                 confidence: observation.confidence, aspectRatio: observation.aspectRatio,
                                 matched: true, shapeRejections: 0,
-                                wholeOutline: observation.outOfViewSides == 0 ? smoothed : nil))
+                                wholeOutline: observation.unmeasuredSides == 0 ? smoothed : nil,
+                                bentFrames: 0, bentShape: observation.quad))
         }
         // Confirm, expire, report.
         let windowMask: UInt32 = p.appearWindow >= 32 ? ~0 : (1 << UInt32(p.appearWindow)) - 1

@@ -36,8 +36,9 @@ public final class PhotoTrackingSession {
     public var insideConfidenceMargin = 0.05
     /// A re-found outline with a guessed side yields to a full search's outline within this fraction of its size.
     public var provisionalReplaceFraction = 0.1
-    /// A larger outline beyond `maximumAreaChange` (up to this factor) replaces a re-found one when it encloses it
-    /// and is as well supported, or is better supported by `recoveryConfidenceMargin`.
+    /// A larger outline beyond `maximumAreaChange` replaces a re-found one when it encloses it and is as well
+    /// supported (any size: the whole print around a detail of it), or, up to this factor, when it is better
+    /// supported by `recoveryConfidenceMargin`.
     public var maximumRecoveryAreaChange = 2.5
     public var recoveryConfidenceMargin = 0.1
 
@@ -113,8 +114,9 @@ public final class PhotoTrackingSession {
     /// onto another edge).
     ///
     /// - An outline far larger or smaller (beyond `maximumAreaChange`) is another shape (the photo merged with the
-    ///   table, a detail inside it) — except a larger one that encloses the re-found outline as well supported, or
-    ///   is clearly better supported: the whole print found again after the track kept to a part of it.
+    ///   table, a detail inside it) — except a larger one that encloses the re-found outline as well supported
+    ///   (however much larger), or is clearly better supported: the whole print found again after the track kept
+    ///   to a part of it.
     /// - A re-found outline with a guessed side (`provisional`) yields to a near, as well supported outline.
     /// - A measured one yields when the two disagree by more than `disagreementFraction` (less is the search's own
     ///   scatter) and the found one is as well supported — clearly better when it lies inside (a picture's edge
@@ -127,10 +129,9 @@ public final class PhotoTrackingSession {
         var distancePx = Double.infinity
         for shift in 0..<4 { distancePx = min(distancePx, refound.quad.meanCornerDistance(to: found.quad, shift: shift)) }
         let areaRatio = found.quad.area / max(1e-9, refound.quad.area)
-        let recovers = areaRatio > 1 && areaRatio <= maximumRecoveryAreaChange
-            && (found.confidence >= refound.confidence + recoveryConfidenceMargin
-                || (found.confidence >= refound.confidence
-                    && found.quad.encloses(refound.quad, tolerancePx: 2)))
+        let recovers = areaRatio > 1
+            && ((areaRatio <= maximumRecoveryAreaChange && found.confidence >= refound.confidence + recoveryConfidenceMargin)
+                || (found.confidence >= refound.confidence && found.quad.encloses(refound.quad, tolerancePx: 2)))
         guard areaRatio >= 1 / maximumAreaChange, areaRatio <= maximumAreaChange || recovers else { return .keep }
         if provisional && found.confidence >= refound.confidence && distancePx <= provisionalReplaceFraction * sizePx {
             return .replace

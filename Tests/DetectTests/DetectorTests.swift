@@ -122,3 +122,31 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
     #expect(refound != nil)
     #expect(maxCornerError(quad, truth) < 0.5, "all four corners within 0.5 px, out of view ones included (without: 1.0)")
 }
+
+/// A track that followed the picture inside a wide white border (an outline under 1/2.5 of the print's area) moves
+/// out to the paper's edge once two full searches agree on an enclosing outline at least as well supported — it
+/// keeps its id. (Before, a larger outline beyond 2.5× the area was never taken: the mover of a rendered
+/// sequence stayed on a detail inside it for all 10 s.)
+@Test func aTrackOnAnInnerOutlineMovesOutToTheEnclosingPrint() {
+    let outer = placedQuad(centre: PixelPoint(320, 240), widthPx: 240, heightPx: 180, angleDegrees: 0)
+    let border = 0.2 * 240
+    let inner = placedQuad(centre: PixelPoint(320, 240), widthPx: 240 - 2 * border, heightPx: 180 - 2 * border,
+                           angleDegrees: 0)
+    #expect(outer.area / inner.area > 3)
+    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (60, 120, 135), photos: [
+        (SyntheticPhoto(widthPx: 240, heightPx: 180, seed: 7, borderFraction: 0.2), outer),
+    ], noiseSigma: 1)
+    let session = PhotoTrackingSession(geometry: frame.geometry)
+    let dt: Int64 = 33_333_333
+    var id = -1
+    for k in 0..<3 {
+        let shown = session.tracker.update([Observation(quad: inner, confidence: 0.9, aspectRatio: 0.5)],
+                                           timestampNs: Int64(k) * dt)
+        if let t = shown.first { id = t.id }
+    }
+    #expect(id >= 0, "a track on the inner outline to start from")
+    var last: Track?
+    for k in 3..<12 { last = session.process(frame, timestampNs: Int64(k) * dt).first}
+    #expect(last?.id == id, "the same photo keeps its id")
+    if let t = last { #expect(maxCornerError(t.quad, outer) < 1.5, "on the paper's edge: \(t.quad) vs \(outer)") }
+}

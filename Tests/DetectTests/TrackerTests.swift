@@ -146,7 +146,7 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
 /// A print partly out of view: its out-of-view side is not measured, so a re-find puts it where the track
 /// predicted it. Followed from those echoes, the side's corners keep whatever motion they had when the camera turns
 /// (the predicted motion sustains itself); completed from the visible corners' rigid motion
-/// (`Quad.completingOutOfViewSides`), they follow the print.
+/// (`Quad.completingUnmeasuredSides`), they follow the print.
 @Test func anOutOfViewSideMovesWithTheVisiblePart() {
     let dt: Int64 = 33_333_333
     let start = placedQuad(centre: PixelPoint(560, 200), widthPx: 200, heightPx: 150, angleDegrees: 5)
@@ -201,7 +201,7 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     #expect(echoed.outOfView > completed.measured + 10, "the echoed prediction runs off (worst \(echoed.outOfView) px)")
 }
 
-@Test func completingOutOfViewSidesFollowsASimilarity() {
+@Test func completingUnmeasuredSidesFollowsASimilarity() {
     let reference = placedQuad(centre: PixelPoint(300, 200), widthPx: 180, heightPx: 120, angleDegrees: 3)
     // Moved by a similarity: 2° turn, 1 % larger, shifted (7, −4).
     let angle = 2 * Double.pi / 180, scale = 1.01
@@ -215,7 +215,7 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     observed[2] += PixelPoint(25, 9)  // sides 1 and 2 out of view: corner 2 is a guess …
     observed[1] = moved[1] + (moved[1] - moved[0]) * 0.1  // … corner 1 slid along the (measured) side 0
     observed[3] = moved[3] + (moved[3] - moved[0]) * 0.1  // … corner 3 along side 3
-    let completed = observed.completingOutOfViewSides(0b0110, from: reference)
+    let completed = observed.completingUnmeasuredSides(0b0110, from: reference)
     // One measured corner (0): a translation only, so the 2° turn and the scale are not recovered, but every
     // corner stays on its measured side and the out-of-view corner is far nearer than the guess.
     #expect(completed != nil)
@@ -224,6 +224,45 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     var twoMeasured = moved
     twoMeasured[1] += (moved[1] - moved[0]) * 0.05  // the guesses slid along the measured sides 0 and 2
     twoMeasured[2] += (moved[2] - moved[3]) * -0.07
-    let exact = twoMeasured.completingOutOfViewSides(0b0010, from: reference)
+    let exact = twoMeasured.completingUnmeasuredSides(0b0010, from: reference)
     #expect(exact.map { maxCornerError($0, moved) } ?? .infinity < 1e-6)
+}
+
+/// A measured side that turns against the rest of a still photo's outline (it lies on texture or a neighbour's
+/// edge) is completed from the photo's whole outline instead (`Quad.bentSides`); a new shape that holds for
+/// `bendAcceptFrames` frames is taken.
+@Test func aSideTurnedAgainstTheRestIsNotTaken() {
+    let dt: Int64 = 33_333_333
+    let q = placedQuad(centre: PixelPoint(320, 240), widthPx: 200, heightPx: 140, angleDegrees: 8)
+    // Side 2 (corners 2–3) turned about its middle by ±5°, alternating (garbage changes from frame to frame).
+    func turned(_ degrees: Double) -> Quad {
+        var t = q
+        let mid = (q[2] + q[3]) / 2, a = degrees * Double.pi / 180
+        for i in 2...3 {
+            let d = q[i] - mid
+            t[i] = mid + PixelPoint(d.x * cos(a) - d.y * sin(a), d.x * sin(a) + d.y * cos(a))
+        }
+        return t
+    }
+    func worstErrorPx(_ parameters: TrackerParameters, from: Int, frames: Int, observed: (Int) -> Quad) -> Double {
+        let tracker = PhotoTracker(parameters: parameters)
+        var worst = 0.0
+        for k in 0..<frames {
+            let shown = tracker.update([observation(k < 20 ? q : observed(k))], timestampNs: Int64(k) * dt)
+            if k >= from, let t = shown.first { worst = max(worst, maxCornerError(t.quad, q)) }
+        }
+        return worst
+    }
+    let swinging: (Int) -> Quad = { k in turned(k % 2 == 0 ? 5 : -5) }
+    let checked = worstErrorPx(TrackerParameters(), from: 20, frames: 60, observed: swinging)
+    var unchecked = TrackerParameters()
+    unchecked.bendToleranceDegrees = 180
+    let followed = worstErrorPx(unchecked, from: 20, frames: 60, observed: swinging)
+    #expect(checked < 0.5, "the still outline holds (worst \(checked) px)")
+    #expect(followed > 3, "without the check the turned side is followed (worst \(followed) px)")
+    // A turned side that holds still is the photo's new shape: taken after bendAcceptFrames.
+    let held = PhotoTracker()
+    var shown: Quad?
+    for k in 0..<60 { shown = held.update([observation(k < 20 ? q : turned(5))], timestampNs: Int64(k) * dt).first?.quad }
+    #expect(shown.map { maxCornerError($0, turned(5)) } ?? .infinity < 0.5, "a held shape is taken")
 }
