@@ -67,26 +67,23 @@ extension Quad {
         return acosDegrees(max(-1, min(1, (a * b).sum() / (na * nb))))
     }
 
-    /// Sides (bit i = side i) both of whose corners' interior angles differ from `reference`'s by more than
-    /// `toleranceDegrees`: a side turned against the rest of the outline. A photo is rigid and the camera's view
-    /// of it changes slowly (well under 0.1° per frame), so such a side lies on something else (texture, a
+    /// Interior angles at corners 0…3, degrees.
+    var interiorAnglesDegrees: SIMD4<Double> {
+        SIMD4(interiorAngleDegrees(at: 0), interiorAngleDegrees(at: 1), interiorAngleDegrees(at: 2),
+              interiorAngleDegrees(at: 3))
+    }
+
+    /// Sides (bit i = side i) both of whose corners' interior angles (`angles`) differ from `reference` by more
+    /// than `toleranceDegrees`: a side turned against the rest of the outline. A photo is rigid and the camera's
+    /// view of it changes slowly (well under 0.1° per frame), so such a side lies on something else (texture, a
     /// neighbour's edge).
-    func bentSides(from reference: Quad, toleranceDegrees: Double) -> Int {
+    static func bentSides(_ angles: SIMD4<Double>, from reference: SIMD4<Double>, toleranceDegrees: Double) -> Int {
         var bentCorners = 0
-        for i in 0..<4 where abs(interiorAngleDegrees(at: i) - reference.interiorAngleDegrees(at: i)) > toleranceDegrees {
-            bentCorners |= 1 << i
-        }
+        for i in 0..<4 where abs(angles[i] - reference[i]) > toleranceDegrees { bentCorners |= 1 << i }
         var sides = 0
         for side in 0..<4 where bentCorners & (1 << side) != 0 && bentCorners & (1 << ((side + 1) & 3)) != 0 {
             sides |= 1 << side
         }
         return sides
-    }
-
-    /// Largest change of an interior angle from `other`'s, degrees.
-    func maximumAngleChangeDegrees(from other: Quad) -> Double {
-        var worst = 0.0
-        for i in 0..<4 { worst = max(worst, abs(interiorAngleDegrees(at: i) - other.interiorAngleDegrees(at: i))) }
-        return worst
     }
 }

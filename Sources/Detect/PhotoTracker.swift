@@ -17,11 +17,13 @@ public struct TrackerParameters: Sendable, Hashable {
     /// outline (the white border's outer edge found again) is taken at once, with the smoothing restarted.
     public var shapeTolerance = 0.08
     public var shapeRejectionLimit = 30
-    /// A measured side both of whose corner angles changed by more than this since the photo's last whole outline
-    /// is taken as not measured (`Quad.bentSides`) — unless the new shape holds (angles within half this) for
+    /// A measured side both of whose corner angles differ by more than this from the photo's shape (its whole
+    /// outlines' angles, averaged with weight `shapeAveragingWeight` per frame) is taken as not measured
+    /// (`Quad.bentSides`) — unless the new shape holds (angles within half this of the first bent frame's) for
     /// `bendAcceptFrames` frames in a row: then it is the photo's.
     public var bendToleranceDegrees = 2.0
     public var bendAcceptFrames = 15
+    public var shapeAveragingWeight = 0.05
 
     public init() {}
 }
@@ -62,9 +64,12 @@ public final class PhotoTracker {
         /// The smoothed outline when the photo was last wholly in view: a partly out-of-view one is completed from
         /// it (`Quad.completingUnmeasuredSides`).
         var wholeOutline: Quad?
-        /// Frames in a row the observation had a bent side (`Quad.bentSides`) with about the same shape, and that shape.
+        /// The photo's interior angles (degrees), a slow average over its whole outlines; nil until one was seen.
+        var shapeAnglesDegrees: SIMD4<Double>?
+        /// Frames in a row the observation had a bent side (`Quad.bentSides`) with about the same shape as the first
+        /// of them, and that first one's angles.
         var bentFrames: Int
-        var bentShape: Quad
+        var bentAnglesDegrees: SIMD4<Double>
     }
 
     public var parameters: TrackerParameters
@@ -148,18 +153,29 @@ public final class PhotoTracker {
             }
             var state = states[pair.track]
             let isCorrection = pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0
+            let isPlacement = isCorrection || (pair.observation < 64 && placed & (1 << UInt64(pair.observation)) != 0)
             // Sides not measured (out of view, no clear edge), in the track's numbering.
             var unmeasuredSides = 0
             for k in 0..<4 where observation.unmeasuredSides & (1 << ((k + pair.shift) & 3)) != 0 { unmeasuredSides |= 1 << k }
-            // A measured side turned against the rest is not the photo's, unless the new shape holds.
-            if state.id >= 0 && !isCorrection, let whole = state.wholeOutline {
-                let bent = quad.bentSides(from: whole, toleranceDegrees: p.bendToleranceDegrees) & ~unmeasuredSides
+            // A measured side turned against the rest is not the photo's, unless the new shape holds. A full
+            // search's outline is not checked (it did not follow an edge from the prediction), and a correction
+            // (one judged better than the re-find) measures the photo's shape afresh.
+            if isCorrection { state.shapeAnglesDegrees = nil }
+            if state.id >= 0 && !isPlacement, let shape = state.shapeAnglesDegrees {
+                let angles = quad.interiorAnglesDegrees
+                let bent = Quad.bentSides(angles, from: shape, toleranceDegrees: p.bendToleranceDegrees) & ~unmeasuredSides
                 if bent != 0 {
-                    let same = quad.maximumAngleChangeDegrees(from: state.bentShape) <= p.bendToleranceDegrees / 2
-                    state.bentFrames = same ? state.bentFrames + 1 : 1
-                    state.bentShape = quad
+                    let d = angles - state.bentAnglesDegrees
+                    let change = max(max(abs(d[0]), abs(d[1])), max(abs(d[2]), abs(d[3])))
+                    if state.bentFrames > 0 && change <= p.bendToleranceDegrees / 2 {
+                        state.bentFrames += 1
+                    } else {
+                        state.bentFrames = 1
+                        state.bentAnglesDegrees = angles
+                    }
                     if state.bentFrames >= p.bendAcceptFrames {
                         state.wholeOutline = nil
+                        state.shapeAnglesDegrees = nil
                         state.bentFrames = 0
                     } else {
                         unmeasuredSides |= bent
@@ -172,7 +188,6 @@ public final class PhotoTracker {
                let completed = quad.completingUnmeasuredSides(unmeasuredSides, from: whole) {
                 quad = completed
             }
-            let isPlacement = isCorrection || (pair.observation < 64 && placed & (1 << UInt64(pair.observation)) != 0)
             let areaRatio = quad.area / max(1e-9, state.raw.area)
             if !isCorrection && state.id >= 0 && areaRatio < 1 - p.shapeTolerance
                 && state.shapeRejections < p.shapeRejectionLimit {
@@ -215,7 +230,15 @@ public final class PhotoTracker {
                 state.smoothed = smoothed
             }
             state.raw = quad
-            if unmeasuredSides == 0 { state.wholeOutline = state.smoothed }
+            if unmeasuredSides == 0 {
+                state.wholeOutline = state.smoothed
+                let angles = state.smoothed.interiorAnglesDegrees
+                if let shape = state.shapeAnglesDegrees {
+                    state.shapeAnglesDegrees = shape + (angles - shape) * p.shapeAveragingWeight
+                } else {
+                    state.shapeAnglesDegrees = angles
+                }
+            }
             state.history = (state.history << 1) | 1
             state.missed = 0
             state.confidence = observation.confidence
@@ -256,7 +279,8 @@ public final class PhotoTracker {
                                 confidence: observation.confidence, aspectRatio: observation.aspectRatio,
                                 matched: true, shapeRejections: 0,
                                 wholeOutline: observation.unmeasuredSides == 0 ? smoothed : nil,
-                                bentFrames: 0, bentShape: observation.quad))
+                                shapeAnglesDegrees: observation.unmeasuredSides == 0 ? smoothed.interiorAnglesDegrees : nil,
+                                bentFrames: 0, bentAnglesDegrees: .zero))
         }
         // Confirm, expire, report.
         let windowMask: UInt32 = p.appearWindow >= 32 ? ~0 : (1 << UInt32(p.appearWindow)) - 1
