@@ -61,8 +61,8 @@ public final class PhotoTracker {
         var matched: Bool
         /// Observations in a row whose area disagreed with the track's (another outline of the same photo).
         var shapeRejections: Int
-        /// The smoothed outline when the photo was last wholly in view: a partly out-of-view one is completed from
-        /// it (`Quad.completingUnmeasuredSides`).
+        /// The smoothed outline when all four sides were last measured: an outline with unmeasured sides (out of
+        /// view, no clear edge, bent) is completed from it (`Quad.completingUnmeasuredSides`).
         var wholeOutline: Quad?
         /// The photo's interior angles (degrees), a slow average over its whole outlines; nil until one was seen.
         var shapeAnglesDegrees: SIMD4<Double>?
@@ -70,6 +70,31 @@ public final class PhotoTracker {
         /// of them, and that first one's angles.
         var bentFrames: Int
         var bentAnglesDegrees: SIMD4<Double>
+
+        /// The sides among `measured` that turned against the photo's shape (`Quad.bentSides`), counting how long
+        /// the new shape holds; once it held `bendAcceptFrames` frames it is the photo's (none are returned, and
+        /// the shape and whole outline start again from this observation).
+        mutating func bentSides(of quad: Quad, measured: Int, parameters p: TrackerParameters) -> Int {
+            guard let shape = shapeAnglesDegrees else { return 0 }
+            let angles = quad.interiorAnglesDegrees
+            let bent = Quad.bentSides(angles, from: shape, toleranceDegrees: p.bendToleranceDegrees) & measured
+            guard bent != 0 else {
+                bentFrames = 0
+                return 0
+            }
+            let d = angles - bentAnglesDegrees
+            if bentFrames > 0 && max(max(abs(d[0]), abs(d[1])), max(abs(d[2]), abs(d[3]))) <= p.bendToleranceDegrees / 2 {
+                bentFrames += 1
+            } else {
+                bentFrames = 1
+                bentAnglesDegrees = angles
+            }
+            guard bentFrames >= p.bendAcceptFrames else { return bent }
+            wholeOutline = nil
+            shapeAnglesDegrees = nil
+            bentFrames = 0
+            return 0
+        }
     }
 
     public var parameters: TrackerParameters
@@ -97,8 +122,8 @@ public final class PhotoTracker {
     ///     as motion (which the next predictions would carry on). Observations from 64 on cannot be marked.
     ///   - placed: bit k set = observation k places a track without measuring its motion (a full search's outline
     ///     where the re-find lost the photo: its offset from the re-finds before is partly the two searches'
-    ///     different edges): as with `corrected` the track moves there keeping its velocity, but the usual shape
-    ///     checks apply.
+    ///     different edges): as with `corrected` the track moves there keeping its velocity, but the area checks
+    ///     apply.
     /// - Returns: the shown tracks, by id. Shares storage with the tracker: copy it to keep it past the next call.
     public func update(_ observations: [Observation], corrected: UInt64 = 0, placed: UInt64 = 0,
                        timestampNs: Int64) -> [Track] {
@@ -161,28 +186,8 @@ public final class PhotoTracker {
             // search's outline is not checked (it did not follow an edge from the prediction), and a correction
             // (one judged better than the re-find) measures the photo's shape afresh.
             if isCorrection { state.shapeAnglesDegrees = nil }
-            if state.id >= 0 && !isPlacement, let shape = state.shapeAnglesDegrees {
-                let angles = quad.interiorAnglesDegrees
-                let bent = Quad.bentSides(angles, from: shape, toleranceDegrees: p.bendToleranceDegrees) & ~unmeasuredSides
-                if bent != 0 {
-                    let d = angles - state.bentAnglesDegrees
-                    let change = max(max(abs(d[0]), abs(d[1])), max(abs(d[2]), abs(d[3])))
-                    if state.bentFrames > 0 && change <= p.bendToleranceDegrees / 2 {
-                        state.bentFrames += 1
-                    } else {
-                        state.bentFrames = 1
-                        state.bentAnglesDegrees = angles
-                    }
-                    if state.bentFrames >= p.bendAcceptFrames {
-                        state.wholeOutline = nil
-                        state.shapeAnglesDegrees = nil
-                        state.bentFrames = 0
-                    } else {
-                        unmeasuredSides |= bent
-                    }
-                } else {
-                    state.bentFrames = 0
-                }
+            if state.id >= 0 && !isPlacement {
+                unmeasuredSides |= state.bentSides(of: quad, measured: ~unmeasuredSides & 0b1111, parameters: p)
             }
             if unmeasuredSides != 0, let whole = state.wholeOutline,
                let completed = quad.completingUnmeasuredSides(unmeasuredSides, from: whole) {
