@@ -14,9 +14,11 @@ extension Quad {
     /// - Returns: the completed outline, or nil when no corner is measured or two adjacent lines are parallel.
     func completingUnmeasuredSides(_ unmeasuredSides: Int, from reference: Quad) -> Quad? {
         // Least-squares similarity z ↦ a·z + b over the measured corners (complex arithmetic on (x, y)).
+        // Corner i is measured when sides i - 1 and i both are.
+        let unmeasuredCorners = unmeasuredSides | ((unmeasuredSides << 1) | (unmeasuredSides >> 3)) & 0b1111
         var count = 0.0
         var referenceMean = PixelPoint.zero, measuredMean = PixelPoint.zero
-        for i in 0..<4 where unmeasuredSides & (1 << i) == 0 && unmeasuredSides & (1 << ((i + 3) & 3)) == 0 {
+        for i in 0..<4 where unmeasuredCorners & (1 << i) == 0 {
             referenceMean += reference[i]
             measuredMean += self[i]
             count += 1
@@ -27,7 +29,7 @@ extension Quad {
         var a = PixelPoint(1, 0)  // (real, imaginary)
         if count >= 2 {
             var numerator = PixelPoint.zero, denominator = 0.0
-            for i in 0..<4 where unmeasuredSides & (1 << i) == 0 && unmeasuredSides & (1 << ((i + 3) & 3)) == 0 {
+            for i in 0..<4 where unmeasuredCorners & (1 << i) == 0 {
                 let z = reference[i] - referenceMean, w = self[i] - measuredMean
                 // w · conj(z)
                 numerator += PixelPoint(w.x * z.x + w.y * z.y, w.y * z.x - w.x * z.y)
@@ -59,20 +61,6 @@ extension Quad {
 }
 
 extension Quad {
-    /// Interior angle at corner `i`, degrees.
-    func interiorAngleDegrees(at i: Int) -> Double {
-        let a = self[i + 3] - self[i], b = self[i + 1] - self[i]
-        let na = (a * a).sum().squareRoot(), nb = (b * b).sum().squareRoot()
-        guard na > 0, nb > 0 else { return 0 }
-        return acosDegrees(max(-1, min(1, (a * b).sum() / (na * nb))))
-    }
-
-    /// Interior angles at corners 0…3, degrees.
-    var interiorAnglesDegrees: SIMD4<Double> {
-        SIMD4(interiorAngleDegrees(at: 0), interiorAngleDegrees(at: 1), interiorAngleDegrees(at: 2),
-              interiorAngleDegrees(at: 3))
-    }
-
     /// Sides (bit i = side i) both of whose corners' interior angles (`angles`) differ from `reference` by more
     /// than `toleranceDegrees`: a side turned against the rest of the outline. A photo is rigid and the camera's
     /// view of it changes slowly (well under 0.1° per frame), so such a side lies on something else (texture, a

@@ -224,11 +224,8 @@ public final class PhotoDetector {
         // The kept and out-of-view sides in the canonical numbering (a rotation of `second.quad`'s).
         var outOfViewSides = 0, keptSides = 0
         if second.keptSides != 0, let start = (0..<4).first(where: { second.quad[$0] == result[0] }) {
-            for k in 0..<4 {
-                let side = 1 << ((start + k) & 3)
-                if second.outOfViewSides & side != 0 { outOfViewSides |= 1 << k }
-                if second.keptSides & side != 0 { keptSides |= 1 << k }
-            }
+            outOfViewSides = Quad.sideMask(second.outOfViewSides, shiftedBy: start)
+            keptSides = Quad.sideMask(second.keptSides, shiftedBy: start)
         }
         return Observation(quad: result, confidence: min(1, second.meanSupport), aspectRatio: shortPx / longPx,
                            outOfViewSides: outOfViewSides, unmeasuredSides: keptSides)

@@ -95,6 +95,14 @@ public final class PhotoTracker {
             bentFrames = 0
             return 0
         }
+
+        /// Records `smoothed` as the photo's whole outline (all four sides measured) and averages its angles into
+        /// the photo's shape (the first one sets it).
+        mutating func rememberWholeOutline(averagingWeight: Double) {
+            wholeOutline = smoothed
+            let angles = smoothed.interiorAnglesDegrees
+            shapeAnglesDegrees = shapeAnglesDegrees.map { $0 + (angles - $0) * averagingWeight } ?? angles
+        }
     }
 
     public var parameters: TrackerParameters
@@ -180,8 +188,7 @@ public final class PhotoTracker {
             let isCorrection = pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0
             let isPlacement = isCorrection || (pair.observation < 64 && placed & (1 << UInt64(pair.observation)) != 0)
             // Sides not measured (out of view, no clear edge), in the track's numbering.
-            var unmeasuredSides = 0
-            for k in 0..<4 where observation.unmeasuredSides & (1 << ((k + pair.shift) & 3)) != 0 { unmeasuredSides |= 1 << k }
+            var unmeasuredSides = Quad.sideMask(observation.unmeasuredSides, shiftedBy: pair.shift)
             // A measured side turned against the rest is not the photo's, unless the new shape holds. A full
             // search's outline is not checked (it did not follow an edge from the prediction), and a correction
             // (one judged better than the re-find) measures the photo's shape afresh.
@@ -235,15 +242,7 @@ public final class PhotoTracker {
                 state.smoothed = smoothed
             }
             state.raw = quad
-            if unmeasuredSides == 0 {
-                state.wholeOutline = state.smoothed
-                let angles = state.smoothed.interiorAnglesDegrees
-                if let shape = state.shapeAnglesDegrees {
-                    state.shapeAnglesDegrees = shape + (angles - shape) * p.shapeAveragingWeight
-                } else {
-                    state.shapeAnglesDegrees = angles
-                }
-            }
+            if unmeasuredSides == 0 { state.rememberWholeOutline(averagingWeight: p.shapeAveragingWeight) }
             state.history = (state.history << 1) | 1
             state.missed = 0
             state.confidence = observation.confidence
@@ -279,13 +278,13 @@ public final class PhotoTracker {
                     filters.append(filter)
                 }
             }
-            states.append(State(id: -1, filters: filters, raw: observation.quad, smoothed: smoothed,
-                                velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
-                                confidence: observation.confidence, aspectRatio: observation.aspectRatio,
-                                matched: true, shapeRejections: 0,
-                                wholeOutline: observation.unmeasuredSides == 0 ? smoothed : nil,
-                                shapeAnglesDegrees: observation.unmeasuredSides == 0 ? smoothed.interiorAnglesDegrees : nil,
-                                bentFrames: 0, bentAnglesDegrees: .zero))
+            var state = State(id: -1, filters: filters, raw: observation.quad, smoothed: smoothed,
+                              velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
+                              confidence: observation.confidence, aspectRatio: observation.aspectRatio,
+                              matched: true, shapeRejections: 0, wholeOutline: nil, shapeAnglesDegrees: nil,
+                              bentFrames: 0, bentAnglesDegrees: .zero)
+            if observation.unmeasuredSides == 0 { state.rememberWholeOutline(averagingWeight: p.shapeAveragingWeight) }
+            states.append(state)
         }
         // Confirm, expire, report.
         let windowMask: UInt32 = p.appearWindow >= 32 ? ~0 : (1 << UInt32(p.appearWindow)) - 1

@@ -75,17 +75,33 @@ public struct Quad: Sendable, Hashable {
         return ((len(self[0], self[1]) + len(self[2], self[3])) / 2, (len(self[1], self[2]) + len(self[3], self[0])) / 2)
     }
 
-    /// Largest deviation of an interior angle from 90°, degrees.
+    /// Interior angle at corner `i`, degrees (0 when a side there has no length).
+    func interiorAngleDegrees(at i: Int) -> Double {
+        let a = self[i + 3] - self[i], b = self[i + 1] - self[i]
+        let na = (a * a).sum().squareRoot(), nb = (b * b).sum().squareRoot()
+        guard na > 0, nb > 0 else { return 0 }
+        return acosDegrees(max(-1, min(1, (a * b).sum() / (na * nb))))
+    }
+
+    /// Interior angles at corners 0…3, degrees.
+    var interiorAnglesDegrees: SIMD4<Double> {
+        SIMD4(interiorAngleDegrees(at: 0), interiorAngleDegrees(at: 1), interiorAngleDegrees(at: 2),
+              interiorAngleDegrees(at: 3))
+    }
+
+    /// Largest deviation of an interior angle from 90°, degrees (90 when a side has no length).
     public var maxRightAngleDeviationDegrees: Double {
         var worst = 0.0
-        for i in 0..<4 {
-            let a = self[i + 3] - self[i], b = self[i + 1] - self[i]
-            let na = (a * a).sum().squareRoot(), nb = (b * b).sum().squareRoot()
-            guard na > 0, nb > 0 else { return 90 }
-            let cosine = max(-1, min(1, (a * b).sum() / (na * nb)))
-            worst = max(worst, abs(acosDegrees(cosine) - 90))
-        }
+        for i in 0..<4 { worst = max(worst, abs(interiorAngleDegrees(at: i) - 90)) }
         return worst
+    }
+
+    /// `sides` (bit i = side i, corner i to corner i+1) renumbered for the same quad with its corners cyclically
+    /// shifted so that new corner k is old corner k + `shift`.
+    static func sideMask(_ sides: Int, shiftedBy shift: Int) -> Int {
+        var shifted = 0
+        for k in 0..<4 where sides & (1 << ((k + shift) & 3)) != 0 { shifted |= 1 << k }
+        return shifted
     }
 
     /// True when the quad is convex and not self-intersecting.
