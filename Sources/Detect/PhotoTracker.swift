@@ -327,6 +327,12 @@ public final class PhotoTracker {
         }
     }
 
+    /// Forgets the live track at `index` in `predictedQuads`' order (its id is not reused). Call between updates.
+    public func forgetTrack(at index: Int) {
+        guard states.indices.contains(index) else { return }
+        states.remove(at: index)
+    }
+
     /// Forgets every track (ids keep counting up).
     public func reset() { states.removeAll(keepingCapacity: true) }
 }

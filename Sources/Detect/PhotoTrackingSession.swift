@@ -18,6 +18,11 @@ public final class PhotoTrackingSession {
     private var predicted: [Quad] = []
     private var observations: [Observation] = []
     private var provisional: [Bool] = []
+    /// Per re-found observation: the track (index in `predicted`) it came from, and how many far smaller, clearly
+    /// better supported full-search outlines it holds (`mergedOutlineConfidenceMargin`), and those outlines.
+    private var refoundTrack: [Int] = []
+    private var enclosedPhotos: [Int] = []
+    private var enclosedFound: [(observation: Observation, refound: Int)] = []
     /// Corrections the last full search proposed but did not make (awaiting a second, agreeing search), and this
     /// search's.
     private var proposals: [Quad] = []
@@ -41,6 +46,10 @@ public final class PhotoTrackingSession {
     /// supported by `recoveryConfidenceMargin`.
     public var maximumRecoveryAreaChange = 2.5
     public var recoveryConfidenceMargin = 0.1
+    /// A re-found outline holding the centres of two or more full-search outlines, each far smaller (beyond
+    /// `maximumAreaChange`) and better supported by this much, is several photos merged into one outline (with a
+    /// stretch of table): its track is dropped and the photos are tracked on their own.
+    public var mergedOutlineConfidenceMargin = 0.2
 
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
                 trackerParameters: TrackerParameters = TrackerParameters(), fullDetectionInterval: Int = 3) {
@@ -51,6 +60,9 @@ public final class PhotoTrackingSession {
         predicted.reserveCapacity(32)
         observations.reserveCapacity(32)
         provisional.reserveCapacity(32)
+        refoundTrack.reserveCapacity(32)
+        enclosedPhotos.reserveCapacity(32)
+        enclosedFound.reserveCapacity(32)
         proposals.reserveCapacity(32)
         nextProposals.reserveCapacity(32)
     }
@@ -67,15 +79,20 @@ public final class PhotoTrackingSession {
         tracker.predictedQuads(into: &predicted)
         observations.removeAll(keepingCapacity: true)
         provisional.removeAll(keepingCapacity: true)
-        for quad in predicted {
+        refoundTrack.removeAll(keepingCapacity: true)
+        for (t, quad) in predicted.enumerated() {
             if let o = detector.refine(quad, in: frame) {
                 observations.append(o)
                 provisional.append(detector.lastRefineWasProvisional)
+                refoundTrack.append(t)
             }
         }
         var corrected: UInt64 = 0, placed: UInt64 = 0
         if predicted.isEmpty || frameIndex % fullDetectionInterval == 0 {
             let refoundCount = observations.count
+            enclosedPhotos.removeAll(keepingCapacity: true)
+            enclosedPhotos.append(contentsOf: repeatElement(0, count: refoundCount))
+            enclosedFound.removeAll(keepingCapacity: true)
             for found in detector.detect(frame) {
                 var same = -1
                 for k in 0..<refoundCount
@@ -91,7 +108,14 @@ public final class PhotoTrackingSession {
                 }
                 // A photo partly out of view: the search sees only its visible part, the track knows the rest.
                 if observations[same].outOfViewSides != 0 { continue }
-                switch judge(found, against: observations[same], provisional: provisional[same], in: frame) {
+                let refound = observations[same]
+                if found.quad.area * maximumAreaChange < refound.quad.area
+                    && found.confidence >= refound.confidence + mergedOutlineConfidenceMargin {
+                    enclosedPhotos[same] += 1
+                    enclosedFound.append((found, same))
+                    continue
+                }
+                switch judge(found, against: refound, provisional: provisional[same], in: frame) {
                 case .keep:
                     continue
                 case .propose:
@@ -104,8 +128,26 @@ public final class PhotoTrackingSession {
             }
             swap(&proposals, &nextProposals)
             nextProposals.removeAll(keepingCapacity: true)
+            // Merged outlines: their tracks go, the photos inside are placed (last first: indices stay valid).
+            for k in stride(from: refoundCount - 1, through: 0, by: -1) where enclosedPhotos[k] >= 2 {
+                tracker.forgetTrack(at: refoundTrack[k])
+                observations.remove(at: k)
+                corrected = PhotoTrackingSession.removingBit(k, from: corrected)
+                placed = PhotoTrackingSession.removingBit(k, from: placed)
+                for item in enclosedFound where item.refound == k {
+                    if observations.count < 64 { placed |= 1 << UInt64(observations.count) }
+                    observations.append(item.observation)
+                }
+            }
         }
         return tracker.update(observations, corrected: corrected, placed: placed, timestampNs: timestampNs)
+    }
+
+    /// `mask` with bit `k` removed and the bits above it moved down one (observation `k` was removed).
+    static func removingBit(_ k: Int, from mask: UInt64) -> UInt64 {
+        guard k < 64 else { return mask }
+        let below = k == 0 ? 0 : mask & ((1 << UInt64(k)) - 1)
+        return below | ((mask >> UInt64(k + 1)) << UInt64(k))
     }
 
     private enum Judgement { case keep, propose, replace }

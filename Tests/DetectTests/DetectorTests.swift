@@ -150,3 +150,37 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
     #expect(last?.id == id, "the same photo keeps its id")
     if let t = last { #expect(maxCornerError(t.quad, outer) < 1.5, "on the paper's edge: \(t.quad) vs \(outer)") }
 }
+
+@Test func aTrackOnTwoPhotosMergedIntoOneOutlineGivesWayToTheTwo() {
+    // Two prints, one above and right of the other; their bounding rectangle runs along part of each print's
+    // edges, so it re-finds as a weakly supported outline that holds both.
+    let upper = placedQuad(centre: PixelPoint(180, 150), widthPx: 160, heightPx: 100, angleDegrees: 0)
+    let lower = placedQuad(centre: PixelPoint(320, 270), widthPx: 160, heightPx: 100, angleDegrees: 0)
+    let merged = Quad(PixelPoint(100, 100), PixelPoint(400, 100), PixelPoint(400, 320), PixelPoint(100, 320))
+    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (60, 120, 135), photos: [
+        (SyntheticPhoto(widthPx: 160, heightPx: 100, seed: 3), upper),
+        (SyntheticPhoto(widthPx: 160, heightPx: 100, seed: 4), lower),
+    ], noiseSigma: 1)
+    let session = PhotoTrackingSession(geometry: frame.geometry)
+    let refound = session.detector.refine(merged, in: frame)
+    #expect(refound != nil && refound!.confidence < 0.8, "the merged outline re-finds, weakly: \(String(describing: refound))")
+    let dt: Int64 = 33_333_333
+    for k in 0..<3 {
+        _ = session.tracker.update([Observation(quad: merged, confidence: 0.6, aspectRatio: 0.7)], timestampNs: Int64(k) * dt)
+    }
+    var shown: [Track] = []
+    for k in 3..<15 { shown = Array(session.process(frame, timestampNs: Int64(k) * dt)) }
+    #expect(shown.count == 2, "two tracks: \(shown.map(\.quad))")
+    for photo in [upper, lower] {
+        let best = shown.map { maxCornerError($0.quad, photo) }.min() ?? .infinity
+        #expect(best < 1.5, "a track on each print: \(best) px")
+    }
+}
+
+@Test func removingAnObservationRenumbersTheMarks() {
+    #expect(PhotoTrackingSession.removingBit(0, from: 0b1011) == 0b101)
+    #expect(PhotoTrackingSession.removingBit(2, from: 0b1011) == 0b111)
+    #expect(PhotoTrackingSession.removingBit(1, from: 0b1011) == 0b101)
+    #expect(PhotoTrackingSession.removingBit(63, from: UInt64.max) == UInt64.max >> 1)
+    #expect(PhotoTrackingSession.removingBit(64, from: 0b1) == 0b1)
+}
