@@ -50,6 +50,8 @@ public final class PhotoTrackingSession {
     /// `maximumAreaChange`) and better supported by this much, is several photos merged into one outline (with a
     /// stretch of table): its track is dropped and the photos are tracked on their own.
     public var mergedOutlineConfidenceMargin = 0.2
+    /// A correction this much better supported than the re-found outline is taken without a second search.
+    public var immediateCorrectionMargin = 0.1
 
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
                 trackerParameters: TrackerParameters = TrackerParameters(), fullDetectionInterval: Int = 3) {
@@ -150,7 +152,7 @@ public final class PhotoTrackingSession {
         return below | ((mask >> UInt64(k + 1)) << UInt64(k))
     }
 
-    private enum Judgement { case keep, propose, replace }
+    enum Judgement { case keep, propose, replace }
 
     /// Whether a full search's outline `found` corrects the re-found outline of the same photo (which may have slid
     /// onto another edge).
@@ -163,9 +165,10 @@ public final class PhotoTrackingSession {
     /// - A measured one yields when the two disagree by more than `disagreementFraction` (less is the search's own
     ///   scatter) and the found one is as well supported — clearly better when it lies inside (a picture's edge
     ///   inside its border is as straight as the paper's), and never the picture inside the white border the
-    ///   track follows — and only when the previous full search proposed the same outline: one search alone may
-    ///   have taken a shadow's or a picture's edge.
-    private func judge(_ found: Observation, against refound: Observation, provisional: Bool,
+    ///   track follows — and only when the previous full search proposed the same outline (one search alone may
+    ///   have taken a shadow's or a picture's edge), or when it is better supported by `immediateCorrectionMargin`
+    ///   (a track born on a wrong outline would otherwise keep it until two searches in a row agree).
+    func judge(_ found: Observation, against refound: Observation, provisional: Bool,
                        in frame: FrameBuffer) -> Judgement {
         let sizePx = refound.quad.area.squareRoot()
         var distancePx = Double.infinity
@@ -183,6 +186,7 @@ public final class PhotoTrackingSession {
               found.confidence >= refound.confidence + (inside ? insideConfidenceMargin : 0),
               !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)
         else { return .keep }
+        if found.confidence >= refound.confidence + immediateCorrectionMargin { return .replace }
         let confirmed = proposals.contains { $0.meanCornerDistance(to: found.quad) <= confirmFraction * sizePx }
         return confirmed ? .replace : .propose
     }

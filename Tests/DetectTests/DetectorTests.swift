@@ -184,3 +184,18 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
     #expect(PhotoTrackingSession.removingBit(63, from: UInt64.max) == UInt64.max >> 1)
     #expect(PhotoTrackingSession.removingBit(64, from: 0b1) == 0b1)
 }
+
+@Test func aClearlyBetterSupportedCorrectionIsTakenWithoutASecondSearch() {
+    let frame = FrameBuffer(geometry: FrameGeometry(widthPx: 640, heightPx: 480, chroma: .yuv420(.jpeg)))
+    let session = PhotoTrackingSession(geometry: frame.geometry)
+    let photo = placedQuad(centre: PixelPoint(320, 240), widthPx: 200, heightPx: 150, angleDegrees: 5)
+    var slid = photo  // one side on another edge, 30 px out (more than the searches' scatter)
+    slid[1] = slid[1] + PixelPoint(30, 0)
+    slid[2] = slid[2] + PixelPoint(30, 0)
+    let refound = Observation(quad: slid, confidence: 0.85, aspectRatio: 0.75)
+    let clearlyBetter = Observation(quad: photo, confidence: 1.0, aspectRatio: 0.75)
+    let slightlyBetter = Observation(quad: photo, confidence: 0.9, aspectRatio: 0.75)
+    #expect(session.judge(clearlyBetter, against: refound, provisional: false, in: frame) == .replace)
+    #expect(session.judge(slightlyBetter, against: refound, provisional: false, in: frame) == .propose,
+            "a small margin waits for a second search to agree")
+}
