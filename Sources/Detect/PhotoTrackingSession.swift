@@ -18,8 +18,9 @@ public final class PhotoTrackingSession {
     private var predicted: [Quad] = []
     private var observations: [Observation] = []
     private var provisional: [Bool] = []
-    /// Per re-found observation: the track (index in `predicted`) it came from, and how many far smaller, clearly
-    /// better supported full-search outlines it holds (`mergedOutlineConfidenceMargin`), and those outlines.
+    /// Per re-found observation, the track (index in `predicted`) it came from and the number of far smaller,
+    /// clearly better supported full-search outlines whose centres it holds (`mergedOutlineConfidenceMargin`);
+    /// and those outlines, with the re-found observation's index.
     private var refoundTrack: [Int] = []
     private var enclosedPhotos: [Int] = []
     private var enclosedFound: [(observation: Observation, refound: Int)] = []
@@ -169,7 +170,7 @@ public final class PhotoTrackingSession {
     ///   have taken a shadow's or a picture's edge), or when it is better supported by `immediateCorrectionMargin`
     ///   (a track born on a wrong outline would otherwise keep it until two searches in a row agree).
     func judge(_ found: Observation, against refound: Observation, provisional: Bool,
-                       in frame: FrameBuffer) -> Judgement {
+               in frame: FrameBuffer) -> Judgement {
         let sizePx = refound.quad.area.squareRoot()
         var distancePx = Double.infinity
         for shift in 0..<4 { distancePx = min(distancePx, refound.quad.meanCornerDistance(to: found.quad, shift: shift)) }
