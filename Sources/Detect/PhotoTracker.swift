@@ -46,7 +46,8 @@ public struct Track: Sendable, Hashable {
 /// shows a track after N-of-M observations and drops it after K misses.
 ///
 /// Ownership and threading: one instance per stream, called from one thread (the capture thread) in timestamp
-/// order. `update` allocates nothing once its arrays have reached their working size. Not `Sendable`.
+/// order. `update` allocates nothing once its arrays have reached their working size, except when a track is born.
+/// Not `Sendable`.
 public final class PhotoTracker {
     private struct State {
         var id: Int  // -1 until confirmed
@@ -185,6 +186,10 @@ public final class PhotoTracker {
                 quad = Quad(quad[pair.shift], quad[pair.shift + 1], quad[pair.shift + 2], quad[pair.shift + 3])
             }
             var state = states[pair.track]
+            // `state` takes the arrays' only reference, so changing them below does not copy them (no allocation);
+            // every path writes `state` back.
+            states[pair.track].filters = []
+            states[pair.track].velocityPxPerFrame = []
             let isCorrection = pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0
             let isPlacement = isCorrection || (pair.observation < 64 && placed & (1 << UInt64(pair.observation)) != 0)
             // Sides not measured (out of view, no clear edge), in the track's numbering.
