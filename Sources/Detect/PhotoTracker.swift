@@ -185,11 +185,12 @@ public final class PhotoTracker {
                 // Keep the track's own corner numbering so each filter follows one physical corner.
                 quad = Quad(quad[pair.shift], quad[pair.shift + 1], quad[pair.shift + 2], quad[pair.shift + 3])
             }
+            // Work on a copy written back at the end of the iteration, every path. The copy takes the arrays' only
+            // reference, so changing them does not copy them (no allocation).
             var state = states[pair.track]
-            // `state` takes the arrays' only reference, so changing them below does not copy them (no allocation);
-            // every path writes `state` back.
             states[pair.track].filters = []
             states[pair.track].velocityPxPerFrame = []
+            defer { states[pair.track] = state }
             let isCorrection = pair.observation < 64 && corrected & (1 << UInt64(pair.observation)) != 0
             let isPlacement = isCorrection || (pair.observation < 64 && placed & (1 << UInt64(pair.observation)) != 0)
             // Sides not measured (out of view, no clear edge), in the track's numbering.
@@ -217,7 +218,6 @@ public final class PhotoTracker {
                     let y = state.filters[2 * i + 1].coast(timestampNs: timestampNs) ?? state.smoothed[i].y
                     state.smoothed[i] = PixelPoint(x, y)
                 }
-                states[pair.track] = state
                 continue
             }
             if !isCorrection
@@ -252,7 +252,6 @@ public final class PhotoTracker {
             state.missed = 0
             state.confidence = observation.confidence
             state.aspectRatio = observation.aspectRatio
-            states[pair.track] = state
         }
         // Misses: coast on the predicted motion (camera motion goes on while a detection drops out).
         for t in states.indices where !states[t].matched {
@@ -333,7 +332,7 @@ public final class PhotoTracker {
     }
 
     /// Forgets the live track at `index` in `predictedQuads`' order (its id is not reused). Call between updates.
-    public func forgetTrack(at index: Int) {
+    func forgetTrack(at index: Int) {
         guard states.indices.contains(index) else { return }
         states.remove(at: index)
     }
