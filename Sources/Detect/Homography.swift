@@ -66,3 +66,27 @@ public struct Homography: Sendable, Hashable {
                            inv.6 / inv.8, inv.7 / inv.8, 1))
     }
 }
+
+extension Homography {
+    /// The identity map.
+    public static let identity = Homography((1, 0, 0, 0, 1, 0, 0, 0, 1))
+
+    /// `l · r`: the map applying `r` first, then `l`; normalised so that `h[8]` is 1 (unless it is 0).
+    public static func * (l: Homography, r: Homography) -> Homography {
+        let a = l.h, b = r.h
+        let m = (a.0 * b.0 + a.1 * b.3 + a.2 * b.6, a.0 * b.1 + a.1 * b.4 + a.2 * b.7, a.0 * b.2 + a.1 * b.5 + a.2 * b.8,
+                 a.3 * b.0 + a.4 * b.3 + a.5 * b.6, a.3 * b.1 + a.4 * b.4 + a.5 * b.7, a.3 * b.2 + a.4 * b.5 + a.5 * b.8,
+                 a.6 * b.0 + a.7 * b.3 + a.8 * b.6, a.6 * b.1 + a.7 * b.4 + a.8 * b.7, a.6 * b.2 + a.7 * b.5 + a.8 * b.8)
+        guard abs(m.8) > 1e-15 else { return Homography(m) }
+        return Homography((m.0 / m.8, m.1 / m.8, m.2 / m.8, m.3 / m.8, m.4 / m.8, m.5 / m.8, m.6 / m.8, m.7 / m.8, 1))
+    }
+}
+
+extension Quad {
+    /// The quad with every corner mapped by `h`; nil when a corner falls at or behind the horizon.
+    public func mapped(by h: Homography) -> Quad? {
+        guard let a = h.apply(self[0]), let b = h.apply(self[1]), let c = h.apply(self[2]), let d = h.apply(self[3])
+        else { return nil }
+        return Quad(a, b, c, d)
+    }
+}

@@ -24,6 +24,10 @@ public struct TrackerParameters: Sendable, Hashable {
     public var bendToleranceDegrees = 2.0
     public var bendAcceptFrames = 15
     public var shapeAveragingWeight = 0.05
+    /// Corner smoothing on frames whose photo motion was measured and applied (`applyMotion`): the corners are
+    /// averaged with this weight per frame (1/n over the first frames), since what is left after the motion is the
+    /// outline's noise. 0.02 averages about 100 frames: the noise of a still print's corners drops about 7×.
+    public var stillAlpha = 0.02
 
     public init() {}
 }
@@ -51,6 +55,11 @@ public struct Track: Sendable, Hashable {
 public final class PhotoTracker {
     private struct State {
         var id: Int  // -1 until confirmed
+        /// Unique for the tracker's life, tentative tracks included (`liveTrackSerials`).
+        var serial: Int
+        /// This frame's photo motion was measured and applied (`applyMotion`): the prediction is `raw` as moved,
+        /// and the corners are averaged (`AlphaBetaFilter.filterStill`).
+        var motionApplied = false
         var filters: [AlphaBetaFilter]  // 8: x0 y0 x1 y1 …
         var raw: Quad
         var smoothed: Quad
@@ -71,6 +80,15 @@ public final class PhotoTracker {
         /// of them, and that first one's angles.
         var bentFrames: Int
         var bentAnglesDegrees: SIMD4<Double>
+
+        /// Where the photo is expected this frame: `raw` moved by the measured motion when it was applied, else by
+        /// the velocity.
+        var prediction: Quad {
+            guard !motionApplied else { return raw }
+            var q = raw
+            for i in 0..<4 { q[i] = q[i] + velocityPxPerFrame[i] }
+            return q
+        }
 
         /// The sides among `measured` that turned against the photo's shape (`Quad.bentSides`), counting how long
         /// the new shape holds; once it held `bendAcceptFrames` frames it is the photo's (none are returned, and
@@ -113,6 +131,7 @@ public final class PhotoTracker {
     private var used: [Bool] = []
     private var pairs: [(cost: Double, track: Int, observation: Int, shift: Int)] = []
     private var nextID = 1
+    private var nextSerial = 1
 
     public init(parameters: TrackerParameters = TrackerParameters()) {
         self.parameters = parameters
@@ -140,9 +159,7 @@ public final class PhotoTracker {
         // Predict.
         predicted.removeAll(keepingCapacity: true)
         for t in states.indices {
-            var q = states[t].raw
-            for i in 0..<4 { q[i] = q[i] + states[t].velocityPxPerFrame[i] }
-            predicted.append(q)
+            predicted.append(states[t].prediction)
             states[t].matched = false
         }
         // Candidate pairs, cheapest first.
@@ -234,6 +251,16 @@ public final class PhotoTracker {
                     state.filters[2 * i + 1].rebase(to: quad[i].y, timestampNs: timestampNs)
                 }
                 state.smoothed = quad
+            } else if state.motionApplied {
+                // The photo's motion was measured from its picture and applied (the velocity is that motion):
+                // what the outline adds is noise, averaged.
+                var smoothed = quad
+                for i in 0..<4 {
+                    smoothed[i] = PixelPoint(
+                        state.filters[2 * i].filterStill(quad[i].x, timestampNs: timestampNs, alpha: p.stillAlpha),
+                        state.filters[2 * i + 1].filterStill(quad[i].y, timestampNs: timestampNs, alpha: p.stillAlpha))
+                }
+                state.smoothed = smoothed
             } else {
                 for i in 0..<4 {
                     let v = quad[i] - state.raw[i]
@@ -282,14 +309,16 @@ public final class PhotoTracker {
                     filters.append(filter)
                 }
             }
-            var state = State(id: -1, filters: filters, raw: observation.quad, smoothed: smoothed,
+            var state = State(id: -1, serial: nextSerial, filters: filters, raw: observation.quad, smoothed: smoothed,
                               velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
                               confidence: observation.confidence, aspectRatio: observation.aspectRatio,
                               matched: true, shapeRejections: 0, wholeOutline: nil, shapeAnglesDegrees: nil,
                               bentFrames: 0, bentAnglesDegrees: .zero)
             if observation.unmeasuredSides == 0 { state.rememberWholeOutline(averagingWeight: p.shapeAveragingWeight) }
+            nextSerial += 1
             states.append(state)
         }
+        for t in states.indices { states[t].motionApplied = false }
         // Confirm, expire, report.
         let windowMask: UInt32 = p.appearWindow >= 32 ? ~0 : (1 << UInt32(p.appearWindow)) - 1
         states.removeAll { state in
@@ -324,12 +353,46 @@ public final class PhotoTracker {
     /// its velocity. Appends to `into` (cleared first) so the caller's array is reused.
     public func predictedQuads(into quads: inout [Quad]) {
         quads.removeAll(keepingCapacity: true)
-        for state in states {
-            var q = state.raw
-            for i in 0..<4 { q[i] = q[i] + state.velocityPxPerFrame[i] }
-            quads.append(q)
-        }
+        for state in states { quads.append(state.prediction) }
     }
+
+    /// Moves the live track at `index` (in `predictedQuads`' order) by `motion`, its photo's motion since the last
+    /// frame measured from the photo's picture (`PhotoMotionEstimator`), full-resolution pixels. This frame's
+    /// prediction is then the last outline so moved, and `update` averages the corners instead of following them.
+    /// Call between updates, at most once per frame and track; the velocity becomes the motion (a frame whose motion
+    /// is not measured coasts on it).
+    public func applyMotion(_ motion: Homography, toTrackAt t: Int) {
+        guard states.indices.contains(t), !states[t].motionApplied,
+              let raw = states[t].raw.mapped(by: motion), let smoothed = states[t].smoothed.mapped(by: motion)
+        else { return }
+        // Work on a copy (it takes the arrays' only reference: no copy-on-write), written back at the end.
+        var state = states[t]
+        states[t].filters = []
+        states[t].velocityPxPerFrame = []
+        defer { states[t] = state }
+        for i in 0..<4 {
+            state.velocityPxPerFrame[i] = raw[i] - state.raw[i]
+            state.filters[2 * i].move(by: smoothed[i].x - state.smoothed[i].x)
+            state.filters[2 * i + 1].move(by: smoothed[i].y - state.smoothed[i].y)
+        }
+        state.raw = raw
+        state.smoothed = smoothed
+        state.motionApplied = true
+        if let whole = state.wholeOutline { state.wholeOutline = whole.mapped(by: motion) }
+    }
+
+    /// Each live track's serial number (unique for the tracker's life, tentative tracks included), in
+    /// `predictedQuads`' order. Appends to `into` (cleared first).
+    public func liveTrackSerials(into serials: inout [Int]) {
+        serials.removeAll(keepingCapacity: true)
+        for state in states { serials.append(state.serial) }
+    }
+
+    /// The smoothed outline of the live track at `index` (in `predictedQuads`' order).
+    public func smoothedQuad(at index: Int) -> Quad { states[index].smoothed }
+
+    /// The number of live tracks (shown and tentative): the indices `applyMotion` and `smoothedQuad` take.
+    public var liveTrackCount: Int { states.count }
 
     /// Forgets the live track at `index` in `predictedQuads`' order (its id is not reused). Call between updates.
     func forgetTrack(at index: Int) {

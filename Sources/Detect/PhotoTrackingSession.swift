@@ -6,12 +6,24 @@ import ColorcamCore
 /// full-resolution edge search only), which is what keeps the per-frame cost low. New photos therefore appear within
 /// `fullDetectionInterval` frames plus the tracker's appear hysteresis.
 ///
-/// Ownership and threading: owns its detector and tracker; one thread at a time (the capture thread), frames in
-/// timestamp order. The returned array shares storage with the tracker (copy to keep). Allocation-free after warm-up
-/// except when a track is born.
+/// Before that, each live track's photo motion since the last frame is measured from the photo's own picture
+/// (`PhotoMotionEstimator`, one per track, on a luma pyramid built once per frame) and applied to the track, so
+/// the tracker averages a still print's corners over many frames instead of following its outline's noise.
+///
+/// Ownership and threading: owns its detector, tracker and motion estimators; one thread at a time (the capture
+/// thread), frames in timestamp order. The returned array shares storage with the tracker (copy to keep).
+/// Allocation-free after warm-up except when a track is born (its filter state and motion estimator).
 public final class PhotoTrackingSession {
     public let detector: PhotoDetector
     public let tracker: PhotoTracker
+    /// Measure each track's photo motion from its picture and apply it (see the type's comment); false = the
+    /// tracker alone (a diagnostic: `colorcam detect --no-photo-motion`).
+    public var measuresPhotoMotion = true
+    public let motionParameters: PhotoMotionParameters
+    private let pyramid: LumaPyramid
+    /// One estimator per live track, by the track's serial (`PhotoTracker.liveTrackSerials`).
+    private var motionEstimators: [(serial: Int, estimator: PhotoMotionEstimator)] = []
+    private var serials: [Int] = []
     /// 1 = full detection on every frame.
     public var fullDetectionInterval: Int
     private var frameIndex = 0
@@ -55,10 +67,15 @@ public final class PhotoTrackingSession {
     public var immediateCorrectionMargin = 0.1
 
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
-                trackerParameters: TrackerParameters = TrackerParameters(), fullDetectionInterval: Int = 3) {
+                trackerParameters: TrackerParameters = TrackerParameters(),
+                motionParameters: PhotoMotionParameters = PhotoMotionParameters(), fullDetectionInterval: Int = 3) {
         precondition(fullDetectionInterval >= 1, "fullDetectionInterval must be at least 1")
         detector = PhotoDetector(geometry: geometry, parameters: parameters)
         tracker = PhotoTracker(parameters: trackerParameters)
+        self.motionParameters = motionParameters
+        pyramid = LumaPyramid(geometry: geometry)
+        motionEstimators.reserveCapacity(32)
+        serials.reserveCapacity(32)
         self.fullDetectionInterval = fullDetectionInterval
         predicted.reserveCapacity(32)
         observations.reserveCapacity(32)
@@ -79,6 +96,7 @@ public final class PhotoTrackingSession {
     /// - Parameter timestampNs: the frame's capture time on a monotonic clock (must not decrease).
     public func process(_ frame: FrameBuffer, timestampNs: Int64) -> [Track] {
         defer { frameIndex += 1 }
+        if measuresPhotoMotion { measurePhotoMotion(frame) }
         tracker.predictedQuads(into: &predicted)
         observations.removeAll(keepingCapacity: true)
         provisional.removeAll(keepingCapacity: true)
@@ -144,6 +162,28 @@ public final class PhotoTrackingSession {
             }
         }
         return tracker.update(observations, corrected: corrected, placed: placed, timestampNs: timestampNs)
+    }
+
+    /// Measures each live track's photo motion since the last frame and applies it to the track. Estimators of
+    /// tracks that ended are dropped; a new track gets one (its key frame is taken now, its motion measured from
+    /// the next frame on). The pyramid is built only when a track is live.
+    private func measurePhotoMotion(_ frame: FrameBuffer) {
+        tracker.liveTrackSerials(into: &serials)
+        motionEstimators.removeAll { entry in !serials.contains(entry.serial) }
+        guard !serials.isEmpty else { return }
+        pyramid.load(frame)
+        for (t, serial) in serials.enumerated() {
+            let estimator: PhotoMotionEstimator
+            if let entry = motionEstimators.first(where: { $0.serial == serial }) {
+                estimator = entry.estimator
+            } else {
+                estimator = PhotoMotionEstimator(parameters: motionParameters)
+                motionEstimators.append((serial, estimator))
+            }
+            if let motion = estimator.estimate(pyramid, region: tracker.smoothedQuad(at: t)) {
+                tracker.applyMotion(motion, toTrackAt: t)
+            }
+        }
     }
 
     /// `mask` with bit `k` removed and the bits above it moved down one (observation `k` was removed).

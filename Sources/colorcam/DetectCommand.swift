@@ -28,6 +28,8 @@ enum DetectCommand {
       --full-detection-interval K
                                 clip: search the whole frame every K-th frame (default 3); in between, tracked
                                 photos are re-found from their predicted corners (1 = search every frame)
+      --no-photo-motion         clip: do not measure each photo's motion from its picture (the tracker then
+                                follows the outlines with its lighter smoothing; a diagnostic)
       --min-size F              smallest photo side as a fraction of the shorter image side (default 0.1)
       --min-aspect F            smallest short/long side ratio (default 0.5)
       --max-aspect F            largest short/long side ratio (default 1.0)
@@ -40,7 +42,7 @@ enum DetectCommand {
         let a = try Arguments(args, command: "detect",
                               valued: ["draw", "full-detection-interval", "min-size", "min-aspect", "max-aspect", "quadrature-tolerance",
                                        "min-confidence", "max-observations"],
-                              boolean: ["json", "no-track"])
+                              boolean: ["json", "no-track", "no-photo-motion"])
         let input = try a.positionals(exactly: 1, usage: "detect INPUT [--json] [--draw OUT.png] (see --help)")[0]
         let parameters = try detectorParameters(a, command: "detect")
         let isImage = input.lowercased().hasSuffix(".png")
@@ -53,6 +55,7 @@ enum DetectCommand {
         let interval = try a.int("full-detection-interval", default: 3, range: 1...1000)!
         let session = PhotoTrackingSession(geometry: source.geometry, parameters: parameters,
                                            fullDetectionInterval: interval)
+        session.measuresPhotoMotion = !a.flag("no-photo-motion")
         let frame = FrameBuffer(geometry: source.geometry)
         let json = a.flag("json"), track = !isImage && !a.flag("no-track")
         var drawn: [Quad] = []

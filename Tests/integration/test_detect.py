@@ -146,12 +146,12 @@ def test_short_accuracy_check_beats_the_opencv_baseline(colorcam):
 
 
 def test_short_tracking_check(colorcam):
-    """One 4-s sequence: no ID switch, lag ≤ 1 frame, coverage ≥ 90 %. Static jitter is held to 5 px here: the
-    acceptance target is 1 px and is NOT met yet (white-bordered prints on light tables flip between the border's
-    outer edge and the picture's edge on some frames; see the detect closing note). Tighten to 1.0 when it is."""
+    """One 4-s sequence: no ID switch, static jitter ≤ 1 px, lag ≤ 1 frame, coverage ≥ 90 %. (This sequence
+    meets the 1-px target; the full set of rendered sequences does not yet on every print: see
+    tools/profile/results/tracking-photo-motion.txt.)"""
     require_renderer_packages()
     r = run(PY, ROOT / "tools/profile/detect_tracking.py", "--set", "benchmark", "--seeds", "5", "--seconds", "4",
-            "--colorcam", colorcam, "--max-switches", "0", "--max-jitter", "5.0", "--max-lag", "1.0",
+            "--colorcam", colorcam, "--max-switches", "0", "--max-jitter", "1.0", "--max-lag", "1.0",
             "--min-coverage", "0.9", check=False,
             env={**os.environ, "COLORCAM_SCENE_CACHE": str(ROOT / ".build/scenes-cache")})
     print(r.stdout)

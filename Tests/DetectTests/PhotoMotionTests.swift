@@ -1,0 +1,102 @@
+import ColorcamCore
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import Detect
+
+/// A photo on a textured table, the table left where it is while the photo turns and shifts: the estimator
+/// measures the photo's own motion (its samples lie inside the photo's outline), not the table's.
+@Test func photoMotionIsMeasuredFromThePhotosOwnPicture() throws {
+    let photo = SyntheticPhoto(widthPx: 120, heightPx: 90, seed: 5, colour: false)
+    let before = placedQuad(centre: PixelPoint(150, 120), widthPx: 120, heightPx: 90, angleDegrees: 4)
+    let after = placedQuad(centre: PixelPoint(152.6, 118.7), widthPx: 120, heightPx: 90, angleDegrees: 5.2)
+    let frames = [before, after].map { quad in
+        renderFrame(widthPx: 320, heightPx: 240, table: (90, 128, 128), textureAmplitude: 25,
+                    photos: [(photo, quad)], noiseSigma: 0.5, seed: 3)
+    }
+    let pyramid = LumaPyramid(geometry: frames[0].geometry)
+    let estimator = PhotoMotionEstimator()
+    pyramid.load(frames[0])
+    #expect(estimator.estimate(pyramid, region: before) == nil, "the first frame is the key: no motion yet")
+    pyramid.load(frames[1])
+    let motion = try #require(estimator.estimate(pyramid, region: before))
+    let moved = try #require(before.mapped(by: motion))
+    #expect(maxCornerError(moved, after) < 0.1, "corners moved to \(moved) vs \(after)")
+    let uncertaintyPx = estimator.lastUncertaintyPx
+    #expect(uncertaintyPx > 0 && uncertaintyPx < 0.2, "the fit places the corners to \(uncertaintyPx) px")
+    // The same frame again: no motion.
+    let still = try #require(estimator.estimate(pyramid, region: before))
+    #expect(maxCornerError(try #require(after.mapped(by: still)), after) < 0.02)
+}
+
+@Test func aPhotoWithoutTextureHasNoMeasuredMotion() {
+    let blank = SyntheticPhoto(widthPx: 120, heightPx: 90, seed: 5, colour: false, borderFraction: 0.5)
+    let quad = placedQuad(centre: PixelPoint(150, 120), widthPx: 120, heightPx: 90, angleDegrees: 4)
+    let frame = renderFrame(widthPx: 320, heightPx: 240, table: (90, 128, 128), textureAmplitude: 25,
+                            photos: [(blank, quad)], noiseSigma: 0.5, seed: 3)
+    let pyramid = LumaPyramid(geometry: frame.geometry)
+    pyramid.load(frame)
+    let estimator = PhotoMotionEstimator()
+    #expect(estimator.estimate(pyramid, region: quad) == nil)
+    #expect(estimator.estimate(pyramid, region: quad) == nil, "flat paper gives the fit nothing to hold on to")
+}
+
+@Test func onlyRigidFrameToFrameMotionIsAccepted() {
+    let a = 2 * Double.pi / 180
+    let turn = Homography((cos(a) * 1.01, -sin(a) * 1.01, 3, sin(a) * 1.01, cos(a) * 1.01, -2, 0, 0, 1))
+    #expect(PhotoMotionEstimator.isRigid(turn, tolerance: 0.02), "a 2° turn with 1 % zoom")
+    #expect(!PhotoMotionEstimator.isRigid(Homography((1.05, 0, 0, 0, 1.05, 0, 0, 0, 1)), tolerance: 0.02))
+    #expect(!PhotoMotionEstimator.isRigid(Homography((1, 0.04, 0, 0, 1, 0, 0, 0, 1)), tolerance: 0.02), "shear")
+    #expect(!PhotoMotionEstimator.isRigid(Homography((1, 0, 0, 0, 0.96, 0, 0, 0, 1)), tolerance: 0.02))
+}
+
+/// Corners of a still print observed with noise: with its (here zero) motion applied every frame, the tracker
+/// averages them over many frames; without, it follows them with its light smoothing.
+@Test func appliedMotionLetsTheTrackerAverageAStillPrint() {
+    let truth = placedQuad(centre: PixelPoint(320, 240), widthPx: 200, heightPx: 150, angleDegrees: 7)
+    func cornerStdPx(applyingMotion: Bool) -> Double {
+        let tracker = PhotoTracker()
+        var rng = SplitMix(11)
+        var errors: [Double] = []
+        for k in 0..<130 {
+            if applyingMotion { for t in 0..<tracker.liveTrackCount { tracker.applyMotion(.identity, toTrackAt: t) } }
+            var q = truth
+            for i in 0..<4 { q[i] = q[i] + PixelPoint(0.5 * rng.gaussian(), 0.5 * rng.gaussian()) }
+            let shown = tracker.update([Observation(quad: q, confidence: 0.9, aspectRatio: 0.75)],
+                                       timestampNs: Int64(k) * 33_333_333)
+            if k >= 30, let track = shown.first {
+                let c = track.quad.canonicallyOrdered(), t = truth.canonicallyOrdered()
+                errors.append(c[0].x - t[0].x)
+            }
+        }
+        let mean = errors.reduce(0, +) / Double(errors.count)
+        return (errors.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(errors.count)).squareRoot()
+    }
+    let followed = cornerStdPx(applyingMotion: false), averaged = cornerStdPx(applyingMotion: true)
+    #expect(followed > 0.25, "light smoothing keeps much of the 0.5-px noise: \(followed)")
+    #expect(averaged < 0.1, "averaged: \(averaged) px")
+}
+
+/// A print sliding 3 px per frame whose motion is measured and applied: the averaged corners do not trail it.
+@Test func appliedMotionOfASlidingPrintAddsNoLag() {
+    let start = placedQuad(centre: PixelPoint(200, 240), widthPx: 200, heightPx: 150, angleDegrees: 7)
+    let step = PixelPoint(3, 1)
+    let tracker = PhotoTracker()
+    var rng = SplitMix(12)
+    var worst = 0.0
+    for k in 0..<60 {
+        if k > 0 {
+            let shift = Homography((1, 0, step.x, 0, 1, step.y, 0, 0, 1))
+            for t in 0..<tracker.liveTrackCount { tracker.applyMotion(shift, toTrackAt: t) }
+        }
+        var truth = start
+        for i in 0..<4 { truth[i] = truth[i] + step * Double(k) }
+        var q = truth
+        for i in 0..<4 { q[i] = q[i] + PixelPoint(0.3 * rng.gaussian(), 0.3 * rng.gaussian()) }
+        let shown = tracker.update([Observation(quad: q, confidence: 0.9, aspectRatio: 0.75)],
+                                   timestampNs: Int64(k) * 33_333_333)
+        if k >= 20, let track = shown.first { worst = max(worst, maxCornerError(track.quad, truth)) }
+    }
+    #expect(worst < 0.5, "worst corner error \(worst) px while sliding 3.2 px per frame")
+}
