@@ -3,7 +3,6 @@
 Shared by the dataset builder, training, evaluation and export so every stage uses one definition.
 """
 import numpy as np
-import torch
 
 # sRGB -> XYZ (D65), the matrix skimage uses
 M_RGB2XYZ = np.array([[0.412453, 0.357580, 0.180423],
@@ -40,6 +39,7 @@ def lab2rgb(lab):
 
 def torch_lab2rgb(lab):
     """lab: (N, 3, H, W) tensor -> sRGB (N, 3, H, W) in [0, 1]."""
+    import torch  # only training needs torch; the numpy functions are used by tests and the demo without it
     m = torch.tensor(M_XYZ2RGB, dtype=lab.dtype)
     w = torch.tensor(WHITE_D65, dtype=lab.dtype).view(1, 3, 1, 1)
     fy = (lab[:, 0:1] + 16.0) / 116.0
