@@ -86,12 +86,13 @@ public struct AlphaBetaFilter: Sendable, Hashable {
         lastTimestampNs = timestampNs
     }
 
-    /// Advances the prediction by one missed sample (no measurement) and returns it.
-    public mutating func coast(timestampNs: Int64) -> Double? {
+    /// Advances the prediction by one missed sample (no measurement) and returns it. `alreadyMoved`: this sample's
+    /// motion was applied by `move(by:)`, so the estimate stays where that put it.
+    public mutating func coast(timestampNs: Int64, alreadyMoved: Bool = false) -> Double? {
         guard let previous = value else { return nil }
         let dtS = max(0, Double(timestampNs - lastTimestampNs) / 1e9)
         lastTimestampNs = timestampNs
-        value = previous + velocityPerS * dtS
+        if !alreadyMoved { value = previous + velocityPerS * dtS }
         return value
     }
 }

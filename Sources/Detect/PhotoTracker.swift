@@ -26,8 +26,12 @@ public struct TrackerParameters: Sendable, Hashable {
     public var shapeAveragingWeight = 0.05
     /// Corner smoothing on frames whose photo motion was measured and applied (`applyMotion`): the corners are
     /// averaged with this weight per frame (1/n over the first frames), since what is left after the motion is the
-    /// outline's noise. 0.02 averages about 100 frames: the noise of a still print's corners drops about 7×.
+    /// outline's noise. 0.02 averages about 100 frames: the noise of a still print's corners drops about 10×.
     public var stillAlpha = 0.02
+    /// …unless the outline lies further than this from where the motion put the track (mean corner distance, px):
+    /// then the two disagree (an outline over two prints that move apart, a photo put down elsewhere) and that
+    /// frame is followed with the light smoothing, as when no motion was measured.
+    public var stillGatePx = 2.0
 
     public init() {}
 }
@@ -46,8 +50,9 @@ public struct Track: Sendable, Hashable {
 
 /// Follows photos across frames: matches each frame's observations to tracks (greedy on predicted corner distance,
 /// with a constant-velocity prediction so camera motion does not break matches), smooths corners with
-/// constant-velocity alpha-beta filters (no lag on steady motion; a One-Euro low-pass lags by its time constant),
-/// shows a track after N-of-M observations and drops it after K misses.
+/// constant-velocity alpha-beta filters (no lag on steady motion; a One-Euro low-pass lags by its time constant) —
+/// or, on frames whose photo motion was measured and applied (`applyMotion`), moves them by it and averages them
+/// over many frames — shows a track after N-of-M observations and drops it after K misses.
 ///
 /// Ownership and threading: one instance per stream, called from one thread (the capture thread) in timestamp
 /// order. `update` allocates nothing once its arrays have reached their working size, except when a track is born.
@@ -230,9 +235,12 @@ public final class PhotoTracker {
                 state.history = (state.history << 1) | 1
                 state.missed = 0
                 state.raw = predicted[pair.track]
+                let moved = state.motionApplied
                 for i in 0..<4 {
-                    let x = state.filters[2 * i].coast(timestampNs: timestampNs) ?? state.smoothed[i].x
-                    let y = state.filters[2 * i + 1].coast(timestampNs: timestampNs) ?? state.smoothed[i].y
+                    let x = state.filters[2 * i].coast(timestampNs: timestampNs, alreadyMoved: moved)
+                        ?? state.smoothed[i].x
+                    let y = state.filters[2 * i + 1].coast(timestampNs: timestampNs, alreadyMoved: moved)
+                        ?? state.smoothed[i].y
                     state.smoothed[i] = PixelPoint(x, y)
                 }
                 continue
@@ -251,9 +259,9 @@ public final class PhotoTracker {
                     state.filters[2 * i + 1].rebase(to: quad[i].y, timestampNs: timestampNs)
                 }
                 state.smoothed = quad
-            } else if state.motionApplied {
-                // The photo's motion was measured from its picture and applied (the velocity is that motion):
-                // what the outline adds is noise, averaged.
+            } else if state.motionApplied && quad.meanCornerDistance(to: state.raw) <= p.stillGatePx {
+                // The photo's motion was measured from its picture and applied (the velocity is that motion), and
+                // the outline agrees with it: what the outline adds is noise, averaged.
                 var smoothed = quad
                 for i in 0..<4 {
                     smoothed[i] = PixelPoint(
@@ -280,14 +288,18 @@ public final class PhotoTracker {
             state.confidence = observation.confidence
             state.aspectRatio = observation.aspectRatio
         }
-        // Misses: coast on the predicted motion (camera motion goes on while a detection drops out).
+        // Misses: coast on the predicted motion (camera motion goes on while a detection drops out), or stay where
+        // the measured motion put the track.
         for t in states.indices where !states[t].matched {
             states[t].history <<= 1
             states[t].missed += 1
             states[t].raw = predicted[t]
+            let moved = states[t].motionApplied
             for i in 0..<4 {
-                let x = states[t].filters[2 * i].coast(timestampNs: timestampNs) ?? states[t].smoothed[i].x
-                let y = states[t].filters[2 * i + 1].coast(timestampNs: timestampNs) ?? states[t].smoothed[i].y
+                let x = states[t].filters[2 * i].coast(timestampNs: timestampNs, alreadyMoved: moved)
+                    ?? states[t].smoothed[i].x
+                let y = states[t].filters[2 * i + 1].coast(timestampNs: timestampNs, alreadyMoved: moved)
+                    ?? states[t].smoothed[i].y
                 states[t].smoothed[i] = PixelPoint(x, y)
             }
         }
