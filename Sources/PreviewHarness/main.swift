@@ -62,7 +62,9 @@ var published = 0
 let startNs = clock.nowNs()
 var recentFps = 0.0
 
-/// Draws frame `index`: diagonal luma ramp moving 4 px per frame, a chroma tint that cycles.
+/// Draws frame `index`: diagonal luma ramp moving 4 px per frame (it repeats every 64 frames), a chroma tint that
+/// cycles every 96 frames, so two frames look alike only 192 frames (6.4 s) apart. (With both at 64 frames, two
+/// screenshots 1 s apart plus a Chromium start of ~1.1 s caught the same picture.)
 func draw(_ index: Int) {
     let luma = frame.luma.baseAddress!.assumingMemoryBound(to: UInt8.self)
     pattern.withUnsafeBufferPointer { source in
@@ -71,7 +73,7 @@ func draw(_ index: Int) {
             (luma + y * geometry.widthPx).update(from: source.baseAddress! + offset, count: geometry.widthPx)
         }
     }
-    frame.cb.initializeMemory(as: UInt8.self, repeating: UInt8(truncatingIfNeeded: 96 + (index % 64)))
+    frame.cb.initializeMemory(as: UInt8.self, repeating: UInt8(truncatingIfNeeded: 96 + (index % 96) * 2 / 3))
     frame.cr.initializeMemory(as: UInt8.self, repeating: 160)
     frame.sequence = index
     frame.captureTimestampNs = clock.nowNs()
