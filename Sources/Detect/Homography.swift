@@ -16,7 +16,7 @@ public struct Homography: Sendable, Hashable {
     public init(_ h: (Double, Double, Double, Double, Double, Double, Double, Double, Double)) { self.h = h }
 
     /// The map taking `from[i]` to `to[i]` for the four corners; nil when three points are collinear.
-    /// Solves the 8×8 DLT system (h8 = 1) with partial pivoting in stack scratch: no heap allocation.
+    /// Solves the 8×8 DLT system (h8 = 1) with partial pivoting in stack scratch (`LinearSystem`): no heap allocation.
     public init?(from: Quad, to: Quad) {
         let solution = withUnsafeTemporaryAllocation(of: Double.self, capacity: 72) { a -> (Double, Double, Double, Double, Double, Double, Double, Double)? in
             a.initialize(repeating: 0)
@@ -26,18 +26,7 @@ public struct Homography: Sendable, Hashable {
                 a[r0 + 0] = x; a[r0 + 1] = y; a[r0 + 2] = 1; a[r0 + 6] = -u * x; a[r0 + 7] = -u * y; a[r0 + 8] = u
                 a[r1 + 3] = x; a[r1 + 4] = y; a[r1 + 5] = 1; a[r1 + 6] = -v * x; a[r1 + 7] = -v * y; a[r1 + 8] = v
             }
-            for col in 0..<8 {
-                var pivot = col
-                for r in (col + 1)..<8 where abs(a[r * 9 + col]) > abs(a[pivot * 9 + col]) { pivot = r }
-                guard abs(a[pivot * 9 + col]) > 1e-12 else { return nil }
-                if pivot != col { for c in 0..<9 { a.swapAt(pivot * 9 + c, col * 9 + c) } }
-                let d = a[col * 9 + col]
-                for c in col..<9 { a[col * 9 + c] /= d }
-                for r in 0..<8 where r != col {
-                    let f = a[r * 9 + col]
-                    if f != 0 { for c in col..<9 { a[r * 9 + c] -= f * a[col * 9 + c] } }
-                }
-            }
+            guard LinearSystem.solve(a.baseAddress!, unknowns: 8) else { return nil }
             return (a[8], a[17], a[26], a[35], a[44], a[53], a[62], a[71])
         }
         guard let s = solution else { return nil }

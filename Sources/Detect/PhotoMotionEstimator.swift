@@ -70,7 +70,7 @@ public final class PhotoMotionEstimator {
     /// Per grid cell: the last step's sum of |residual| and sample count; cells left out of the fit (bit per cell).
     let cellSum = UnsafeMutablePointer<Double>.allocate(capacity: 64)
     let cellCount = UnsafeMutablePointer<Double>.allocate(capacity: 64)
-    /// The last step's weighted normal matrix (10 × 10), for `cornerUncertaintyPx`.
+    /// The last step's weighted normal matrix (10 × 10, row-major), for `cornerUncertaintyPx`.
     let lastHessian = UnsafeMutablePointer<Double>.allocate(capacity: 100)
     /// Working memory of the fit's functions (each uses it from the start; none calls another while using it).
     let scratch = UnsafeMutablePointer<Double>.allocate(capacity: PhotoMotionEstimator.scratchCount)
@@ -112,9 +112,6 @@ public final class PhotoMotionEstimator {
         lastHessian.deallocate()
         scratch.deallocate()
     }
-
-    /// Forgets the key frame: the next frame starts a new one (and has no measured motion).
-    public func reset() { keyRegion = nil }
 
     /// The photo's motion from the previous frame to this one (`pyramid`, already loaded), in full-resolution pixel
     /// coordinates: a point of the photo at `p` in the previous frame is at `motion.apply(p)` in this one. Nil when

@@ -1,6 +1,6 @@
 import ColorcamCore
 
-/// `PhotoMotionEstimator`'s fit: the robust Gauss–Newton step, the cells' shift votes, the linear solve.
+/// `PhotoMotionEstimator`'s fit: the robust Gauss–Newton step, the cells' shift votes, the fit's uncertainty.
 extension PhotoMotionEstimator {
     /// Bilinear sampling of one pyramid level at the warped positions of key samples. The warp is affine (the
     /// estimator fits no perspective). A value type built once per step: the inner loops touch no class state.
@@ -136,9 +136,11 @@ extension PhotoMotionEstimator {
         let cellSum = self.cellSum, cellCount = self.cellCount, excluded = excludedCells
         cellSum.update(repeating: 0, count: 64)
         cellCount.update(repeating: 0, count: 64)
-        scratch.update(repeating: 0, count: n * n + n + 64)
+        // The normal equations augmented with their right-hand side (n rows of n + 1), then the histogram.
+        let columns = n + 1
+        scratch.update(repeating: 0, count: n * columns + 64)
         do {
-            let hm = scratch, rhs = hm + n * n, histogram = rhs + n
+            let hm = scratch, histogram = hm + n * columns
             // The normal equations' rows, 8 + 2 lanes each (the Jacobian: 6 affine, then gain, x-ramp, y-ramp, bias).
             var rows8 = (SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(),
                          SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>())
@@ -176,17 +178,18 @@ extension PhotoMotionEstimator {
                 withUnsafeBytes(of: rows2) { r2 in
                     let a8 = r8.bindMemory(to: SIMD8<Double>.self), a2 = r2.bindMemory(to: SIMD2<Double>.self)
                     for i in 0..<n {
-                        for j in 0..<8 { hm[i * n + j] = a8[i][j] }
-                        hm[i * n + 8] = a2[i][0]; hm[i * n + 9] = a2[i][1]
+                        for j in 0..<8 { hm[i * columns + j] = a8[i][j] }
+                        hm[i * columns + 8] = a2[i][0]; hm[i * columns + 9] = a2[i][1]
+                        (lastHessian + i * n).update(from: hm + i * columns, count: n)
                     }
                 }
             }
-            for j in 0..<8 { rhs[j] = b8[j] }
-            rhs[8] = b2[0]; rhs[9] = b2[1]
-            lastHessian.update(from: hm, count: n * n)
-            guard PhotoMotionEstimator.solve(hm, rhs, n: n) else { return nil }
-            let step = Homography((1 + rhs[0], rhs[2], rhs[4], rhs[1], 1 + rhs[3], rhs[5], 0, 0, 1))
-            let photometricStep = SIMD4(rhs[6], rhs[7], rhs[8], rhs[9])
+            for j in 0..<8 { hm[j * columns + n] = b8[j] }
+            hm[8 * columns + n] = b2[0]; hm[9 * columns + n] = b2[1]
+            guard LinearSystem.solve(hm, unknowns: n) else { return nil }
+            func x(_ k: Int) -> Double { hm[k * columns + n] }  // the solution
+            let step = Homography((1 + x(0), x(2), x(4), x(1), 1 + x(3), x(5), 0, 0, 1))
+            let photometricStep = SIMD4(x(6), x(7), x(8), x(9))
             var below = 0.0, bin = 0
             while bin < 63 && below + histogram[bin] < Double(used) / 2 { below += histogram[bin]; bin += 1 }
             let median = (Double(bin) + (Double(used) / 2 - below) / max(1, histogram[bin])) * 2
@@ -199,16 +202,16 @@ extension PhotoMotionEstimator {
     /// spread. A photo with little texture, or texture running one way, places its corners loosely.
     func cornerUncertaintyPx(sigma: Float) -> Double {
         guard let r = keyRegion else { return .infinity }
-        let n = 10
+        let n = 10, m = 6
         do {
-            let a = scratch, column = a + n * n, covariance = column + n
-            // The affine block of H⁻¹, one column at a time.
-            for k in 0..<6 {
-                a.update(from: lastHessian, count: n * n)
-                for i in 0..<n { column[i] = i == k ? 1 : 0 }
-                guard PhotoMotionEstimator.solve(a, column, n: n) else { return .infinity }
-                for i in 0..<6 { covariance[i * 6 + k] = column[i] }
+            // The affine block of H⁻¹: H augmented with the first 6 columns of the identity, solved at once.
+            let a = scratch, stride = n + m
+            for i in 0..<n {
+                (a + i * stride).update(from: lastHessian + i * n, count: n)
+                for k in 0..<m { a[i * stride + n + k] = i == k ? 1 : 0 }
             }
+            guard LinearSystem.solve(a, unknowns: n, rightHandSides: m) else { return .infinity }
+            func covariance(_ i: Int, _ j: Int) -> Double { a[i * stride + n + j] }
             var worst = 0.0
             for k in 0..<4 {
                 let x = (r[k].x - centre.x) / scalePx, y = (r[k].y - centre.y) / scalePx
@@ -217,39 +220,13 @@ extension PhotoMotionEstimator {
                 var vx = 0.0, vy = 0.0
                 for i in 0..<6 {
                     for j in 0..<6 {
-                        vx += jx[i] * covariance[i * 6 + j] * jx[j]
-                        vy += jy[i] * covariance[i * 6 + j] * jy[j]
+                        vx += jx[i] * covariance(i, j) * jx[j]
+                        vy += jy[i] * covariance(i, j) * jy[j]
                     }
                 }
                 worst = max(worst, (max(0, vx) + max(0, vy)).squareRoot())
             }
             return worst * Double(sigma) * scalePx
         }
-    }
-
-    /// Solves the n×n system `a · x = rhs` in place (Gaussian elimination with partial pivoting); the solution
-    /// replaces `rhs`. False when singular.
-    static func solve(_ a: UnsafeMutablePointer<Double>, _ rhs: UnsafeMutablePointer<Double>, n: Int) -> Bool {
-        for col in 0..<n {
-            var pivot = col
-            for r in (col + 1)..<n where abs(a[r * n + col]) > abs(a[pivot * n + col]) { pivot = r }
-            guard abs(a[pivot * n + col]) > 1e-12 else { return false }
-            if pivot != col {
-                for cc in 0..<n { let t = a[pivot * n + cc]; a[pivot * n + cc] = a[col * n + cc]; a[col * n + cc] = t }
-                let t = rhs[pivot]; rhs[pivot] = rhs[col]; rhs[col] = t
-            }
-            for r in (col + 1)..<n {
-                let factor = a[r * n + col] / a[col * n + col]
-                guard factor != 0 else { continue }
-                for cc in col..<n { a[r * n + cc] -= factor * a[col * n + cc] }
-                rhs[r] -= factor * rhs[col]
-            }
-        }
-        for col in stride(from: n - 1, through: 0, by: -1) {
-            var sum = rhs[col]
-            for cc in (col + 1)..<n { sum -= a[col * n + cc] * rhs[cc] }
-            rhs[col] = sum / a[col * n + col]
-        }
-        return true
     }
 }
