@@ -47,3 +47,22 @@ def demo_scene(tmp_path_factory):
     scene, truth = folder / "scene.y4m", folder / "truth.json"
     run(sys.executable, ROOT / "tools/demo/scene.py", "--out", scene, "--truth", truth, "--quiet")
     return scene, truth
+
+
+def realtime_attempts(measure, attempts=3):
+    """Runs a real-time measurement up to `attempts` times; passes on the first attempt whose timing holds.
+
+    `measure(attempt)` raises (via assert) on anything that is not timing — wrong frame counts, a missing log line —
+    which fails the test at once, and returns `(timing_ok, figures)` for what depends on the machine giving the
+    process its cores on time. Why: CI is a shared 2-core VM; one 100 ms pause of the whole machine (seen once,
+    in one CI run where two real-time tests failed together and passed on every run here, also beside a CPU hog)
+    is not the product queueing work. A product that misses its timing every time still fails, with each
+    attempt's figures in the message."""
+    seen = []
+    for attempt in range(attempts):
+        ok, figures = measure(attempt)
+        print(f"attempt {attempt + 1}: {'holds' if ok else 'missed'}: {figures}")
+        if ok:
+            return figures
+        seen.append(figures)
+    raise AssertionError(f"timing missed in all {attempts} attempts: " + " | ".join(map(str, seen)))

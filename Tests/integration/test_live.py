@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from conftest import framemd5, run
+from conftest import framemd5, realtime_attempts, run
 
 
 def free_port():
@@ -112,40 +112,46 @@ def test_live_with_the_model_reloads_on_sighup_and_keeps_it_when_the_new_one_is_
     import shutil
     from conftest import ROOT
     scene, _ = demo_scene
-    bundle = tmp_path / "model"
-    shutil.copytree(ROOT / "Models/colorcam-default", bundle)
-    port = free_port()
-    trace, photos = tmp_path / "live.json", tmp_path / "photos"
-    proc = subprocess.Popen([colorcam, "live", "--source", scene, "--listen", f"127.0.0.1:{port}", "--model", bundle,
-                             "--trace", trace, "--save-photos", photos], stderr=subprocess.PIPE, text=True)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_until_serving(base)
-        time.sleep(2.0)
-        proc.send_signal(signal.SIGHUP)              # the same (valid) model, reloaded
-        time.sleep(2.0)
-        (bundle / "model.onnx").write_bytes(b"\x08\x07 not a model")
-        proc.send_signal(signal.SIGHUP)              # broken: refused, the running model stays
-        time.sleep(1.5)
-        stats = json.loads(get(base + "/stats.json")[2])
-        assert proc.poll() is None
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    err = proc.stderr.read()
-    assert proc.returncode == 0, err
-    assert "model reloaded" in err and "model not reloaded" in err and "model.onnx" in err, err
-    events = json.loads(trace.read_text())
-    outs = [e["ts"] for e in events if e.get("name") == "output"]
-    gaps = [b - a for a, b in zip(outs, outs[1:])]
-    assert len(outs) > 120 and max(gaps) <= 2 * 33_334, f"largest output gap {max(gaps)} us"
-    infers = [e["args"] for e in events if e.get("name") == "infer"]
-    assert any(a["reason"] == "changed" for a in infers), "the reloaded model re-colorizes the photos"
-    assert "colorcam-default" in json.dumps(stats)
-    assert len(list(photos.glob("photo-*.png"))) >= 2
+
+    def measure(attempt):
+        bundle = tmp_path / f"model{attempt}"
+        shutil.copytree(ROOT / "Models/colorcam-default", bundle)
+        port = free_port()
+        trace, photos = tmp_path / f"live{attempt}.json", tmp_path / f"photos{attempt}"
+        proc = subprocess.Popen([colorcam, "live", "--source", scene, "--listen", f"127.0.0.1:{port}", "--model",
+                                 bundle, "--trace", trace, "--save-photos", photos], stderr=subprocess.PIPE, text=True)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_until_serving(base)
+            time.sleep(2.0)
+            proc.send_signal(signal.SIGHUP)              # the same (valid) model, reloaded
+            time.sleep(2.0)
+            (bundle / "model.onnx").write_bytes(b"\x08\x07 not a model")
+            proc.send_signal(signal.SIGHUP)              # broken: refused, the running model stays
+            time.sleep(1.5)
+            stats = json.loads(get(base + "/stats.json")[2])
+            assert proc.poll() is None
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        err = proc.stderr.read()
+        assert proc.returncode == 0, err
+        assert "model reloaded" in err and "model not reloaded" in err and "model.onnx" in err, err
+        events = json.loads(trace.read_text())
+        infers = [e["args"] for e in events if e.get("name") == "infer"]
+        assert any(a["reason"] == "changed" for a in infers), "the reloaded model re-colorizes the photos"
+        assert "colorcam-default" in json.dumps(stats)
+        assert len(list(photos.glob("photo-*.png"))) >= 2
+        outs = [e["ts"] for e in events if e.get("name") == "output"]
+        gaps = [b - a for a, b in zip(outs, outs[1:])]
+        assert len(outs) > 100, f"{len(outs)} frames output in ~5.5 s"
+        largest = max(gaps)
+        return len(outs) > 120 and largest <= 2 * 33_334, {"outputs": len(outs), "largest_gap_us": largest,
+                                                           "at_us": outs[gaps.index(largest)]}
+    realtime_attempts(measure)
 
 
 def test_live_trace_is_bounded_by_rotation_and_every_file_loads(colorcam, tmp_path):
