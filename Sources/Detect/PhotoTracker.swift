@@ -32,6 +32,9 @@ public struct TrackerParameters: Sendable, Hashable {
     /// then the two disagree (an outline over two prints that move apart, a photo put down elsewhere) and that
     /// frame is followed with the light smoothing, as when no motion was measured.
     public var stillGatePx = 2.0
+    /// On such frames the re-find searches from its last outline as moved, each corner kept within this distance of
+    /// the averaged corners (see `State.prediction(leashPx:)`), px.
+    public var refindLeashPx = 1.0
 
     public init() {}
 }
@@ -63,7 +66,7 @@ public final class PhotoTracker {
         /// Unique for the tracker's life, tentative tracks included (`liveTrackSerials`).
         var serial: Int
         /// This frame's photo motion was measured and applied (`applyMotion`): the prediction is `raw` as moved,
-        /// and the corners are averaged (`AlphaBetaFilter.filterStill`).
+        /// kept near the averaged corners, and the corners are averaged (`AlphaBetaFilter.filterStill`).
         var motionApplied = false
         var filters: [AlphaBetaFilter]  // 8: x0 y0 x1 y1 …
         var raw: Quad
@@ -86,10 +89,22 @@ public final class PhotoTracker {
         var bentFrames: Int
         var bentAnglesDegrees: SIMD4<Double>
 
-        /// Where the photo is expected this frame: `raw` moved by the measured motion when it was applied, else by
-        /// the velocity.
-        var prediction: Quad {
-            guard !motionApplied else { return raw }
+        /// Where the photo is expected this frame, where the re-find searches from. When the measured motion was
+        /// applied: the last re-found outline as moved, each corner kept within `leashPx` of the averaged corners.
+        /// Searching from the last re-found outline alone, a re-find on a faint side follows its own last result and
+        /// random-walks, and the average follows it (benchmark seed 2's left side drifted 10–20 px in 10 s);
+        /// searching from the average alone, a track born on a wrong edge keeps it (a sliding print's outline stayed
+        /// 4–8 px off for 10 s instead of finding the paper's edge in 5 s). Else `raw` moved by the velocity.
+        func prediction(leashPx: Double) -> Quad {
+            if motionApplied {
+                var q = raw
+                for i in 0..<4 {
+                    let d = raw[i] - smoothed[i]
+                    let lengthPx = (d * d).sum().squareRoot()
+                    if lengthPx > leashPx { q[i] = smoothed[i] + d * (leashPx / lengthPx) }
+                }
+                return q
+            }
             var q = raw
             for i in 0..<4 { q[i] = q[i] + velocityPxPerFrame[i] }
             return q
@@ -164,7 +179,7 @@ public final class PhotoTracker {
         // Predict.
         predicted.removeAll(keepingCapacity: true)
         for t in states.indices {
-            predicted.append(states[t].prediction)
+            predicted.append(states[t].prediction(leashPx: p.refindLeashPx))
             states[t].matched = false
         }
         // Candidate pairs, cheapest first.
@@ -362,15 +377,17 @@ public final class PhotoTracker {
     }
 
     /// Where each live track (shown or tentative) is expected in the next frame: its last observed corners moved by
-    /// its velocity. Appends to `into` (cleared first) so the caller's array is reused.
+    /// its velocity, or by the photo's measured motion (`applyMotion`) and kept near its averaged corners. Appends
+    /// to `into` (cleared first) so the caller's array is reused.
     public func predictedQuads(into quads: inout [Quad]) {
         quads.removeAll(keepingCapacity: true)
-        for state in states { quads.append(state.prediction) }
+        for state in states { quads.append(state.prediction(leashPx: parameters.refindLeashPx)) }
     }
 
     /// Moves the live track at `index` (in `predictedQuads`' order) by `motion`, its photo's motion since the last
     /// frame measured from the photo's picture (`PhotoMotionEstimator`), full-resolution pixels. This frame's
-    /// prediction is then the last outline so moved, and `update` averages the corners instead of following them.
+    /// prediction is then the last outline so moved (kept near the averaged corners), and `update` averages the
+    /// corners instead of following them.
     /// Call between updates, at most once per frame and track; the velocity becomes the motion (a frame whose motion
     /// is not measured coasts on it).
     public func applyMotion(_ motion: Homography, toTrackAt t: Int) {
@@ -402,6 +419,8 @@ public final class PhotoTracker {
 
     /// The smoothed outline of the live track at `index` (in `predictedQuads`' order).
     public func smoothedQuad(at index: Int) -> Quad { states[index].smoothed }
+    /// Whether the live track at `index` was moved by a measured photo motion this frame (`applyMotion`).
+    public func isMotionApplied(at index: Int) -> Bool { states[index].motionApplied }
 
     /// The number of live tracks (shown and tentative): the indices `applyMotion` and `smoothedQuad` take.
     public var liveTrackCount: Int { states.count }

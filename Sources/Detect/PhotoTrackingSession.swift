@@ -38,7 +38,7 @@ public final class PhotoTrackingSession {
     private var enclosedFound: [(observation: Observation, refound: Int)] = []
     /// Corrections the last full search proposed but did not make (awaiting a second, agreeing search), and this
     /// search's.
-    private var proposals: [Quad] = []
+    var proposals: [Quad] = []
     private var nextProposals: [Quad] = []
     /// A full search's outline replaces a re-found track's when their corners differ by more than this fraction of
     /// the photo's size (mean corner distance over the square root of the area): smaller differences are the
@@ -52,8 +52,11 @@ public final class PhotoTrackingSession {
     public var confirmFraction = 0.03
     /// How much more confident (support fraction) an outline lying inside a re-found one must be to replace it.
     public var insideConfidenceMargin = 0.05
-    /// A re-found outline with a guessed side yields to a full search's outline within this fraction of its size.
+    /// A re-found outline with a guessed side yields to a full search's outline within this fraction of its size —
+    /// unless that outline is less rectangular by more than `provisionalShapeToleranceDegrees` (largest corner
+    /// angle's deviation from 90°), and, on a track whose photo motion was measured, only once two searches agree.
     public var provisionalReplaceFraction = 0.1
+    public var provisionalShapeToleranceDegrees = 2.0
     /// A larger outline beyond `maximumAreaChange` replaces a re-found one when it encloses it and is as well
     /// supported (any size: the whole print around a detail of it), or, up to this factor, when it is better
     /// supported by `recoveryConfidenceMargin`.
@@ -136,7 +139,8 @@ public final class PhotoTrackingSession {
                     enclosedFound.append((found, same))
                     continue
                 }
-                switch judge(found, against: refound, provisional: provisional[same], in: frame) {
+                switch judge(found, against: refound, provisional: provisional[same],
+                             motionApplied: tracker.isMotionApplied(at: refoundTrack[same]), in: frame) {
                 case .keep:
                     continue
                 case .propose:
@@ -202,14 +206,16 @@ public final class PhotoTrackingSession {
     ///   table, a detail inside it) — except a larger one that encloses the re-found outline as well supported
     ///   (however much larger), or is clearly better supported: the whole print found again after the track kept
     ///   to a part of it.
-    /// - A re-found outline with a guessed side (`provisional`) yields to a near, as well supported outline.
+    /// - A re-found outline with a guessed side (`provisional`) yields to a near, as well supported outline that
+    ///   keeps the photo's shape about as rectangular — after a second search agrees, when the track's motion was
+    ///   measured (`motionApplied`: it averages a still print's corners, and a jump is jitter).
     /// - A measured one yields when the two disagree by more than `disagreementFraction` (less is the search's own
     ///   scatter) and the found one is as well supported — clearly better when it lies inside (a picture's edge
     ///   inside its border is as straight as the paper's), and never the picture inside the white border the
     ///   track follows — and only when the previous full search proposed the same outline (one search alone may
     ///   have taken a shadow's or a picture's edge), or when it is better supported by `immediateCorrectionMargin`
     ///   (a track born on a wrong outline would otherwise keep it until two searches in a row agree).
-    func judge(_ found: Observation, against refound: Observation, provisional: Bool,
+    func judge(_ found: Observation, against refound: Observation, provisional: Bool, motionApplied: Bool,
                in frame: FrameBuffer) -> Judgement {
         let sizePx = refound.quad.area.squareRoot()
         var distancePx = Double.infinity
@@ -220,7 +226,14 @@ public final class PhotoTrackingSession {
                 || (found.confidence >= refound.confidence && found.quad.encloses(refound.quad, tolerancePx: 2)))
         guard areaRatio >= 1 / maximumAreaChange, areaRatio <= maximumAreaChange || recovers else { return .keep }
         if provisional && found.confidence >= refound.confidence && distancePx <= provisionalReplaceFraction * sizePx {
-            return .replace
+            // Not when it bends the photo's shape: the guessed side is the whole outline's, and a search that found
+            // no better edge for it than the re-find did takes a shadow or a line in the picture (benchmark seed
+            // 12: a dark print's bottom on a dark table, taken at 80° and 100°, again and again).
+            if found.quad.maxRightAngleDeviationDegrees
+                > refound.quad.maxRightAngleDeviationDegrees + provisionalShapeToleranceDegrees { return .keep }
+            // A track averaging a still print's corners (its motion measured) moves only when two searches agree.
+            guard motionApplied else { return .replace }
+            return isConfirmed(found.quad, sizePx: sizePx) ? .replace : .propose
         }
         let inside = areaRatio < 1 && refound.quad.encloses(found.quad, tolerancePx: 2)
         guard distancePx > disagreementFraction * sizePx,
@@ -228,7 +241,11 @@ public final class PhotoTrackingSession {
               !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)
         else { return .keep }
         if found.confidence >= refound.confidence + immediateCorrectionMargin { return .replace }
-        let confirmed = proposals.contains { $0.meanCornerDistance(to: found.quad) <= confirmFraction * sizePx }
-        return confirmed ? .replace : .propose
+        return isConfirmed(found.quad, sizePx: sizePx) ? .replace : .propose
+    }
+
+    /// Whether the previous full search proposed about the same outline (`confirmFraction`).
+    private func isConfirmed(_ quad: Quad, sizePx: Double) -> Bool {
+        proposals.contains { $0.meanCornerDistance(to: quad) <= confirmFraction * sizePx }
     }
 }
