@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run
+from conftest import ROOT, realtime_attempts, run
 
 PY = sys.executable
 DEMO = ROOT / "tools/demo"
@@ -68,14 +68,22 @@ def test_trace_says_why_each_photo_was_colorized(replayed):
 
 
 def test_realtime_replay_holds_30_fps_with_no_queued_prediction(colorcam, demo_scene, tmp_path):
+    """The demo recording with the real model, in real time: the trace verdict passes (lag p99 ≤ 1 ms, one in
+    flight, no 1-s window under 29.5 fps). The photos are colorized once each, so the lag figure rests on ~3
+    inferences and one late wake-up of the inference thread on a busy machine decides it (CI: 7.1 ms once, in a
+    run where nothing else ran; 0 of 18 runs here): timing gets up to 3 attempts (`realtime_attempts`)."""
     scene, _ = demo_scene
-    trace = tmp_path / "trace.json"
-    run(colorcam, "replay", scene, "--pace", "realtime", "--trace", trace, "--quiet")
-    proc = run(colorcam, "trace-report", trace, "--json", "--max-lag-ms", "1", "--min-fps", "29.5", check=False)
-    report = json.loads(proc.stdout)
-    assert report["in_flight"]["max"] <= 1
-    assert report["frames"]["output"] >= 295, report["frames"]
-    assert report["verdict"]["pass"], report["verdict"]["line"]
+
+    def measure(attempt):
+        trace = tmp_path / f"trace{attempt}.json"
+        run(colorcam, "replay", scene, "--pace", "realtime", "--trace", trace, "--quiet")
+        proc = run(colorcam, "trace-report", trace, "--json", "--max-lag-ms", "1", "--min-fps", "29.5", check=False)
+        report = json.loads(proc.stdout)
+        assert report["in_flight"]["max"] <= 1
+        assert report["inference"]["count"] >= 2, report["inference"]
+        return (report["verdict"]["pass"] and report["frames"]["output"] >= 295,
+                {"verdict": report["verdict"]["line"], "frames": report["frames"], "lag_us": report["inference"]["lag_us"]})
+    realtime_attempts(measure)
 
 
 def test_colorizing_flags_are_refused_with_passthrough(colorcam, demo_scene):
