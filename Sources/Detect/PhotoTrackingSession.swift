@@ -37,7 +37,7 @@ public final class PhotoTrackingSession {
     private var enclosedPhotos: [Int] = []
     private var enclosedFound: [(observation: Observation, refound: Int)] = []
     /// Corrections the last full search proposed but did not make (awaiting a second, agreeing search), and this
-    /// search's.
+    /// search's. (`proposals` is internal, not private, so tests can set what the last search proposed.)
     var proposals: [Quad] = []
     private var nextProposals: [Quad] = []
     /// A full search's outline replaces a re-found track's when their corners differ by more than this fraction of

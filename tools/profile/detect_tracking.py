@@ -53,6 +53,12 @@ def raw_track(truth, raw_lines, p):
     return out
 
 
+def series(corners_by_frame):
+    """(frames as float64, corners frames × 4 × 2) of a {frame: corners} mapping, by frame."""
+    frames = sorted(corners_by_frame)
+    return np.array(frames, np.float64), np.array([corners_by_frame[f] for f in frames])
+
+
 def best_shift(fs, est, ref_frames, ref, remove_offset):
     """The time shift s (frames, 0.05 grid in [-3, 3]) minimising the mean corner distance between est (at frames
     fs) and ref interpolated at fs - s; with remove_offset, each corner's mean difference is taken out first."""
@@ -66,7 +72,7 @@ def best_shift(fs, est, ref_frames, ref, remove_offset):
         if remove_offset:
             diff = diff - diff.mean(axis=0)
         err = np.mean(np.linalg.norm(diff, axis=-1))
-        if best is None or err < best[0] - 1e-12:
+        if best is None or err < best[0]:
             best = (err, s)
     return best[1]
 
@@ -113,14 +119,9 @@ def evaluate(truth, lines, raw_lines):
         if p == truth.get("mover"):
             # Lag: shift s such that smoothed(t) ≈ raw(t - s); and smoothed(t) ≈ truth(t - s) + a constant offset
             # per corner.
-            fs = np.array([f for f, _ in got], np.float64)
-            est = np.array([c for _, c in got])
-            tf = np.array(sorted(truth_corners), np.float64)
-            raw = raw_track(truth, raw_lines, p)
-            rf = np.array(sorted(raw), np.float64)
-            lags.append(best_shift(fs, est, rf, np.array([raw[f] for f in sorted(raw)]), False))
-            truth_lags.append(best_shift(fs, est, tf, np.array([truth_corners[f] for f in sorted(truth_corners)]),
-                                         True))
+            fs, est = series(dict(got))
+            lags.append(best_shift(fs, est, *series(raw_track(truth, raw_lines, p)), remove_offset=False))
+            truth_lags.append(best_shift(fs, est, *series(truth_corners), remove_offset=True))
         else:
             err = np.array([c - truth_corners[f] for f, c in got])  # frames × 4 × 2
             # Per corner, the 2-D std. dev. of (smoothed − truth) over frames; the worst corner counts.
