@@ -220,7 +220,7 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
     #expect(session.judge(found, against: refound, provisional: true, motionApplied: false, in: frame) == .replace)
     #expect(session.judge(found, against: refound, provisional: true, motionApplied: true, in: frame) == .propose)
     session.proposals = [photo]
-    #expect(session.judge(found, against: refound, provisional: true, motionApplied: true, in: frame) == .replace)
+    #expect(session.judge(found, against: refound, provisional: true, motionApplied: true, in: frame) == .measure)
     session.proposals = [tilted]
     #expect(session.judge(bent, against: refound, provisional: true, motionApplied: false, in: frame) == .keep)
     #expect(session.judge(bent, against: refound, provisional: true, motionApplied: true, in: frame) == .keep)
