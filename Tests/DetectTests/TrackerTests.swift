@@ -266,3 +266,28 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     for k in 0..<60 { shown = held.update([observation(k < 20 ? q : turned(5))], timestampNs: Int64(k) * dt).first?.quad }
     #expect(shown.map { maxCornerError($0, turned(5)) } ?? .infinity < 0.5, "a held shape is taken")
 }
+
+/// On a still print (its photo motion measured and applied), a near outline fed as the frame's observation — what
+/// `PhotoTrackingSession` does with a confirmed correction of a guessed side (`Judgement.measure`) — is averaged
+/// in, while the same outline as a correction re-places the track at once.
+@Test func aNearOutlineIsAveragedInOnAStillPrintWhileACorrectionJumps() {
+    let q = placedQuad(centre: PixelPoint(320, 240), widthPx: 200, heightPx: 150, angleDegrees: 3)
+    var lowered = q  // the bottom side 3 px lower: mean corner distance 1.5 px, inside `stillGatePx`
+    lowered[2] += PixelPoint(0, 3)
+    lowered[3] += PixelPoint(0, 3)
+    let dt: Int64 = 33_333_333
+    func shownAfter(corrected: Bool) -> Quad? {
+        let tracker = PhotoTracker()
+        var shown: Quad?
+        for k in 0..<60 {
+            for t in 0..<tracker.liveTrackCount { tracker.applyMotion(.identity, toTrackAt: t) }
+            shown = tracker.update([observation(k < 59 ? q : lowered)], corrected: corrected && k == 59 ? 1 : 0,
+                                   timestampNs: Int64(k) * dt).first?.quad
+        }
+        return shown
+    }
+    let measured = shownAfter(corrected: false).map { maxCornerError($0, q) } ?? .infinity
+    #expect(measured < 0.1, "averaged in: \(measured) px from the still outline")
+    let corrected = shownAfter(corrected: true).map { maxCornerError($0, lowered) } ?? .infinity
+    #expect(corrected < 1e-9, "a correction re-places the track: \(corrected) px from the new outline")
+}
