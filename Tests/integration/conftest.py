@@ -49,20 +49,50 @@ def demo_scene(tmp_path_factory):
     return scene, truth
 
 
-def realtime_attempts(measure, attempts=3):
-    """Runs a real-time measurement up to `attempts` times; passes on the first attempt whose timing holds.
+def machine_steal_ms():
+    """CPU time the hypervisor gave to other guests ("steal", all CPUs, /proc/stat), ms since boot; None where the
+    kernel does not report it."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) * 1000 // os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+# An attempt during which the hypervisor stole at least this much CPU time (summed over CPUs) missed its timing
+# with the machine, not the product, at fault: it gets another run instead (see `realtime_attempts`).
+STEAL_EXCUSE_MS = 20
+
+
+def realtime_attempts(measure, attempts=3, max_runs=8):
+    """Runs a real-time measurement until one attempt's timing holds; fails after `attempts` misses the machine does
+    not explain, or after `max_runs` runs in all.
 
     `measure(attempt)` raises (via assert) on anything that is not timing — wrong frame counts, a missing log line —
     which fails the test at once, and returns `(timing_ok, figures)` for what depends on the machine giving the
-    process its cores on time. Why: CI is a shared 2-core VM; one 100 ms pause of the whole machine (seen once,
-    in one CI run where two real-time tests failed together and passed on every run here, also beside a CPU hog)
-    is not the product queueing work. A product that misses its timing every time still fails, with each
-    attempt's figures in the message."""
+    process its cores on time. Why: CI is a shared 2-core VM whose hypervisor sometimes runs other guests on its
+    CPUs ("steal" in /proc/stat: bursts of 20–60 ms were logged here, idle or not); a 100-ms output gap while the VM
+    was not running is not the product queueing work. So each attempt's figures carry the steal during it
+    (`steal_ms`), and a missed attempt with at least `STEAL_EXCUSE_MS` of steal does not count as one of the
+    `attempts` misses. A product that misses its timing on a machine that runs it still fails, with each attempt's
+    figures in the message."""
     seen = []
-    for attempt in range(attempts):
-        ok, figures = measure(attempt)
-        print(f"attempt {attempt + 1}: {'holds' if ok else 'missed'}: {figures}")
+    misses = 0
+    for run_index in range(max_runs):
+        before = machine_steal_ms()
+        ok, figures = measure(run_index)
+        after = machine_steal_ms()
+        stolen = None if before is None or after is None else after - before
+        figures = dict(figures, steal_ms=stolen)
+        excused = not ok and stolen is not None and stolen >= STEAL_EXCUSE_MS
+        print(f"attempt {run_index + 1}: {'holds' if ok else 'missed'}{' (steal)' if excused else ''}: {figures}")
         if ok:
             return figures
         seen.append(figures)
-    raise AssertionError(f"timing missed in all {attempts} attempts: " + " | ".join(map(str, seen)))
+        if not excused:
+            misses += 1
+            if misses >= attempts:
+                break
+    raise AssertionError(f"timing missed in {len(seen)} attempts ({misses} with under {STEAL_EXCUSE_MS} ms of "
+                         f"steal): " + " | ".join(map(str, seen)))

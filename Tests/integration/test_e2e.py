@@ -71,7 +71,8 @@ def test_realtime_replay_holds_30_fps_with_no_queued_prediction(colorcam, demo_s
     """The demo recording with the real model, in real time: the trace verdict passes (lag p99 ≤ 1 ms, one in
     flight, no 1-s window under 29.5 fps). The photos are colorized once each, so the lag figure rests on ~3
     inferences and one late wake-up of the inference thread on a busy machine decides it (CI: 7.1 ms once, in a
-    run where nothing else ran; 0 of 18 runs here): timing gets up to 3 attempts (`realtime_attempts`)."""
+    run where nothing else ran; 0 of 18 runs here): timing gets 3 attempts the machine does not explain
+    (`realtime_attempts`)."""
     scene, _ = demo_scene
 
     def measure(attempt):
