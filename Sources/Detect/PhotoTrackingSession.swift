@@ -139,20 +139,18 @@ public final class PhotoTrackingSession {
                     enclosedFound.append((found, same))
                     continue
                 }
-                switch judge(found, against: refound, provisional: provisional[same],
-                             motionApplied: tracker.isMotionApplied(at: refoundTrack[same]), in: frame) {
+                let judgement = judge(found, against: refound, provisional: provisional[same],
+                                      motionApplied: tracker.isMotionApplied(at: refoundTrack[same]), in: frame)
+                switch judgement {
                 case .keep:
                     continue
                 case .propose:
                     nextProposals.append(found.quad)
-                case .measure:
-                    // This frame's measurement of the track, smoothed like a re-find (no `corrected` bit).
+                case .measure, .replace:
+                    // `measure`: this frame's observation, smoothed like a re-find; `replace`: re-places the track.
                     observations[same] = found
                     provisional[same] = false
-                case .replace:
-                    observations[same] = found
-                    provisional[same] = false
-                    if same < 64 { corrected |= 1 << UInt64(same) }
+                    if judgement == .replace && same < 64 { corrected |= 1 << UInt64(same) }
                 }
             }
             swap(&proposals, &nextProposals)

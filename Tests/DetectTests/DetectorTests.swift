@@ -195,9 +195,10 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
     let refound = Observation(quad: slid, confidence: 0.85, aspectRatio: 0.75)
     let clearlyBetter = Observation(quad: photo, confidence: 1.0, aspectRatio: 0.75)
     let slightlyBetter = Observation(quad: photo, confidence: 0.9, aspectRatio: 0.75)
-    #expect(session.judge(clearlyBetter, against: refound, provisional: false, motionApplied: false, in: frame) == .replace)
-    #expect(session.judge(slightlyBetter, against: refound, provisional: false, motionApplied: false, in: frame) == .propose,
-            "a small margin waits for a second search to agree")
+    #expect(session.judge(clearlyBetter, against: refound, provisional: false, motionApplied: false, in: frame)
+            == .replace)
+    #expect(session.judge(slightlyBetter, against: refound, provisional: false, motionApplied: false, in: frame)
+            == .propose, "a small margin waits for a second search to agree")
 }
 
 /// A re-found outline with a guessed side (no clear edge there) yields to a near full-search outline — at once on a

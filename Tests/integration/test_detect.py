@@ -148,7 +148,7 @@ def test_short_accuracy_check_beats_the_opencv_baseline(colorcam):
 def test_short_tracking_check(colorcam):
     """One 4-s sequence: no ID switch, static jitter ≤ 1 px, lag ≤ 1 frame, coverage ≥ 90 %. (This sequence
     meets the 1-px target; the full set of rendered sequences does not yet on every print: see
-    tools/profile/results/tracking-leash.txt.)"""
+    tools/profile/results/tracking-guessed-measure.txt.)"""
     require_renderer_packages()
     r = run(PY, ROOT / "tools/profile/detect_tracking.py", "--set", "benchmark", "--seeds", "5", "--seconds", "4",
             "--colorcam", colorcam, "--max-switches", "0", "--max-jitter", "1.0", "--max-lag", "1.0",

@@ -168,7 +168,8 @@ def main():
         r = evaluate(truth, lines, raw_lines)
         print(f"seed {seed}: {len(truth['frames'][0]['photos'])} prints, switches {r['switches']}, "
               f"jitter px {[round(j, 3) for j in r['jitter_px']]}, lag frames {[round(float(l), 2) for l in r['lag_frames']]}, "
-              f"coverage {100 * r['coverage']:.1f}%, lag vs truth {[round(float(l), 2) for l in r['truth_lag_frames']]}")
+              f"coverage {100 * r['coverage']:.1f}%, "
+              f"lag vs truth {[round(float(l), 2) for l in r['truth_lag_frames']]}")
         all_jitter += r["jitter_px"]
         all_lag += r["lag_frames"]
         all_truth_lag += r["truth_lag_frames"]
