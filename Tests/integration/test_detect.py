@@ -146,9 +146,9 @@ def test_short_accuracy_check_beats_the_opencv_baseline(colorcam):
 
 
 def test_short_tracking_check(colorcam):
-    """One 4-s sequence: no ID switch, static jitter ≤ 1 px, lag ≤ 1 frame, coverage ≥ 90 %, and the static print's
-    outline within 1 px of the truth on average (steady is not enough: it must be on the paper's edge). (This
-    sequence meets the 1-px target; the full set of rendered sequences does not yet on every print: see
+    """One 4-s sequence: no ID switch, static jitter ≤ 1 px, lag ≤ 1 frame, coverage ≥ 90 %, and the static
+    print's outline within 1 px of the truth on average (steady is not enough: it must be on the paper's edge).
+    (This sequence meets the 1-px target; the full set of rendered sequences does not yet on every print: see
     tools/profile/results/tracking-offset.txt.)"""
     require_renderer_packages()
     r = run(PY, ROOT / "tools/profile/detect_tracking.py", "--set", "benchmark", "--seeds", "5", "--seconds", "4",

@@ -18,9 +18,10 @@ tracks to ground-truth prints per frame (corner distance, best cyclic corner shi
     one frame is a fraction of a pixel: an outline that settles on the paper's edge while the print moves reads
     as a shift (tuning seed 6 reads 1.4 frames against the truth, 0.45 against the raw detections);
   - coverage: the fraction of (frame, print) pairs after warm-up with a matched track;
-  - offset (for reference, not a gate): for prints that do not slide, the worst corner's mean distance from the
-    truth over the same frames, px. The jitter is a std. dev. and does not see an outline that stays a constant
-    few px off (an edge followed on a shadow, or on the table beside a low-contrast side); this figure does.
+  - offset (not an acceptance figure; --max-offset gates it): for prints that do not slide, the worst corner's
+    mean distance from the truth over the same frames, px. The jitter is a std. dev. and does not see an outline
+    that stays a constant few px off (an edge followed on a shadow, or on the table beside a low-contrast side);
+    this figure does.
 --max-jitter/--max-lag/--max-switches/--min-coverage/--max-offset make it exit 1 when missed.
 """
 import argparse
