@@ -40,7 +40,7 @@ import Testing
 
     @Test func aFileInPlaceOfTheDirectoryIsAUsageError() throws {
         let path = directory()
-        FileManager.default.createFile(atPath: path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(throws: (any Error).self) { try PhotoSaver(directory: path) }
     }

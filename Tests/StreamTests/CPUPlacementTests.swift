@@ -79,7 +79,9 @@ import Testing
                      clock: SystemClock(), config: config).inferenceSpinNs
         }
         #expect(resolve(config) == 0, "shared placement: no poll")
-        config.inferenceCPU = try #require(CPUPlacement.threadCPUs().last)
+        let cpus = CPUPlacement.threadCPUs()
+        try #require(!cpus.isEmpty)
+        config.inferenceCPU = cpus[cpus.count - 1]
         #expect(resolve(config) == source.nominalFrameIntervalNs * 5 / 4)
         config.inferenceSpinNs = 2_000_000
         #expect(resolve(config) == 2_000_000, "an explicit setting wins")

@@ -205,7 +205,9 @@ final class ScriptedV4L2: @unchecked Sendable {
             s.nextFrame += 1
             let raw = UnsafeMutableRawBufferPointer(start: s.buffers[index], count: s.bufferLength)
             if let bytes = frame.bytes {
-                raw.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: min(bytes.count, raw.count)))
+                bytes.withUnsafeBytes { source in
+                    raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: source.prefix(min(source.count, raw.count))))
+                }
             } else {
                 raw.initializeMemory(as: UInt8.self, repeating: UInt8(truncatingIfNeeded: frame.sequence))
             }
