@@ -74,10 +74,9 @@ def realtime_attempts(measure, attempts=3, max_runs=8):
     process its cores on time. Why: CI is a shared 2-core VM whose hypervisor sometimes runs other guests on its
     CPUs ("steal" in /proc/stat: bursts of 20–60 ms logged here when idle, and up to 1.08 s of each 2 CPU-seconds
     during a CI run's integration tests); a 100-ms output gap while the VM was not running is not the product
-    queueing work. So each attempt's figures carry the steal during it
-    (`steal_ms`), and a missed attempt with at least `STEAL_EXCUSE_MS` of steal does not count as one of the
-    `attempts` misses. A product that misses its timing on a machine that runs it still fails, with each attempt's
-    figures in the message."""
+    queueing work. So each attempt's figures carry the steal during it (`steal_ms`), and a missed attempt with at
+    least `STEAL_EXCUSE_MS` of steal does not count as one of the `attempts` misses. A product that misses its
+    timing on a machine that runs it still fails, with each attempt's figures in the message."""
     seen = []
     misses = 0
     for run_index in range(max_runs):

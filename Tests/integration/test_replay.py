@@ -148,6 +148,11 @@ def write_y4m_with_timestamps(path, timestamps_us, w=64, h=48):
             f.write(frame)
 
 
+def capture_times_us(trace):
+    """Each captured frame's capture time from a trace file, µs, in trace order."""
+    return [e["args"]["capture_ts_us"] for e in json.loads(trace.read_text()) if e.get("name") == "capture"]
+
+
 def test_realtime_replay_reproduces_recorded_jitter_and_gaps(colorcam, tmp_path):
     """Each frame is captured at its recorded time (within 3 ms). The times are the machine's clock, so they get
     `realtime_attempts`; the frame and tag counts fail at once."""
@@ -158,8 +163,7 @@ def test_realtime_replay_reproduces_recorded_jitter_and_gaps(colorcam, tmp_path)
     def measure(attempt):
         trace, out = tmp_path / f"t{attempt}.json", tmp_path / f"out{attempt}.y4m"
         run(colorcam, "replay", clip, "--passthrough", "--trace", trace, "--output", out, "--quiet")
-        events = json.loads(trace.read_text())
-        captures = [e["args"]["capture_ts_us"] for e in events if e.get("name") == "capture"]
+        captures = capture_times_us(trace)
         got = [c - captures[0] for c in captures]
         assert len(got) == len(stamps)
         # The output carries each frame's capture time as its own timestamp tag.
@@ -178,7 +182,7 @@ def test_header_rate_paces_a_file_without_timestamps(colorcam, tmp_path):
     def measure(attempt):
         trace = tmp_path / f"t{attempt}.json"
         run(colorcam, "replay", clip, "--passthrough", "--trace", trace, "--quiet")
-        captures = [e["args"]["capture_ts_us"] for e in json.loads(trace.read_text()) if e.get("name") == "capture"]
+        captures = capture_times_us(trace)
         assert len(captures) == 20
         span_us = captures[-1] - captures[0]
         return abs(span_us - 19 * 50_000) <= 5_000, {"span_us": span_us}
@@ -194,7 +198,7 @@ def test_loop_and_fps_override(colorcam, tmp_path):
     def measure(attempt):
         trace = tmp_path / f"t{attempt}.json"
         run(colorcam, "replay", clip, "--passthrough", "--loop", "3", "--fps", "60", "--trace", trace, "--quiet")
-        captures = [e["args"]["capture_ts_us"] for e in json.loads(trace.read_text()) if e.get("name") == "capture"]
+        captures = capture_times_us(trace)
         assert len(captures) == 30
         span_us = captures[-1] - captures[0]
         return abs(span_us - 29 * 16_667) <= 5_000, {"span_us": span_us}
