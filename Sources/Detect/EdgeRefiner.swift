@@ -227,13 +227,14 @@ struct EdgeRefiner {
         return p1 + d1 * t
     }
 
-    /// Repairs a side that cut across the photo (the coarse region lost a corner): slides a line parallel to the
-    /// opposite side outwards from the weak side by up to `maximumOffsetPx`, scoring each position by the fraction
-    /// of 16 points between the two neighbouring sides' lines that sit on a clear edge, and moves the side to the
-    /// best position when it scores at least 0.6 and clearly beats the current one.
+    /// Repairs a side that cut across the photo (the coarse region lost a corner) or lies on the table beside it (the
+    /// region took in a shadow or a strip of textured table): slides a line parallel to the opposite side from
+    /// `inwardPx` inside the weak side to `maximumOffsetPx` outside it, scoring each position by the fraction of 16
+    /// points between the two neighbouring sides' lines that sit on a clear edge, and moves the side to the best
+    /// position (the innermost of equals) when it scores at least 0.6 and clearly beats the current one.
     /// - Returns: the repaired quad, or nil when no better position was found.
     func repairSide(_ quad: Quad, side: Int, currentSupport: Double, in sampler: PlaneSampler,
-                    maximumOffsetPx: Double) -> Quad? {
+                    maximumOffsetPx: Double, inwardPx: Double = 2) -> Quad? {
         let oppositeStart = quad[side + 2], oppositeEnd = quad[side + 3]
         var d = oppositeStart - oppositeEnd  // runs the same way as the weak side
         let length = (d * d).sum().squareRoot()
@@ -245,7 +246,7 @@ struct EdgeRefiner {
         let weakMid = (quad[side] + quad[side + 1]) / 2
         let startOffset = ((weakMid - oppositeStart) * n).sum()
         var bestScore = 0.0, bestOffset = startOffset
-        var offset = startOffset - 2
+        var offset = startOffset - inwardPx
         while offset <= startOffset + maximumOffsetPx {
             let anchor = oppositeStart + n * offset
             guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),

@@ -285,6 +285,21 @@ public final class PhotoDetector {
             else { continue }
             second = tight
         }
+        // A side that hardly any samples support may lie on the table beside the print (the coarse region took in
+        // a shadow or a strip of textured table, and the search near it found only that): look inwards for the
+        // paper's edge, keeping the move only when every side then has an edge under half its samples or more.
+        for side in 0..<4 {
+            let support = second.support(of: side)
+            guard support < 0.5,
+                  let repaired = refiner.repairSide(second.quad, side: side, currentSupport: support, in: sampler,
+                                                    maximumOffsetPx: 2, inwardPx: 0.1 * size),
+                  repaired.isConvex,
+                  let tight = refiner.refine(repaired, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex,
+                  tight.meanSupport > second.meanSupport, tight.minSupport >= 0.5
+            else { continue }
+            trace?("side \(side) (support \(support)) moved in: \(q(second.quad)) -> \(q(tight.quad))")
+            second = tight
+        }
         guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { reject("low support \(second.sideSupport) \(q(second.quad))"); return }
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
         var moved = 0
