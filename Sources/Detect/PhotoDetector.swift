@@ -285,9 +285,9 @@ public final class PhotoDetector {
             else { continue }
             second = tight
         }
-        // A side that hardly any samples support may lie on the table beside the print (the coarse region took in
-        // a shadow or a strip of textured table, and the search near it found only that): look inwards for the
-        // paper's edge, keeping the move only when every side then has an edge under half its samples or more.
+        // A side that under half of its samples support may lie on the table beside the print (the coarse region
+        // took in a shadow or a strip of textured table, and the search near it found only that): look inwards for
+        // the paper's edge, keeping the move only when every side then has its edge under at least half its samples.
         for side in 0..<4 {
             let support = second.support(of: side)
             guard support < 0.5,
