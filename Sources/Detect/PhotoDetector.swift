@@ -128,6 +128,30 @@ public final class PhotoDetector {
         }
     }
 
+    /// `result` with each side that under `weakSupport` of its samples support moved to where
+    /// `EdgeRefiner.repairSide` finds the edge (searching from `inwardPx` inside the side to `outwardPx` outside it)
+    /// and refined tightly. Sides 0…3 in turn, each on the outline as repaired so far; a move is kept when the mean
+    /// support rises and every side then has at least `minimumSupportAfter`.
+    private func repairingWeakSides(_ result: EdgeRefiner.Result, below weakSupport: Double, inwardPx: Double,
+                                    outwardPx: Double, minimumSupportAfter: Double,
+                                    in sampler: PlaneSampler) -> EdgeRefiner.Result {
+        var result = result
+        for side in 0..<4 {
+            let support = result.support(of: side)
+            guard support < weakSupport,
+                  let repaired = refiner.repairSide(result.quad, side: side, currentSupport: support, in: sampler,
+                                                    maximumOffsetPx: outwardPx, inwardPx: inwardPx),
+                  repaired.isConvex,
+                  let tight = refiner.refine(repaired, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex,
+                  tight.meanSupport > result.meanSupport, tight.minSupport >= minimumSupportAfter
+            else { continue }
+            trace?("side \(side) (support \(support)) repaired: \(tracedCorners(result.quad))"
+                   + " -> \(tracedCorners(tight.quad))")
+            result = tight
+        }
+        return result
+    }
+
     /// When `inner` is a picture inside a white border, the border's outer outline: found by stepping outwards from
     /// each side to the first clear edge (up to 15 % of the photo's size), accepted only when all four sides find
     /// it and the band between is bright (paper). Nil otherwise.
@@ -234,9 +258,7 @@ public final class PhotoDetector {
     private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
                                 minimumSidePx: Double) {
         let hull = regions.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
-        func q(_ quad: Quad) -> String {
-            (0..<4).map { "(\(Int(quad[$0].x.rounded())),\(Int(quad[$0].y.rounded())))" }.joined(separator: " ")
-        }
+        func q(_ quad: Quad) -> String { tracedCorners(quad) }
         func reject(_ why: @autoclosure () -> String) {  // builds the text only when tracing
             trace?("region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why())")
         }
@@ -274,32 +296,13 @@ public final class PhotoDetector {
         else { reject("refine failed from \(q(scaled)) side \(refiner.failedSide) \(refiner.failedSidePoints)/\(refiner.failedSideSamples)"); return }
         // A side with little support may be a cut across a lost corner: try moving it out to the real edge.
         let size = second.quad.area.squareRoot()
-        for side in 0..<4 {
-            let support = second.support(of: side)
-            guard support < 0.85,
-                  let repaired = refiner.repairSide(second.quad, side: side, currentSupport: support, in: sampler,
-                                                    maximumOffsetPx: 0.6 * size),
-                  repaired.isConvex,
-                  let tight = refiner.refine(repaired, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex,
-                  tight.meanSupport > second.meanSupport
-            else { continue }
-            second = tight
-        }
+        second = repairingWeakSides(second, below: 0.85, inwardPx: 2, outwardPx: 0.6 * size, minimumSupportAfter: 0,
+                                    in: sampler)
         // A side that under half of its samples support may lie on the table beside the print (the coarse region
         // took in a shadow or a strip of textured table, and the search near it found only that): look inwards for
         // the paper's edge, keeping the move only when every side then has its edge under at least half its samples.
-        for side in 0..<4 {
-            let support = second.support(of: side)
-            guard support < 0.5,
-                  let repaired = refiner.repairSide(second.quad, side: side, currentSupport: support, in: sampler,
-                                                    maximumOffsetPx: 2, inwardPx: 0.1 * size),
-                  repaired.isConvex,
-                  let tight = refiner.refine(repaired, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex,
-                  tight.meanSupport > second.meanSupport, tight.minSupport >= 0.5
-            else { continue }
-            trace?("side \(side) (support \(support)) moved in: \(q(second.quad)) -> \(q(tight.quad))")
-            second = tight
-        }
+        second = repairingWeakSides(second, below: 0.5, inwardPx: 0.1 * size, outwardPx: 2, minimumSupportAfter: 0.5,
+                                    in: sampler)
         guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { reject("low support \(second.sideSupport) \(q(second.quad))"); return }
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
         var moved = 0
@@ -344,4 +347,9 @@ public final class PhotoDetector {
         candidates.append(Observation(quad: quad, confidence: confidence, aspectRatio: aspect))
         reject("kept, confidence \(confidence)")
     }
+}
+
+/// A quad's corners as rounded pixels, for the trace: "(x,y) (x,y) (x,y) (x,y)".
+private func tracedCorners(_ quad: Quad) -> String {
+    (0..<4).map { "(\(Int(quad[$0].x.rounded())),\(Int(quad[$0].y.rounded())))" }.joined(separator: " ")
 }
