@@ -38,7 +38,15 @@ struct EdgeRefiner {
     var minimumSupportToMove = 0.35
     /// Samples per side at most (fewer on short sides: one per 4 px, at least 12).
     var maximumSamplesPerSide = 40
+    /// How far outside the paper's edge a drop shadow's far side may lie, pixels (0: no shadow test).
+    var shadowValleyMaxPx = 10.0
+    /// The darkest a shadow beside a print makes the table, as a fraction of the table's luma.
+    var shadowMaximumDarkening = 0.5
+    /// The fraction of a side's samples that must show a drop shadow before the side moves in to the paper's edge.
+    var shadowMinimumFraction = 0.25
     private var points: [PixelPoint] = []
+    /// The same samples' edge points with a drop shadow's far side replaced by the paper's edge inside it.
+    private var shadowFreePoints: [PixelPoint] = []
     /// Diagnostics of the last failed `refine`: the side that failed (-1 = the corners) and its edge points found.
     private(set) var failedSide = 0, failedSidePoints = 0, failedSideSamples = 0
     /// Edge strength along one sample's normal (fixed capacity: the search window is clamped to fit).
@@ -47,6 +55,7 @@ struct EdgeRefiner {
 
     init() {
         points.reserveCapacity(128)
+        shadowFreePoints.reserveCapacity(128)
         profile = [Double](repeating: 0, count: profileCapacity)
     }
 
@@ -95,6 +104,8 @@ struct EdgeRefiner {
             let n = PixelPoint(u.y, -u.x)
             let samples = min(maximumSamplesPerSide, max(12, Int(length / 4)))
             points.removeAll(keepingCapacity: true)
+            shadowFreePoints.removeAll(keepingCapacity: true)
+            var shadowedSamples = 0
             let steps = min(profileCapacity - 3, Int((inwardPx + outwardPx).rounded(.up)))
             var outOfViewSamples = 0
             for s in 0..<samples {
@@ -120,7 +131,7 @@ struct EdgeRefiner {
                 }
                 guard maxValue >= minimumEdgeStrength else { continue }
                 // Keep the outermost peak at least half the strongest (or, stepping outwards, the first clear one).
-                var chosen = -1.0e9
+                var chosen = -1.0e9, chosenK = -1
                 for k in 1...(steps + 1) {
                     let previous = profile[k - 1], current = profile[k], next = profile[k + 1]
                     let clear = firstFromInside || nearestPeak ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
@@ -130,21 +141,38 @@ struct EdgeRefiner {
                     let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
                     let candidate = -inwardPx + Double(k - 1) + offset
                     if nearestPeak && chosen > -1.0e8 && abs(chosen) <= abs(candidate) { continue }
-                    chosen = candidate
+                    chosen = candidate; chosenK = k
                     if firstFromInside { break }
                 }
-                if chosen > -1.0e8 { points.append(base + n * chosen) }
+                guard chosen > -1.0e8 else { continue }
+                points.append(base + n * chosen)
+                var inner = chosen
+                if !firstFromInside && !nearestPeak && shadowValleyMaxPx > 0,
+                   let edge = shadowedEdge(outside: chosenK, profileStartPx: -inwardPx - 1, base: base, normal: n,
+                                           maxValue: maxValue, in: sampler) {
+                    inner = edge
+                    shadowedSamples += 1
+                }
+                shadowFreePoints.append(base + n * inner)
             }
-            var fitted = points.count >= max(4, samples / 4) ? EdgeRefiner.fitLine(points, excludingBeyond: nil) : nil
-            if var fit = fitted, keepingUnfoundSides {
-                // A line on texture: too few samples agree with it.
-                if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
-                let normal = PixelPoint(-fit.direction.y, fit.direction.x)
-                var inliers = 0
-                for p in points where abs(((p - fit.point) * normal).sum()) <= 1.5 { inliers += 1 }
-                if Double(inliers) < minimumSupportToMove * Double(samples) { fitted = nil }
+            // A drop shadow along the side: when a good part of its samples show one, the line through the
+            // paper's edge inside the shadow replaces the outermost peaks' line if more samples agree with it (a
+            // shadow whose far side parts from the paper's edge along the side leaves the outermost peaks on no one
+            // line), or as many and most samples show the shadow (its far side runs parallel to the edge). A few
+            // samples with that profile are picture content or texture, and decide nothing.
+            let enough = points.count >= max(4, samples / 4)
+            var line = enough ? EdgeRefiner.supportedLine(points) : nil
+            if enough, Double(shadowedSamples) >= shadowMinimumFraction * Double(samples),
+               let outermost = line, let shadowFree = EdgeRefiner.supportedLine(shadowFreePoints),
+               shadowFree.inliers > outermost.inliers
+                || (shadowFree.inliers == outermost.inliers && 2 * shadowedSamples > samples) {
+                line = shadowFree
             }
-            guard var fit = fitted else {
+            // Tracking: a line on texture, too few samples agree with it.
+            if keepingUnfoundSides, let fit = line, Double(fit.inliers) < minimumSupportToMove * Double(samples) {
+                line = nil
+            }
+            guard let fit = line else {
                 failedSide = side; failedSidePoints = points.count; failedSideSamples = samples
                 guard keepingUnfoundSides else { return nil }
                 switch side {
@@ -157,12 +185,8 @@ struct EdgeRefiner {
                 if 2 * outOfViewSamples > samples { outOfViewSides |= 1 << side }
                 continue
             }
-            if let refit = EdgeRefiner.fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
             // Support: inliers within 1.5 px of the final line over all samples.
-            var inliers = 0
-            let normal = PixelPoint(-fit.direction.y, fit.direction.x)
-            for p in points where abs(((p - fit.point) * normal).sum()) <= 1.5 { inliers += 1 }
-            let fraction = Double(inliers) / Double(samples)
+            let fraction = Double(fit.inliers) / Double(samples)
             switch side {
             case 0: linePoint.0 = fit.point; lineDir.0 = fit.direction; support.0 = fraction
             case 1: linePoint.1 = fit.point; lineDir.1 = fit.direction; support.1 = fraction
@@ -195,6 +219,39 @@ struct EdgeRefiner {
                       keptSides: keptSides)
     }
 
+    /// The paper's edge inside a drop shadow's far edge: when the outermost clear peak `outside` (profile index) is
+    /// a rise outwards (dark to light) and a clear peak at most `shadowValleyMaxPx` inside it falls outwards (light to
+    /// dark), the band between them is a dark valley beside the print. If that band is no darker than half the table
+    /// beyond it (a print lying flat casts a faint shadow; a dark stripe in the picture can be black), the outer peak is
+    /// the shadow's soft far side and the inner one the paper's edge. Returns the inner peak's offset along the
+    /// normal, pixels (sub-pixel), or nil.
+    private func shadowedEdge(outside: Int, profileStartPx: Double, base: PixelPoint, normal n: PixelPoint,
+                              maxValue: Double, in s: PlaneSampler) -> Double? {
+        @inline(__always) func at(_ k: Int) -> PixelPoint { base + n * (profileStartPx + Double(k)) }
+        @inline(__always) func rise(_ k: Int) -> Double { s.lumaAt(at(k) + n) - s.lumaAt(at(k) - n) }
+        guard rise(outside) > 0 else { return nil }
+        let lowest = max(1, outside - Int(shadowValleyMaxPx))
+        var best = -1
+        var k = outside - 1
+        while k >= lowest {
+            let current = profile[k]
+            if current >= 0.5 * maxValue && current >= profile[k - 1] && current >= profile[k + 1]
+                && rise(k) < 0 && (best < 0 || current > profile[best]) {
+                best = k
+            }
+            k -= 1
+        }
+        guard best >= 1 else { return nil }
+        var valley = Double.infinity
+        for j in best...outside { valley = min(valley, s.lumaAt(at(j))) }
+        let table = s.lumaAt(at(outside) + n * 2)
+        guard valley >= shadowMaximumDarkening * table else { return nil }
+        let previous = profile[best - 1], current = profile[best], next = profile[best + 1]
+        let denom = previous - 2 * current + next
+        let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
+        return profileStartPx + 1 + Double(best - 1) + offset
+    }
+
     /// Total-least-squares line through `points`; with `excludingBeyond` = (point, direction, distance), only points
     /// within `distance` of that line take part. Nil when fewer than 3 points take part.
     static func fitLine(_ points: [PixelPoint],
@@ -217,6 +274,17 @@ struct EdgeRefiner {
         // Principal axis of the 2×2 covariance.
         let angle = 0.5 * atan2(2 * sxy, sxx - syy)
         return (mean, PixelPoint(cos(angle), sin(angle)))
+    }
+
+    /// The line through `points` as `refine` fits a side (total least squares, then once more without the points
+    /// over 1.5 px off it) and how many points lie within 1.5 px of it. Nil when fewer than 3 points.
+    static func supportedLine(_ points: [PixelPoint]) -> (point: PixelPoint, direction: PixelPoint, inliers: Int)? {
+        guard var fit = fitLine(points, excludingBeyond: nil) else { return nil }
+        if let refit = fitLine(points, excludingBeyond: (fit.point, fit.direction, 1.5)) { fit = refit }
+        let normal = PixelPoint(-fit.direction.y, fit.direction.x)
+        var inliers = 0
+        for p in points where abs(((p - fit.point) * normal).sum()) <= 1.5 { inliers += 1 }
+        return (fit.point, fit.direction, inliers)
     }
 
     static func intersect(_ p1: PixelPoint, _ d1: PixelPoint, _ p2: PixelPoint, _ d2: PixelPoint) -> PixelPoint? {

@@ -68,11 +68,31 @@ func cosApprox(_ x: Double) -> Double { Double(cosf(Float(x))) }
 import Glibc
 #endif
 
-/// Renders a frame: a table of (lumaLevel, cb, cr) with optional seeded texture, then each photo at its quad
-/// (photo pixel rectangle → quad), 4×4 supersampled, then seeded noise of `noiseSigma` levels.
+/// A soft drop shadow under every photo: the photo's quad moved by `offsetPx`, its edge blurred by a Gaussian of
+/// `sigmaPx`, darkening the table by up to `strength` (0...1; luma and chroma's distance from neutral alike).
+struct DropShadow {
+    var offsetPx: PixelPoint
+    var sigmaPx: Double
+    var strength: Double
+
+    /// Darkening factor at `p` for a photo at `quad` (clockwise): strength × the blurred inside of the moved quad.
+    func darkening(at p: PixelPoint, quad: Quad) -> Double {
+        // Signed distance to a convex quad, positive outside: the largest signed distance to its side lines.
+        var distance = -Double.infinity
+        for side in 0..<4 {
+            let a = quad[side] + offsetPx, b = quad[side + 1] + offsetPx
+            let u = (b - a) / ((b - a) * (b - a)).sum().squareRoot()
+            distance = max(distance, ((p - a) * PixelPoint(u.y, -u.x)).sum())
+        }
+        return strength * 0.5 * erfc(distance / (sigmaPx * 2.0.squareRoot()))
+    }
+}
+
+/// Renders a frame: a table of (lumaLevel, cb, cr) with optional seeded texture and drop shadows, then each photo at
+/// its quad (photo pixel rectangle → quad), 4×4 supersampled, then seeded noise of `noiseSigma` levels.
 func renderFrame(widthPx: Int, heightPx: Int, chroma: ChromaFormat = .yuv420(.jpeg), table: (Double, Double, Double),
-                 textureAmplitude: Double = 0, photos: [(SyntheticPhoto, Quad)], noiseSigma: Double = 0,
-                 seed: UInt64 = 1) -> FrameBuffer {
+                 textureAmplitude: Double = 0, shadow: DropShadow? = nil, photos: [(SyntheticPhoto, Quad)],
+                 noiseSigma: Double = 0, seed: UInt64 = 1) -> FrameBuffer {
     let frame = FrameBuffer(geometry: FrameGeometry(widthPx: widthPx, heightPx: heightPx, chroma: chroma))
     let g = frame.geometry
     var rng = SplitMix(seed)
@@ -94,6 +114,11 @@ func renderFrame(widthPx: Int, heightPx: Int, chroma: ChromaFormat = .yuv420(.jp
                     if textureAmplitude > 0 {
                         let t = textureAmplitude * sinApprox(p.x * 0.9 + 2 * sinApprox(p.y * 0.05)) * sinApprox(p.y * 1.3)
                         value.0 += t
+                    }
+                    if let shadow {
+                        var lit = 1.0
+                        for (_, _, quad) in maps { lit *= 1 - shadow.darkening(at: p, quad: quad) }
+                        value = (value.0 * lit, 128 + (value.1 - 128) * lit, 128 + (value.2 - 128) * lit)
                     }
                     for (photo, toPhoto, quad) in maps where quad.contains(p) {
                         if let q = toPhoto.apply(p), q.x >= 0, q.y >= 0, q.x <= Double(photo.widthPx),
