@@ -137,9 +137,7 @@ struct EdgeRefiner {
                     let clear = firstFromInside || nearestPeak ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
                                                                : current >= 0.5 * maxValue
                     guard clear && current >= previous && current >= next else { continue }
-                    let denom = previous - 2 * current + next
-                    let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
-                    let candidate = -inwardPx + Double(k - 1) + offset
+                    let candidate = peakOffsetPx(k, inwardPx: inwardPx)
                     if nearestPeak && chosen > -1.0e8 && abs(chosen) <= abs(candidate) { continue }
                     chosen = candidate; chosenK = k
                     if firstFromInside { break }
@@ -148,7 +146,7 @@ struct EdgeRefiner {
                 points.append(base + n * chosen)
                 var inner = chosen
                 if !firstFromInside && !nearestPeak && shadowValleyMaxPx > 0,
-                   let edge = shadowedEdge(outside: chosenK, profileStartPx: -inwardPx - 1, base: base, normal: n,
+                   let edge = shadowedEdge(outside: chosenK, inwardPx: inwardPx, base: base, normal: n,
                                            maxValue: maxValue, in: sampler) {
                     inner = edge
                     shadowedSamples += 1
@@ -225,9 +223,9 @@ struct EdgeRefiner {
     /// beyond it (a print lying flat casts a faint shadow; a dark stripe in the picture can be black), the outer peak is
     /// the shadow's soft far side and the inner one the paper's edge. Returns the inner peak's offset along the
     /// normal, pixels (sub-pixel), or nil.
-    private func shadowedEdge(outside: Int, profileStartPx: Double, base: PixelPoint, normal n: PixelPoint,
+    private func shadowedEdge(outside: Int, inwardPx: Double, base: PixelPoint, normal n: PixelPoint,
                               maxValue: Double, in s: PlaneSampler) -> Double? {
-        @inline(__always) func at(_ k: Int) -> PixelPoint { base + n * (profileStartPx + Double(k)) }
+        @inline(__always) func at(_ k: Int) -> PixelPoint { base + n * (-inwardPx - 1 + Double(k)) }
         @inline(__always) func rise(_ k: Int) -> Double { s.lumaAt(at(k) + n) - s.lumaAt(at(k) - n) }
         guard rise(outside) > 0 else { return nil }
         let lowest = max(1, outside - Int(shadowValleyMaxPx))
@@ -246,10 +244,16 @@ struct EdgeRefiner {
         for j in best...outside { valley = min(valley, s.lumaAt(at(j))) }
         let table = s.lumaAt(at(outside) + n * 2)
         guard valley >= shadowMaximumDarkening * table else { return nil }
-        let previous = profile[best - 1], current = profile[best], next = profile[best + 1]
+        return peakOffsetPx(best, inwardPx: inwardPx)
+    }
+
+    /// Where the profile's peak at index `k` lies along the normal, pixels from the side (outwards positive): the
+    /// sample's offset refined by a parabola through its neighbours (at most half a pixel).
+    @inline(__always) private func peakOffsetPx(_ k: Int, inwardPx: Double) -> Double {
+        let previous = profile[k - 1], current = profile[k], next = profile[k + 1]
         let denom = previous - 2 * current + next
         let offset = denom < 0 ? max(-0.5, min(0.5, 0.5 * (previous - next) / denom)) : 0
-        return profileStartPx + 1 + Double(best - 1) + offset
+        return -inwardPx + Double(k - 1) + offset
     }
 
     /// Total-least-squares line through `points`; with `excludingBeyond` = (point, direction, distance), only points
