@@ -94,6 +94,8 @@ struct EdgeRefiner {
         var keptSides = 0  // bit i: side i kept its line from `quad`
         var outOfViewSides = 0
         let maxX = Double(sampler.widthPx) - 1, maxY = Double(sampler.heightPx) - 1  // in-frame sample bounds
+        // The shadow test belongs to the outermost-peak search (the full search), not to tracking's nearest peak.
+        let testingShadows = !firstFromInside && !nearestPeak && shadowValleyMaxPx > 0
         for side in 0..<4 {
             let a = quad[side], b = quad[side + 1]
             let along = b - a
@@ -144,9 +146,9 @@ struct EdgeRefiner {
                 }
                 guard chosen > -1.0e8 else { continue }
                 points.append(base + n * chosen)
+                guard testingShadows else { continue }
                 var inner = chosen
-                if !firstFromInside && !nearestPeak && shadowValleyMaxPx > 0,
-                   let edge = shadowedEdge(outside: chosenK, inwardPx: inwardPx, base: base, normal: n,
+                if let edge = shadowedEdge(outside: chosenK, inwardPx: inwardPx, base: base, normal: n,
                                            maxValue: maxValue, in: sampler) {
                     inner = edge
                     shadowedSamples += 1
