@@ -13,12 +13,26 @@ import ColorcamCore
 /// let observations = detector.detect(frame)   // [Observation], best first
 /// ```
 ///
+/// With a learned segmenter (`PrintSegmenter`) the candidate regions can also come from its maps (`mode`): the
+/// cells it calls inside a print and not on an edge, 8-connected, each region's hull then placed by the same
+/// full-resolution steps (`PhotoDetector+Learned.swift`).
+///
 /// Ownership and threading: all working memory is allocated in `init` for one `FrameGeometry`; `detect` allocates
 /// nothing once the result array and scratch lists have reached their working size (after the first few frames).
-/// One thread at a time (the capture thread); the frame must not change during `detect`. Not `Sendable`.
+/// One thread at a time (the capture thread); the frame must not change during `detect`. Not `Sendable`. The
+/// detector holds its segmenter and calls it on the same thread, once per `detect` in `learned` and `both` modes.
 public final class PhotoDetector {
     public let geometry: FrameGeometry
     public var parameters: DetectorParameters
+    /// Which candidate regions `detect` searches (see `DetectorMode`).
+    public let mode: DetectorMode
+    /// The learned front-end; nil in `classic` mode when none was given.
+    public let segmenter: PrintSegmenter?
+    /// How the segmenter's maps become regions and where their edges are searched.
+    public var learnedParameters = LearnedRegionParameters()
+    /// The segmenter's grid-sized regions and foreground mask (nil without a segmenter).
+    let learnedRegions: RegionExtractor?
+    let foreground: UnsafeMutablePointer<UInt8>?
     private let coarse: CoarseFrame
     private let edgeDetector: EdgeDetector
     private let regions: RegionExtractor
@@ -46,17 +60,38 @@ public final class PhotoDetector {
     /// Diagnostics: when set, called with one line per candidate region saying where it was rejected or kept.
     package var trace: ((String) -> Void)?
 
-    /// - Precondition: `parameters.validationError() == nil`.
-    public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters()) {
+    /// - Parameters:
+    ///   - segmenter: a learned front-end made for `geometry`'s grid; the detector keeps it and calls it from `detect`.
+    ///   - mode: default `both` with a segmenter, `classic` without.
+    /// - Precondition: `parameters.validationError() == nil`; a mode other than `classic` has a segmenter, and the
+    ///   segmenter's grid is `SegmentationGrid(geometry: geometry)`.
+    public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
+                segmenter: PrintSegmenter? = nil, mode: DetectorMode? = nil) {
         precondition(parameters.validationError() == nil, parameters.validationError() ?? "")
+        let mode = mode ?? (segmenter == nil ? .classic : .both)
+        precondition(!mode.usesSegmenter || segmenter != nil, "detector mode \(mode) needs a segmenter")
         self.geometry = geometry
         self.parameters = parameters
+        self.mode = mode
+        self.segmenter = segmenter
+        if let segmenter, mode.usesSegmenter {
+            let grid = SegmentationGrid(geometry: geometry)
+            precondition(segmenter.grid == grid, "segmenter made for \(segmenter.grid), frames need \(grid)")
+            learnedRegions = RegionExtractor(widthPx: grid.widthCells, heightPx: grid.heightCells)
+            foreground = .allocate(capacity: max(1, grid.cellCount))
+            foreground!.initialize(repeating: 0, count: max(1, grid.cellCount))
+        } else {
+            learnedRegions = nil
+            foreground = nil
+        }
         coarse = CoarseFrame(geometry: geometry)
         edgeDetector = EdgeDetector(widthPx: coarse.widthPx, heightPx: coarse.heightPx)
         regions = RegionExtractor(widthPx: coarse.widthPx, heightPx: coarse.heightPx)
         candidates.reserveCapacity(64)
         results.reserveCapacity(64)
     }
+
+    deinit { foreground?.deallocate() }
 
     /// Detects photos in `frame` (whose geometry must equal `geometry`).
     /// - Returns: observations sorted by confidence, best first, at most `parameters.maximumObservations` (0 = all).
@@ -68,23 +103,9 @@ public final class PhotoDetector {
         let shortSide = Double(min(geometry.widthPx, geometry.heightPx))
         let minimumSidePx = max(8.0, parameters.minimumSize * shortSide)
         guard coarse.widthPx >= 16, coarse.heightPx >= 16, minimumSidePx < shortSide else { return results }
-        coarse.load(from: frame)
         let sampler = PlaneSampler(frame)
-        let f = Double(coarse.factor)
-        let minimumCoarseSide = max(4, Int(minimumSidePx / f * 0.8))
-        for (index, pass) in passes.enumerated() {
-            if index == 0 {
-                edgeDetector.detect(coarse, useChroma: parameters.useChroma, sensitivity: pass.sensitivity)
-            } else {
-                edgeDetector.relink(sensitivity: pass.sensitivity)
-            }
-            regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide,
-                            dilationRadius: pass.dilationRadius, openingRadius: pass.openingRadius)
-            trace?("pass \(index): \(regions.regions.count) regions")
-            for region in regions.regions {
-                considerRegion(region, sampler: sampler, factor: f, minimumSidePx: minimumSidePx)
-            }
-        }
+        if mode.usesSegmenter { considerLearnedRegions(frame, sampler: sampler, minimumSidePx: minimumSidePx) }
+        if mode != .learned { considerClassicRegions(frame, sampler: sampler, minimumSidePx: minimumSidePx) }
         // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
         // a shape inside a picture): keep the larger unless it is clearly less certain.
         insertionSortByConfidence()
@@ -112,6 +133,32 @@ public final class PhotoDetector {
             results.removeLast(results.count - parameters.maximumObservations)
         }
         return results
+    }
+
+    /// The classic passes: coarse edges at each pass's sensitivity → regions the table cannot reach → candidates.
+    private func considerClassicRegions(_ frame: FrameBuffer, sampler: PlaneSampler, minimumSidePx: Double) {
+        coarse.load(from: frame)
+        let f = Double(coarse.factor)
+        let minimumCoarseSide = max(4, Int(minimumSidePx / f * 0.8))
+        // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
+        // the edge: search from 4 coarse px inside to 2 outside (twice that when a side finds no edge: the region
+        // took in a shadow or lost a corner, so the coarse sides lie several px off).
+        let search = RegionSearch(outlineOffsetPx: 0, inwardPx: 4 * f, outwardPx: 2 * f, wideInwardPx: 8 * f,
+                                  wideOutwardPx: 4 * f, maximumCornerShiftPx: 6 * f)
+        for (index, pass) in passes.enumerated() {
+            if index == 0 {
+                edgeDetector.detect(coarse, useChroma: parameters.useChroma, sensitivity: pass.sensitivity)
+            } else {
+                edgeDetector.relink(sensitivity: pass.sensitivity)
+            }
+            regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide,
+                            dilationRadius: pass.dilationRadius, openingRadius: pass.openingRadius)
+            trace?("pass \(index): \(regions.regions.count) regions")
+            for region in regions.regions {
+                considerRegion(region, of: regions, sampler: sampler, scale: f, search: search,
+                               minimumSidePx: minimumSidePx)
+            }
+        }
     }
 
     /// Sorts `candidates` by confidence, best first, in place without allocating (there are few).
@@ -255,9 +302,28 @@ public final class PhotoDetector {
                            outOfViewSides: outOfViewSides, unmeasuredSides: keptSides)
     }
 
-    private func considerRegion(_ region: RegionExtractor.Region, sampler: PlaneSampler, factor f: Double,
-                                minimumSidePx: Double) {
-        let hull = regions.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
+    /// Where `considerRegion` searches for a region's edges at full resolution, frame pixels.
+    struct RegionSearch {
+        /// The region's quad (its hull's, scaled) is first grown by this on every side (0: used as it is).
+        var outlineOffsetPx: Double
+        /// The first edge search's reach inside and outside each side …
+        var inwardPx: Double
+        var outwardPx: Double
+        /// … and the second's, when a side finds no edge in the first.
+        var wideInwardPx: Double
+        var wideOutwardPx: Double
+        /// A refined corner further than this from the grown quad counts as moved (more than two: rejected unless
+        /// clearly supported).
+        var maximumCornerShiftPx: Double
+    }
+
+    /// Places one candidate region's outline and appends it to `candidates` when it passes the checks.
+    /// - Parameters:
+    ///   - extractor: the extractor `region` came from (its hull points are in its grid's units).
+    ///   - f: frame pixels per grid unit (the coarse factor, or the segmenter's cell size).
+    func considerRegion(_ region: RegionExtractor.Region, of extractor: RegionExtractor, sampler: PlaneSampler,
+                        scale f: Double, search: RegionSearch, minimumSidePx: Double) {
+        let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
         func q(_ quad: Quad) -> String { tracedCorners(quad) }
         func reject(_ why: @autoclosure () -> String) {  // builds the text only when tracing
             trace?("region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why())")
@@ -276,6 +342,12 @@ public final class PhotoDetector {
         var scaled = coarseQuad
         for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
         guard scaled.isConvex else { reject("coarse not convex"); return }
+        if search.outlineOffsetPx != 0 {
+            guard let grown = scaled.offsettingSides(byPx: search.outlineOffsetPx), grown.isConvex else {
+                reject("coarse not convex"); return
+            }
+            scaled = grown
+        }
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
         for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }  // found in an earlier pass
@@ -284,12 +356,11 @@ public final class PhotoDetector {
         let coarseShort = min(coarseSides.width, coarseSides.height), coarseLong = max(coarseSides.width, coarseSides.height)
         guard coarseShort >= 0.8 * minimumSidePx, coarseShort >= (parameters.minimumAspectRatio - 0.15) * coarseLong
         else { reject("coarse size/aspect"); return }
-        // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
-        // the edge: search from 1.5 coarse px inside to 1 coarse px outside, then once more tightly.
-        // When a side finds no edge there (the region took in a shadow or lost a corner, so the coarse sides lie
-        // several px off), search once more twice as wide.
-        guard let first = refiner.refine(scaled, in: sampler, inwardPx: 4 * f, outwardPx: 2 * f)
-                ?? refiner.refine(scaled, in: sampler, inwardPx: 8 * f, outwardPx: 4 * f),
+        // Search the edges near the region's sides (`search`), wider when a side finds none there, then once more
+        // tightly.
+        guard let first = refiner.refine(scaled, in: sampler, inwardPx: search.inwardPx, outwardPx: search.outwardPx)
+                ?? refiner.refine(scaled, in: sampler, inwardPx: search.wideInwardPx,
+                                  outwardPx: search.wideOutwardPx),
               first.quad.isConvex,
               var second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
               second.quad.isConvex
@@ -306,9 +377,10 @@ public final class PhotoDetector {
         guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { reject("low support \(second.sideSupport) \(q(second.quad))"); return }
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
         var moved = 0
+        let shift = search.maximumCornerShiftPx
         for i in 0..<4 {
             let d = second.quad[i] - scaled[i]
-            if (d * d).sum() > (6 * f) * (6 * f) { moved += 1 }
+            if (d * d).sum() > shift * shift { moved += 1 }
         }
         // A clearly supported outline may move further: the coarse region took in a shadow or a neighbour.
         if moved > 2 && !(second.minSupport >= strongSideSupport && second.meanSupport >= strongMeanSupport) { reject("moved from \(q(scaled)) to \(q(second.quad))"); return }

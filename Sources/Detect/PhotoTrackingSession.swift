@@ -69,11 +69,13 @@ public final class PhotoTrackingSession {
     /// A correction this much better supported than the re-found outline is taken without a second search.
     public var immediateCorrectionMargin = 0.1
 
+    /// `segmenter` and `detectorMode` go to the session's `PhotoDetector` (see its init), which owns the segmenter.
     public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
                 trackerParameters: TrackerParameters = TrackerParameters(),
-                motionParameters: PhotoMotionParameters = PhotoMotionParameters(), fullDetectionInterval: Int = 3) {
+                motionParameters: PhotoMotionParameters = PhotoMotionParameters(), fullDetectionInterval: Int = 3,
+                segmenter: PrintSegmenter? = nil, detectorMode: DetectorMode? = nil) {
         precondition(fullDetectionInterval >= 1, "fullDetectionInterval must be at least 1")
-        detector = PhotoDetector(geometry: geometry, parameters: parameters)
+        detector = PhotoDetector(geometry: geometry, parameters: parameters, segmenter: segmenter, mode: detectorMode)
         tracker = PhotoTracker(parameters: trackerParameters)
         self.motionParameters = motionParameters
         pyramid = LumaPyramid(geometry: geometry)

@@ -142,6 +142,28 @@ public struct Quad: Sendable, Hashable {
         return true
     }
 
+    /// The quad with each side moved outwards along its normal by `distancePx` (inwards when negative), corners at
+    /// the moved lines' intersections; nil when adjacent sides are nearly parallel. The quad must be convex.
+    func offsettingSides(byPx distancePx: Double) -> Quad? {
+        let orientation: Double = signedArea >= 0 ? 1 : -1
+        // Side k's moved line: a point on it and its unit direction (nil for a zero-length side).
+        func line(_ k: Int) -> (point: PixelPoint, direction: PixelPoint)? {
+            let side = self[k + 1] - self[k]
+            let length = (side * side).sum().squareRoot()
+            guard length > 0 else { return nil }
+            let u = side / length
+            return (self[k] + PixelPoint(u.y, -u.x) * (orientation * distancePx), u)
+        }
+        var result = self
+        for i in 0..<4 {
+            guard let before = line(i + 3), let after = line(i),
+                  let corner = EdgeRefiner.intersect(before.point, before.direction, after.point, after.direction)
+            else { return nil }
+            result[i] = corner
+        }
+        return result
+    }
+
     /// True when `p` lies inside (the quad must be convex).
     public func contains(_ p: PixelPoint) -> Bool {
         var sign = 0.0

@@ -98,9 +98,29 @@ final class RegionExtractor {
             if k >= w { seed(k - w) }
             if k < count - w { seed(k + w) }
         }
+        for k in 0..<count { mask[k] = labels[k] == 1 ? 0 : 1 }
+        labelMask(minimumSidePx: minimumSidePx, openingRadius: openingRadius)
+    }
+
+    /// Extracts the 8-connected regions of `foreground` (`widthPx × heightPx` bytes, row-major, non-zero = inside a
+    /// print; e.g. a segmenter's cells) whose bounding box is at least `minimumSidePx` on both sides, after opening
+    /// it with a (2r+1)² square (`openingRadius` r; 0 = as it is). The frame's outermost ring never belongs to a
+    /// region. Same outputs as `extract(edges:…)`; allocates nothing once `regions` and the hulls have grown.
+    func extract(foreground: UnsafePointer<UInt8>, minimumSidePx: Int, openingRadius: Int) {
+        regions.removeAll(keepingCapacity: true)
+        hullPoints.removeAll(keepingCapacity: true)
+        let count = widthPx * heightPx
+        guard widthPx >= 3, heightPx >= 3 else { return }
+        for k in 0..<count { mask[k] = foreground[k] != 0 ? 1 : 0 }
+        labelMask(minimumSidePx: minimumSidePx, openingRadius: openingRadius)
+    }
+
+    /// Opens `mask` (1 = foreground), labels it and appends each large enough region with its hull.
+    private func labelMask(minimumSidePx: Int, openingRadius: Int) {
+        let w = widthPx, h = heightPx, count = w * h
+        var head = 0, tail = 0
         // Open the foreground (erode then dilate, each a separable min/max over a square), then clear the border
         // ring so the labelling below never steps off the frame.
-        for k in 0..<count { mask[k] = labels[k] == 1 ? 0 : 1 }
         morphology(erode: true, radius: openingRadius)
         morphology(erode: false, radius: openingRadius)
         for k in 0..<count { labels[k] = mask[k] != 0 ? 0 : 1 }

@@ -31,8 +31,16 @@ public struct PhotoPipelineOptions: Sendable {
     /// Where `--save-photos` writes; nil to save nothing.
     public var savePhotosDirectory: String?
     public var detector = DetectorParameters()
+    /// The learned print segmenter's model; nil = none (the classic detector).
+    public var detectModel: DetectModel?
+    /// Which regions the detector searches; nil = `both` with a detect model, `classic` without. A mode other than
+    /// `classic` needs `detectModel`.
+    public var detectorMode: DetectorMode?
 
     public init() {}
+
+    /// The mode the detector runs in (`detectorMode`, or its default).
+    public var effectiveDetectorMode: DetectorMode { detectorMode ?? (detectModel == nil ? .classic : .both) }
 }
 
 /// The product's frame processor: detects and tracks photos on the capture thread, colorizes one photo at a time
@@ -94,16 +102,24 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     public var isSimulated: Bool { false }
     public var label: String { models.bundle.name }
 
-    /// Loads the model and prepares detection for frames of `geometry`. Throws a one-line error for a model that is
-    /// not a colorizer or a bad `savePhotosDirectory`.
+    /// Loads the model (and the detect model, when the detector mode uses it) and prepares detection for frames of
+    /// `geometry`. Throws a one-line error for a model that is not a colorizer, a detect model that is not a print
+    /// segmenter (naming its file) or a bad `savePhotosDirectory`.
+    /// - Precondition: `options.effectiveDetectorMode` is `classic` or `options.detectModel` is set.
     public init(bundle: ModelBundle, geometry: FrameGeometry, options: PhotoPipelineOptions = PhotoPipelineOptions()) throws {
         precondition((1...64).contains(options.maxPhotos), "maxPhotos must be 1…64")
+        let mode = options.effectiveDetectorMode
+        precondition(mode == .classic || options.detectModel != nil, "detector mode \(mode) needs a detect model")
         self.options = options
         self.geometry = geometry
         models = try ModelHolder(bundle: bundle)
         codec = PixelCodec(encoding: options.encoding)
+        let segmenter = try options.detectModel.flatMap { model in
+            mode.usesSegmenter ? try CNNPrintSegmenter(model: model, geometry: geometry) : nil
+        }
         session = PhotoTrackingSession(geometry: geometry, parameters: options.detector,
-                                       fullDetectionInterval: options.fullDetectionInterval)
+                                       fullDetectionInterval: options.fullDetectionInterval, segmenter: segmenter,
+                                       detectorMode: mode)
         inputSizePx = bundle.inputSizePx
         abHeightPx = models.outputShape[2]
         abWidthPx = models.outputShape[3]

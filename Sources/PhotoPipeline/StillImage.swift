@@ -10,8 +10,12 @@ import Infer
 /// Threading: runs everything on the caller's thread; allocates per call (a command-line path, not a stream).
 public enum StillImage {
     /// Returns the image with its photos colorized, and how many photos were found.
+    /// - Parameters:
+    ///   - detectModel, detectorMode: the detector's learned front-end and mode (see `PhotoPipelineOptions`).
     public static func colorizePhotos(_ image: RGBImage, bundle: ModelBundle,
-                                      detector: DetectorParameters = DetectorParameters()) throws -> (RGBImage, Int) {
+                                      detector: DetectorParameters = DetectorParameters(),
+                                      detectModel: DetectModel? = nil,
+                                      detectorMode: DetectorMode? = nil) throws -> (RGBImage, Int) {
         let w = image.widthPx, h = image.heightPx
         let geometry = FrameGeometry(widthPx: w, heightPx: h, chroma: .yuv444)
         let codec = PixelCodec(encoding: .bt601Full)
@@ -29,6 +33,8 @@ public enum StillImage {
         options.background = .original
         options.fullDetectionInterval = 1
         options.detector = detector
+        options.detectModel = detectModel
+        options.detectorMode = detectorMode
         let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options)
         processor.prepare(framePoolSize: 1, inputSlotCount: 1)
         let frame = FrameBuffer(geometry: geometry, poolIndex: 0)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ColorcamCore
 import Detect
+import PhotoPipeline
 import Stream
 
 /// `colorcam bench detect`: times detection + tracking per frame on a clip, one core, frames preloaded.
@@ -19,6 +20,9 @@ enum BenchDetectCommand {
     calling thread, and prints
     the per-frame p50 / p90 / p99 / max in milliseconds (with --json: one JSON object): wall-clock time, and the
     thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which is the cost on one core even when other processes share it.
+    The per-frame figures include the learned segmenter on full-search frames; with a detect model a second line
+    (JSON: cnn_* fields) gives the segmenter's own time per run (grid input, engine run).
+    \(DetectModelOptions.help)
     """
 
     /// This thread's CPU time, nanoseconds.
@@ -30,13 +34,15 @@ enum BenchDetectCommand {
         }
         let rest = args.dropFirst()
         let a = try Arguments(rest, command: "bench detect",
-                              valued: ["frames", "repeat", "full-detection-interval", "min-size", "min-aspect", "max-aspect",
-                                       "quadrature-tolerance", "min-confidence", "max-observations"],
+                              valued: Set(["frames", "repeat", "full-detection-interval", "min-size", "min-aspect",
+                                           "max-aspect", "quadrature-tolerance", "min-confidence", "max-observations"])
+                                  .union(DetectModelOptions.valued),
                               boolean: ["json"])
         let input = try a.positionals(exactly: 1, usage: "bench detect INPUT.y4m [--frames N] [--repeat R]")[0]
         let maxFrames = try a.int("frames", default: 300, range: 1...10_000)!
         let repeats = try a.int("repeat", default: 3, range: 1...1000)!
         let parameters = try DetectCommand.detectorParameters(a, command: "bench detect")
+        let (model, mode) = try DetectModelOptions.resolve(a, command: "bench detect")
         let source = try Y4MSource(path: input)
         var frames: [FrameBuffer] = []
         while frames.count < maxFrames {
@@ -51,9 +57,14 @@ enum BenchDetectCommand {
         timesNs.reserveCapacity(frames.count * repeats)
         cpuNs.reserveCapacity(frames.count * repeats)
         var detections = 0
+        // One segmenter for every pass's session (they run one after another), timed on its own.
+        let segmenter = try DetectModelOptions.segmenter(model, geometry: source.geometry)
+            .map { TimedSegmenter($0, capacity: frames.count * repeats) }
         for pass in 0...repeats {
+            segmenter?.recording = pass > 0
             let session = PhotoTrackingSession(geometry: source.geometry, parameters: parameters,
-                                               fullDetectionInterval: interval)
+                                               fullDetectionInterval: interval, segmenter: segmenter,
+                                               detectorMode: mode)
             for (index, frame) in frames.enumerated() {
                 let start = clock.nowNs(), cpuStart = threadCPUNs()
                 let tracks = session.process(frame, timestampNs: Int64(index) * source.nominalFrameIntervalNs)
@@ -78,13 +89,56 @@ enum BenchDetectCommand {
                   + "\"p99_ms\":\(DetectCommand.number3(p99)),\"max_ms\":\(DetectCommand.number3(maxMs)),"
                   + "\"cpu_p50_ms\":\(DetectCommand.number3(cpu50)),\"cpu_p90_ms\":\(DetectCommand.number3(cpu90)),"
                   + "\"cpu_mean_ms\":\(DetectCommand.number3(cpuMean)),"
-                  + "\"tracks_per_frame\":\(DetectCommand.number3(Double(detections) / Double(timesNs.count)))}")
+                  + "\"tracks_per_frame\":\(DetectCommand.number3(Double(detections) / Double(timesNs.count)))"
+                  + (segmenter.map { s in
+                        ",\"cnn_runs\":\(s.wallNs.count),\"cnn_p50_ms\":\(DetectCommand.number3(s.p50Ms(s.wallNs))),"
+                        + "\"cnn_cpu_p50_ms\":\(DetectCommand.number3(s.p50Ms(s.cpuNs)))"
+                     } ?? "") + "}")
         } else {
             print("bench detect: \(frames.count) frames \(g.widthPx)x\(g.heightPx) × \(repeats), detect + track per frame: "
                   + "p50 \(DetectCommand.number3(p50)) ms, p90 \(DetectCommand.number3(p90)) ms, "
                   + "p99 \(DetectCommand.number3(p99)) ms, max \(DetectCommand.number3(maxMs)) ms; "
                   + "thread CPU p50 \(DetectCommand.number3(cpu50)) ms, p90 \(DetectCommand.number3(cpu90)) ms, mean \(DetectCommand.number3(cpuMean)) ms")
+            if let segmenter, let model {
+                print("bench detect: detector \(mode), segmenter \(model.modelPath) on \(segmenter.grid): "
+                      + "\(segmenter.wallNs.count) runs, p50 \(DetectCommand.number3(segmenter.p50Ms(segmenter.wallNs))) ms, "
+                      + "thread CPU p50 \(DetectCommand.number3(segmenter.p50Ms(segmenter.cpuNs))) ms")
+            }
         }
         return 0
+    }
+}
+
+/// Times each `segment` call of the segmenter it wraps (bench detect's CNN figure): wall and thread CPU time, kept
+/// while `recording`. One thread; the lists are reserved for `capacity` calls (no allocation while timing).
+final class TimedSegmenter: PrintSegmenter {
+    let inner: PrintSegmenter
+    var recording = false
+    private(set) var wallNs: [Int64] = []
+    private(set) var cpuNs: [Int64] = []
+    private let clock = SystemClock()
+
+    init(_ inner: PrintSegmenter, capacity: Int) {
+        self.inner = inner
+        wallNs.reserveCapacity(capacity)
+        cpuNs.reserveCapacity(capacity)
+    }
+
+    var grid: SegmentationGrid { inner.grid }
+
+    func segment(_ frame: FrameBuffer) -> SegmentationMaps {
+        let start = clock.nowNs(), cpuStart = SystemClock.threadCPUNs()
+        let maps = inner.segment(frame)
+        if recording {
+            wallNs.append(clock.nowNs() - start)
+            cpuNs.append(SystemClock.threadCPUNs() - cpuStart)
+        }
+        return maps
+    }
+
+    /// The median of `values`, milliseconds (0 when empty).
+    func p50Ms(_ values: [Int64]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        return Double(values.sorted()[(values.count - 1) / 2]) / 1e6
     }
 }

@@ -9,6 +9,7 @@ import PhotoPipeline
 enum ColorizeCommand {
     static let help = """
     usage: colorcam colorize IN OUT [--model DIR|FILE.onnx] [--preset colorcam|eccv16|siggraph17] [--whole]
+                                    [--detect-model DIR|FILE.onnx|none] [--detector learned|classic|both]
 
     Reads IN (PNG or JPEG; grey, palette and alpha PNGs are converted; 16-bit PNG and CMYK JPEG are refused),
     keeps its CIE L, predicts a and b with the model and writes OUT (.png, or .jpg/.jpeg at quality 95).
@@ -19,13 +20,15 @@ enum ColorizeCommand {
     --whole   colorize the whole image (the model's own view: it sees the image as one photo).
               Without it, the photos found in the image are colorized and the rest is kept exactly; an image
               with no photo found is written unchanged, and says so.
+    \(DetectModelOptions.help)
     """
 
     static let command = Command(name: "colorize", summary: "colorize a black-and-white photo (PNG/JPEG)",
                                  help: help, run: run)
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, command: "colorize", valued: ["model", "preset"], boolean: ["whole"])
+        let a = try Arguments(args, command: "colorize", valued: Set(["model", "preset"]).union(DetectModelOptions.valued),
+                              boolean: ["whole"])
         let paths = try a.positionals(exactly: 2, usage: "colorize IN OUT [--model M] [--preset P] [--whole]")
         try CPUSupport.requireInference("colorize")
         var preset: ModelBundle.Preset?
@@ -42,7 +45,9 @@ enum ColorizeCommand {
             let colorizer = try Colorizer(bundle: bundle)
             try ImageFile.write(colorizer.colorize(image), to: paths[1])
         } else {
-            let (out, photos) = try StillImage.colorizePhotos(image, bundle: bundle)
+            let (detectModel, detectorMode) = try DetectModelOptions.resolve(a, command: "colorize")
+            let (out, photos) = try StillImage.colorizePhotos(image, bundle: bundle, detectModel: detectModel,
+                                                              detectorMode: detectorMode)
             try ImageFile.write(out, to: paths[1])
             printNote(photos == 0 ? "colorize: no photo found in \(paths[0]); written unchanged (--whole colorizes it all)"
                                   : "colorize: \(photos) photo\(photos == 1 ? "" : "s") found and colorized")

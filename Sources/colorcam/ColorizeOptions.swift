@@ -6,7 +6,8 @@ import Stream
 /// The options `replay` and `live` share for the real product (detect → colorize → composite), and building the
 /// processor from them.
 enum ColorizeOptions {
-    static let valued: Set<String> = ["model", "preset", "background", "save-photos", "color-range", "detect-every"]
+    static let valued: Set<String> = Set(["model", "preset", "background", "save-photos", "color-range", "detect-every"])
+        .union(DetectModelOptions.valued)
     static let boolean: Set<String> = ["passthrough"]
 
     static let help = """
@@ -21,6 +22,7 @@ enum ColorizeOptions {
                                 range as JPEG/MJPEG webcams and colorcam's own recordings use)
       --detect-every N          full photo search every N frames, tracking in between (default 3)
       --passthrough             no detection and no model: frames pass through untouched (timing, format tests)
+    \(DetectModelOptions.help)
     """
 
     /// The processor the arguments ask for; nil for `--passthrough` or when a simulation is running instead.
@@ -51,6 +53,7 @@ enum ColorizeOptions {
         options.encoding = range == "full" ? .bt601Full : .bt601Limited
         options.fullDetectionInterval = try a.int("detect-every", default: 3, range: 1...1000)!
         options.savePhotosDirectory = a.string("save-photos")
+        (options.detectModel, options.detectorMode) = try DetectModelOptions.resolve(a, command: command)
         if !geometry.chroma.hasChroma {
             Log.warning("\(command): the source has no chroma planes (\(geometry.chroma)); the output cannot show colour")
         }

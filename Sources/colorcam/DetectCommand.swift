@@ -3,6 +3,7 @@ import ColorcamCore
 import Glibc
 #endif
 import Detect
+import PhotoPipeline
 import Stream
 
 /// `colorcam detect`: finds photos in an image or a clip and prints them (text or JSON), optionally drawing them.
@@ -36,28 +37,36 @@ enum DetectCommand {
       --quadrature-tolerance D  largest corner-angle deviation from 90°, degrees (default 30)
       --min-confidence F        drop detections below this confidence, 0…1 (default 0)
       --max-observations N      at most N detections per frame, best first (default 8; 0 = unlimited)
+    \(DetectModelOptions.help)
     """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "detect",
-                              valued: ["draw", "full-detection-interval", "min-size", "min-aspect", "max-aspect", "quadrature-tolerance",
-                                       "min-confidence", "max-observations"],
+                              valued: Set(["draw", "full-detection-interval", "min-size", "min-aspect", "max-aspect",
+                                           "quadrature-tolerance", "min-confidence", "max-observations"])
+                                  .union(DetectModelOptions.valued),
                               boolean: ["json", "no-track", "no-photo-motion"])
         let input = try a.positionals(exactly: 1, usage: "detect INPUT [--json] [--draw OUT.png] (see --help)")[0]
         let parameters = try detectorParameters(a, command: "detect")
         let isImage = input.lowercased().hasSuffix(".png")
         let source: FrameSource = isImage ? try PNGFolderSource(files: [input], name: input)
                                           : try Y4MSource(path: input)
-        let detector = PhotoDetector(geometry: source.geometry, parameters: parameters)
+        let (model, mode) = try DetectModelOptions.resolve(a, command: "detect")
+        let interval = try a.int("full-detection-interval", default: 3, range: 1...1000)!
+        let json = a.flag("json"), track = !isImage && !a.flag("no-track")
+        let segmenter = try DetectModelOptions.segmenter(model, geometry: source.geometry)
+        // One detector: the session's when tracking, else a detector of its own.
+        let session = PhotoTrackingSession(geometry: source.geometry, parameters: parameters,
+                                           fullDetectionInterval: interval, segmenter: track ? segmenter : nil,
+                                           detectorMode: track ? mode : .classic)
+        session.measuresPhotoMotion = !a.flag("no-photo-motion")
+        let detector = track ? session.detector
+                             : PhotoDetector(geometry: source.geometry, parameters: parameters, segmenter: segmenter,
+                                             mode: mode)
         if getenv("COLORCAM_DETECT_TRACE") != nil {  // diagnostics: why each candidate region was kept or rejected
             detector.trace = { printError($0) }
         }
-        let interval = try a.int("full-detection-interval", default: 3, range: 1...1000)!
-        let session = PhotoTrackingSession(geometry: source.geometry, parameters: parameters,
-                                           fullDetectionInterval: interval)
-        session.measuresPhotoMotion = !a.flag("no-photo-motion")
         let frame = FrameBuffer(geometry: source.geometry)
-        let json = a.flag("json"), track = !isImage && !a.flag("no-track")
         var drawn: [Quad] = []
         var index = 0
         var out = ""

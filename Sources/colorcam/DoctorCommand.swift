@@ -3,11 +3,12 @@ import Glibc
 #endif
 import ColorcamCore
 import Infer
+import PhotoPipeline
 
 /// `colorcam doctor`: what colorcam found on this machine (OpenBLAS core and threads, CPU, cameras, model path).
 enum DoctorCommand {
     static let command = Command(name: "doctor", summary: "report OpenBLAS core, CPU features, cameras, model path",
-                                 help: "usage: colorcam doctor\n\nPrints the OpenBLAS core (and whether it came from OPENBLAS_CORETYPE or\ncolorcam's choice from the CPU flags), threads, CPU features, V4L2 devices and the model search path.",
+                                 help: "usage: colorcam doctor\n\nPrints the OpenBLAS core (and whether it came from OPENBLAS_CORETYPE or\ncolorcam's choice from the CPU flags), threads, CPU features, V4L2 devices, the model search path\nand the detect model found.",
                                  run: run)
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
@@ -43,6 +44,16 @@ enum DoctorCommand {
         }
         print("v4l2       \(devices.isEmpty ? "no /dev/video* devices" : devices.sorted().joined(separator: " "))")
         print("models     \(ModelSearchPath.directories().joined(separator: ":"))")
+        do {
+            if let detect = try DetectModel.resolve(nil) {
+                print("detect     \(detect.modelPath) (default detector: both; --detect-model none for classic)")
+            } else {
+                print("detect     no \(DetectModel.defaultBundleName) bundle (Models/ or the model search path): classic "
+                      + "detector")
+            }
+        } catch let error as ColorcamError {
+            print("detect     unusable: \(error.description)")
+        }
         return 0
     }
 }

@@ -1,0 +1,27 @@
+/// How `PhotoDetector` turns a segmenter's maps into candidate regions and where it searches for their edges.
+///
+/// Units: probabilities 0…1, distances in grid cells (`SegmentationGrid.cellPx` frame pixels each). The thresholds
+/// are the model contract's 0.5 (the trainer's labels are 0/1 and its loss is per cell); the offsets follow from the
+/// grid's geometry (below), not yet from a measurement on the held-out scenes.
+public struct LearnedRegionParameters: Sendable, Hashable {
+    /// A cell is foreground when its interior probability is at least this …
+    public var interiorThreshold: Float = 0.5
+    /// … and its edge probability is below this (an edge line separates prints whose interiors touch).
+    public var edgeThreshold: Float = 0.5
+    /// The foreground is opened with a (2r+1)² square of cells (removes one-cell spurs and bridges); 0 = none.
+    public var openingRadiusCells = 1
+    /// The region's hull runs through the centres of its outer cells, which lie inside the paper's edge (the edge
+    /// cells are not foreground): its quad's sides are moved out by this much before the edge search.
+    public var outlineOffsetCells = 0.5
+    /// The first full-resolution edge search reaches this far inside and outside each side …
+    public var searchInwardCells = 1.5
+    public var searchOutwardCells = 1.5
+    /// … and, when a side finds no edge there, the second this far (twice as wide, as the classic path does).
+    public var wideSearchInwardCells = 3.0
+    public var wideSearchOutwardCells = 3.0
+    /// The refined outline may move more than this from the region's quad at up to two corners (more only when
+    /// clearly supported), as the classic path's 6 coarse px (3 cells of 2 coarse px).
+    public var maximumCornerShiftCells = 3.0
+
+    public init() {}
+}
