@@ -1,0 +1,211 @@
+import ColorcamCore
+import Testing
+@testable import Detect
+
+/// A segmenter test double: maps painted from known quads. A cell is interior when at least a quarter of it lies in
+/// one of `interiorQuads`, and edge when one of `edgeQuads`' outlines passes through it (some of its 5×5 sample
+/// points inside the quad, some outside). The maps are stored with a padded row stride, as a model's tensor is.
+final class PaintedSegmenter: PrintSegmenter {
+    let grid: SegmentationGrid
+    let rowStride: Int
+    private let interior: UnsafeMutablePointer<Float>
+    private let edge: UnsafeMutablePointer<Float>
+    private(set) var calls = 0
+
+    init(geometry: FrameGeometry, interiorQuads: [Quad], edgeQuads: [Quad]) {
+        grid = SegmentationGrid(geometry: geometry)
+        rowStride = grid.widthCells + 3
+        let count = rowStride * grid.heightCells
+        interior = .allocate(capacity: count)
+        interior.initialize(repeating: 0, count: count)
+        edge = .allocate(capacity: count)
+        edge.initialize(repeating: 0, count: count)
+        let c = Double(grid.cellPx)
+        for j in 0..<grid.heightCells {
+            for i in 0..<grid.widthCells {
+                func point(_ k: Int, _ l: Int, of n: Int) -> PixelPoint {
+                    PixelPoint((Double(i) + Double(k) / Double(n - 1)) * c, (Double(j) + Double(l) / Double(n - 1)) * c)
+                }
+                var covered = 0
+                for k in 0..<4 {
+                    for l in 0..<4 {
+                        let p = PixelPoint((Double(i) + (Double(k) + 0.5) / 4) * c, (Double(j) + (Double(l) + 0.5) / 4) * c)
+                        if interiorQuads.contains(where: { $0.contains(p) }) { covered += 1 }
+                    }
+                }
+                interior[j * rowStride + i] = covered >= 4 ? 0.9 : 0.1
+                var onEdge = false
+                for quad in edgeQuads {
+                    var inside = 0
+                    for k in 0..<5 { for l in 0..<5 where quad.contains(point(k, l, of: 5)) { inside += 1 } }
+                    if inside > 0 && inside < 25 { onEdge = true }
+                }
+                edge[j * rowStride + i] = onEdge ? 0.8 : 0.05
+            }
+        }
+    }
+
+    deinit {
+        interior.deallocate()
+        edge.deallocate()
+    }
+
+    func segment(_ frame: FrameBuffer) -> SegmentationMaps {
+        calls += 1
+        return SegmentationMaps(interior: interior, edge: edge, rowStride: rowStride)
+    }
+}
+
+/// The quad grown by `px` on every side (for painting an interior wider than the print).
+private func grown(_ quad: Quad, _ px: Double) -> Quad { quad.offsettingSides(byPx: px)! }
+
+@Test(arguments: [(640, 480, 4, 160, 120, 160, 120), (1280, 720, 6, 213, 120, 216, 120), (100, 50, 2, 50, 25, 56, 32),
+                  (641, 481, 4, 160, 120, 160, 120), (6, 6, 2, 3, 3, 8, 8)])
+func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int, Int)) {
+    let grid = SegmentationGrid(geometry: FrameGeometry(widthPx: size.0, heightPx: size.1, chroma: .yuv420(.jpeg)))
+    #expect(grid.cellPx == size.2)
+    #expect(grid.widthCells == size.3 && grid.heightCells == size.4)
+    #expect(grid.paddedWidthCells == size.5 && grid.paddedHeightCells == size.6)
+}
+
+@Test func offsettingSidesMovesEachSideAlongItsNormal() throws {
+    let square = Quad(PixelPoint(10, 10), PixelPoint(30, 10), PixelPoint(30, 30), PixelPoint(10, 30))
+    let out = try #require(square.offsettingSides(byPx: 2))
+    #expect(maxCornerError(out, Quad(PixelPoint(8, 8), PixelPoint(32, 8), PixelPoint(32, 32), PixelPoint(8, 32))) < 1e-9)
+    // Counter-clockwise corners: still outwards.
+    let reversed = Quad(square[3], square[2], square[1], square[0])
+    let out2 = try #require(reversed.offsettingSides(byPx: 2))
+    #expect(abs(out2.area - 24 * 24) < 1e-9)
+    let tilted = placedQuad(centre: PixelPoint(100, 100), widthPx: 60, heightPx: 40, angleDegrees: 23)
+    let inset = try #require(tilted.offsettingSides(byPx: -3))
+    #expect(abs(inset.meanSideLengthsPx.width - 54) < 1e-9 && abs(inset.meanSideLengthsPx.height - 34) < 1e-9)
+}
+
+@Test func regionsFromAForegroundMaskAreEightConnectedAndOpened() {
+    let w = 40, h = 30
+    let extractor = RegionExtractor(widthPx: w, heightPx: h)
+    var mask = [UInt8](repeating: 0, count: w * h)
+    func fill(_ x0: Int, _ y0: Int, _ x1: Int, _ y1: Int) {
+        for y in y0...y1 { for x in x0...x1 { mask[y * w + x] = 1 } }
+    }
+    func extract(minimumSidePx: Int, openingRadius: Int) -> [[Int]] {
+        mask.withUnsafeBufferPointer {
+            extractor.extract(foreground: $0.baseAddress!, minimumSidePx: minimumSidePx, openingRadius: openingRadius)
+        }
+        return extractor.regions.map { [$0.minX, $0.minY, $0.maxX, $0.maxY, $0.pixelCount] }.sorted { $0[0] < $1[0] }
+    }
+    fill(2, 2, 12, 10)    // a block …
+    fill(13, 11, 20, 18)  // … touching another only at a corner: 8-connected, one region
+    fill(25, 3, 36, 25)   // a separate block with a one-cell-thin spur
+    fill(37, 14, 38, 14)
+    #expect(extract(minimumSidePx: 3, openingRadius: 0) == [[2, 2, 20, 18, 99 + 64], [25, 3, 38, 25, 276 + 2]])
+    #expect(extract(minimumSidePx: 3, openingRadius: 1) == [[2, 2, 20, 18, 99 + 64], [25, 3, 36, 25, 276]],
+            "the opening removes the spur")
+    #expect(extract(minimumSidePx: 13, openingRadius: 1) == [[2, 2, 20, 18, 99 + 64]], "under 13 cells wide: dropped")
+    // Two blocks joined by a one-cell bridge: one region as they are, two after the opening.
+    mask = [UInt8](repeating: 0, count: w * h)
+    fill(2, 2, 12, 10)
+    fill(16, 2, 24, 10)
+    fill(13, 6, 15, 6)
+    #expect(extract(minimumSidePx: 3, openingRadius: 0).count == 1)
+    #expect(extract(minimumSidePx: 3, openingRadius: 1) == [[2, 2, 12, 10, 99], [16, 2, 24, 10, 81]])
+}
+
+/// Two prints on a dark table (as in `findsPrintsOnADarkTableWithSubPixelCorners`), maps painted from their quads:
+/// the learned mode places each within 1.5 px from the maps' regions alone, calling the segmenter once per frame.
+@Test func learnedModeFindsEachPaintedPrint() {
+    let a = placedQuad(centre: PixelPoint(190, 230), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
+    let b = placedQuad(centre: PixelPoint(470, 250), widthPx: 140, heightPx: 190, angleDegrees: -8)
+    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (55, 120, 135), photos: [
+        (SyntheticPhoto(widthPx: 200, heightPx: 150, seed: 1), a),
+        (SyntheticPhoto(widthPx: 140, heightPx: 190, seed: 2, colour: false, borderFraction: 0.06), b),
+    ], noiseSigma: 2)
+    let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [a, b], edgeQuads: [a, b])
+    let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .learned)
+    let found = detector.detect(frame)
+    #expect(segmenter.calls == 1)
+    #expect(found.count == 2, "\(found)")
+    for truth in [a, b] {
+        let best = found.map { maxCornerError($0.quad, truth) }.min() ?? .infinity
+        #expect(best < 1.5, "corner error \(best) px for \(truth)")
+    }
+    // Maps that show no print: the learned mode finds nothing although the classic passes would find both.
+    let blind = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [], edgeQuads: [])
+    #expect(PhotoDetector(geometry: frame.geometry, segmenter: blind, mode: .learned).detect(frame).isEmpty)
+    #expect(PhotoDetector(geometry: frame.geometry).detect(frame).count == 2)
+}
+
+/// Two prints 8 px apart whose painted interiors touch (each painted 5 px wider than the print): the edge channel's
+/// lines between them make two regions, each placed within 1.5 px. Without the edge channel they are one region,
+/// and the two prints are not both found.
+@Test func anEdgeLineSeparatesPrintsWhoseInteriorsTouch() {
+    let a = placedQuad(centre: PixelPoint(200, 240), widthPx: 180, heightPx: 140, angleDegrees: 3)
+    let b = placedQuad(centre: PixelPoint(388, 250), widthPx: 180, heightPx: 150, angleDegrees: 3)
+    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (50, 125, 130), photos: [
+        (SyntheticPhoto(widthPx: 180, heightPx: 140, seed: 7), a),
+        (SyntheticPhoto(widthPx: 180, heightPx: 150, seed: 8), b),
+    ], noiseSigma: 1)
+    func found(edges: [Quad]) -> [Observation] {
+        let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [grown(a, 5), grown(b, 5)],
+                                         edgeQuads: edges)
+        return Array(PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .learned).detect(frame))
+    }
+    let separated = found(edges: [a, b])
+    #expect(separated.count == 2, "\(separated)")
+    for truth in [a, b] {
+        let best = separated.map { maxCornerError($0.quad, truth) }.min() ?? .infinity
+        #expect(best < 1.5, "corner error \(best) px for \(truth)")
+    }
+    let merged = found(edges: [])
+    let bothFound = [a, b].allSatisfy { truth in merged.contains { maxCornerError($0.quad, truth) < 1.5 } }
+    #expect(!bothFound, "without edge lines the two interiors are one region: \(merged)")
+}
+
+/// `classic` with a segmenter gives exactly what a detector without one gives, and never calls the segmenter;
+/// `both` finds the same prints, the learned ones first.
+@Test func classicModeIsUnchangedAndBothFindsTheSamePrints() {
+    let scenes: [(FrameBuffer, [Quad])] = [
+        { () -> (FrameBuffer, [Quad]) in
+            let q = placedQuad(centre: PixelPoint(320, 240), widthPx: 220, heightPx: 170, angleDegrees: 24, perspective: 4)
+            return (renderFrame(widthPx: 640, heightPx: 480, table: (185, 122, 140), textureAmplitude: 6, photos: [
+                (SyntheticPhoto(widthPx: 220, heightPx: 170, seed: 3, colour: false, borderFraction: 0.07), q),
+            ], noiseSigma: 2), [q])
+        }(),
+        { () -> (FrameBuffer, [Quad]) in
+            let strip = placedQuad(centre: PixelPoint(320, 150), widthPx: 300, heightPx: 90, angleDegrees: 5)
+            let small = placedQuad(centre: PixelPoint(150, 370), widthPx: 75, heightPx: 64, angleDegrees: 0)
+            let big = placedQuad(centre: PixelPoint(450, 350), widthPx: 150, heightPx: 130, angleDegrees: -12)
+            return (renderFrame(widthPx: 640, heightPx: 480, table: (50, 128, 128), photos: [
+                (SyntheticPhoto(widthPx: 300, heightPx: 90, seed: 4), strip),
+                (SyntheticPhoto(widthPx: 75, heightPx: 64, seed: 5), small),
+                (SyntheticPhoto(widthPx: 150, heightPx: 130, seed: 6), big),
+            ], noiseSigma: 1), [small, big])
+        }(),
+        { () -> (FrameBuffer, [Quad]) in
+            let q = placedQuad(centre: PixelPoint(150, 110), widthPx: 150, heightPx: 110, angleDegrees: -20)
+            return (renderFrame(widthPx: 320, heightPx: 240, chroma: .yuv444, table: (70, 110, 150),
+                                textureAmplitude: 10, photos: [(SyntheticPhoto(widthPx: 150, heightPx: 110, seed: 9), q)],
+                                noiseSigma: 3), [q])
+        }(),
+    ]
+    for (frame, prints) in scenes {
+        let plain = Array(PhotoDetector(geometry: frame.geometry).detect(frame))
+        let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: prints, edgeQuads: prints)
+        let classic = Array(PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .classic).detect(frame))
+        #expect(classic == plain)
+        #expect(segmenter.calls == 0)
+        #expect(plain.count == prints.count, "the scenes are ones the classic detector solves: \(plain)")
+        let both = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .both).detect(frame)
+        #expect(segmenter.calls == 1)
+        #expect(both.count == prints.count, "\(both)")
+        for truth in prints {
+            let best = both.map { maxCornerError($0.quad, truth) }.min() ?? .infinity
+            #expect(best < 1.5, "corner error \(best) px for \(truth)")
+        }
+    }
+    // The default mode follows the segmenter's presence.
+    let g = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
+    #expect(PhotoDetector(geometry: g).mode == .classic)
+    #expect(PhotoDetector(geometry: g, segmenter: PaintedSegmenter(geometry: g, interiorQuads: [], edgeQuads: [])).mode
+            == .both)
+}
