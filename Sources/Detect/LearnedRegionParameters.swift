@@ -11,8 +11,11 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// The foreground is opened with a (2r+1)² square of cells (removes one-cell spurs and bridges); 0 = none.
     public var openingRadiusCells = 1
     /// The region's hull runs through the centres of its outer cells, which lie inside the paper's edge (the edge
-    /// cells are not foreground): its quad's sides are moved out by this much before the edge search.
-    public var outlineOffsetCells = 0.5
+    /// cells are not foreground): its quad's sides are moved out by this much before the edge search. With the
+    /// trainer's labels (`tools/scenes/dr_render.py` `targets`: a 1.5-cell line centred on the edge, edge target
+    /// 1.5 × its coverage, so cells a third covered are edge) the outer foreground cells' centres lie 0.9–1.9 cells
+    /// inside the edge; the hull touches the outermost of them.
+    public var outlineOffsetCells = 1.0
     /// The first full-resolution edge search reaches this far inside and outside each side …
     public var searchInwardCells = 1.5
     public var searchOutwardCells = 1.5

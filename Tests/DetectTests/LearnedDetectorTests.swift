@@ -2,9 +2,11 @@ import ColorcamCore
 import Testing
 @testable import Detect
 
-/// A segmenter test double: maps painted from known quads. A cell is interior when at least a quarter of it lies in
-/// one of `interiorQuads`, and edge when one of `edgeQuads`' outlines passes through it (some of its 5×5 sample
-/// points inside the quad, some outside). The maps are stored with a padded row stride, as a model's tensor is.
+/// A segmenter test double: maps painted from known quads the way the trainer labels them
+/// (`tools/scenes/dr_render.py` `targets`): interior = the fraction of the cell inside one of `interiorQuads`; edge =
+/// 1.5 × the fraction of the cell within 0.75 cells of one of `edgeQuads`' outlines (a 1.5-cell line centred on
+/// it), at most 1. Fractions from 4×4 samples per cell. The maps are stored with a padded row stride, as a model's
+/// tensor is.
 final class PaintedSegmenter: PrintSegmenter {
     let grid: SegmentationGrid
     let rowStride: Int
@@ -21,26 +23,26 @@ final class PaintedSegmenter: PrintSegmenter {
         edge = .allocate(capacity: count)
         edge.initialize(repeating: 0, count: count)
         let c = Double(grid.cellPx)
+        func distanceToOutline(_ p: PixelPoint, _ quad: Quad) -> Double {
+            (0..<4).map { k -> Double in
+                let a = quad[k], d = quad[k + 1] - a
+                let t = min(1, max(0, ((p - a) * d).sum() / (d * d).sum()))
+                let q = a + d * t - p
+                return (q * q).sum().squareRoot()
+            }.min()!
+        }
         for j in 0..<grid.heightCells {
             for i in 0..<grid.widthCells {
-                func point(_ k: Int, _ l: Int, of n: Int) -> PixelPoint {
-                    PixelPoint((Double(i) + Double(k) / Double(n - 1)) * c, (Double(j) + Double(l) / Double(n - 1)) * c)
-                }
-                var covered = 0
+                var inside = 0, near = 0
                 for k in 0..<4 {
                     for l in 0..<4 {
                         let p = PixelPoint((Double(i) + (Double(k) + 0.5) / 4) * c, (Double(j) + (Double(l) + 0.5) / 4) * c)
-                        if interiorQuads.contains(where: { $0.contains(p) }) { covered += 1 }
+                        if interiorQuads.contains(where: { $0.contains(p) }) { inside += 1 }
+                        if edgeQuads.contains(where: { distanceToOutline(p, $0) <= 0.75 * c }) { near += 1 }
                     }
                 }
-                interior[j * rowStride + i] = covered >= 4 ? 0.9 : 0.1
-                var onEdge = false
-                for quad in edgeQuads {
-                    var inside = 0
-                    for k in 0..<5 { for l in 0..<5 where quad.contains(point(k, l, of: 5)) { inside += 1 } }
-                    if inside > 0 && inside < 25 { onEdge = true }
-                }
-                edge[j * rowStride + i] = onEdge ? 0.8 : 0.05
+                interior[j * rowStride + i] = Float(inside) / 16
+                edge[j * rowStride + i] = min(1, 1.5 * Float(near) / 16)
             }
         }
     }
