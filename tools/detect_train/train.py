@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Trains the detector's front-end CNN (model.py) on packs made by tools/scenes/dr_render.py (train split only).
+
+  train.py --pack .build/dr/train-11.npz [--pack …] --minutes 60 --out .build/dr/run [--resume CKPT] [--crop 96x128]
+
+Loss: binary cross-entropy on the interior map + 2 × BCE on the paper-edge map (positives weighted 3×). Augmented
+with flips and brightness / contrast / chroma jitter; random crops (the net is fully convolutional). Time-bounded:
+cosine learning-rate decay over --minutes; a checkpoint (`ckpt.pt`) every epoch and at the end, always the latest —
+no checkpoint is picked by any score, the held-out benchmark never enters training. A progress line per 50 steps.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from model import PrintNet, normalise  # noqa: E402
+
+
+def augment(x, y, crop, rng):
+    n = x.shape[0]
+    if crop is not None:
+        ch, cw = crop
+        top = int(rng.integers(0, x.shape[2] - ch + 1))
+        left = int(rng.integers(0, x.shape[3] - cw + 1))
+        x, y = x[:, :, top:top + ch, left:left + cw], y[:, :, top:top + ch, left:left + cw]
+    if rng.random() < 0.5:
+        x, y = x.flip(3), y.flip(3)
+    if rng.random() < 0.5:
+        x, y = x.flip(2), y.flip(2)
+    g = torch.from_numpy(rng.uniform(0.7, 1.3, (n, 1, 1))).float()
+    b = torch.from_numpy(rng.uniform(-0.15, 0.15, (n, 1, 1))).float()
+    x = x.clone()
+    x[:, 0] = (x[:, 0] * g + b).clamp(-0.5, 0.5)
+    x[:, 1:] = x[:, 1:] * torch.from_numpy(rng.uniform(0.6, 1.4, (n, 1, 1, 1))).float() \
+        + torch.from_numpy(rng.uniform(-0.05, 0.05, (n, 2, 1, 1))).float()
+    return x, y
+
+
+def loss_fn(logits, y):
+    interior = F.binary_cross_entropy_with_logits(logits[:, 0], y[:, 0])
+    edge = F.binary_cross_entropy_with_logits(logits[:, 1], y[:, 1], pos_weight=torch.tensor(3.0))
+    return interior + 2 * edge, interior.item(), edge.item()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--pack", action="append", required=True,
+                   help="a pack file or a glob; globs are looked at again at each epoch (packs still rendering join)")
+    p.add_argument("--minutes", type=float, default=60)
+    p.add_argument("--out", required=True)
+    p.add_argument("--resume", default=None)
+    p.add_argument("--batch", type=int, default=24)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--crop", default="96x128")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    loaded = {}
+
+    def load_packs():
+        for pattern in args.pack:
+            for path in sorted(glob.glob(pattern)):
+                if path not in loaded:
+                    d = np.load(path)
+                    loaded[path] = (d["X"], d["Y"])
+        x = torch.from_numpy(np.concatenate([v[0] for v in loaded.values()]))
+        y = torch.from_numpy(np.concatenate([v[1] for v in loaded.values()]))
+        return x, y
+
+    x_all, y_all = load_packs()
+    n = x_all.shape[0]
+    crop = tuple(int(v) for v in args.crop.split("x")) if args.crop != "none" else None
+    os.makedirs(args.out, exist_ok=True)
+    model = PrintNet()
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    step0 = 0
+    if args.resume:
+        state = torch.load(args.resume)
+        model.load_state_dict(state["model"])
+        step0 = state.get("step", 0)
+    print(f"train: {n} scenes from {args.pack}, {sum(p.numel() for p in model.parameters())} parameters, "
+          f"{args.minutes} min, batch {args.batch}, crop {crop}", flush=True)
+    start = time.time()
+    budget = args.minutes * 60
+    step, epoch = step0, 0
+    log = []
+    running = None
+    done = False
+    while not done:
+        if epoch > 0:
+            x_all, y_all = load_packs()
+            n = x_all.shape[0]
+            print(f"epoch {epoch}: {n} scenes ({len(loaded)} packs)", flush=True)
+        order = torch.from_numpy(rng.permutation(n))
+        for k in range(0, n - args.batch + 1, args.batch):
+            elapsed = time.time() - start
+            if elapsed > budget:
+                done = True
+                break
+            frac = elapsed / budget
+            lr = args.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * frac))) * min(1.0, (step - step0 + 1) / 100)
+            for group in opt.param_groups:
+                group["lr"] = lr
+            idx = order[k:k + args.batch]
+            x = normalise(x_all[idx])
+            y = y_all[idx].float() / 255
+            x, y = augment(x, y, crop, rng)
+            model.train()
+            loss, li, le = loss_fn(model.logits(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
+            if step % 50 == 0:
+                eta = (budget - (time.time() - start)) / 60
+                print(f"step {step} epoch {epoch} loss {running:.4f} (interior {li:.4f} edge {le:.4f}) lr {lr:.5f} "
+                      f"{(step - step0) * args.batch / (time.time() - start):.1f} scenes/s, {eta:.1f} min left",
+                      flush=True)
+                log.append({"step": step, "loss": running, "minutes": (time.time() - start) / 60})
+        epoch += 1
+        torch.save({"model": model.state_dict(), "step": step, "epoch": epoch}, os.path.join(args.out, "ckpt.pt"))
+    torch.save({"model": model.state_dict(), "step": step, "epoch": epoch}, os.path.join(args.out, "ckpt.pt"))
+    with open(os.path.join(args.out, "train_log.json"), "w") as out:
+        json.dump({"args": vars(args), "packs": sorted(loaded), "scenes": n, "steps": step, "epochs": epoch,
+                   "minutes": round((time.time() - start) / 60, 1), "log": log}, out)
+    print(f"done: {step} steps, {epoch} epochs, {(time.time() - start) / 60:.1f} min", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""Photos for the domain-randomized generator, split by photo instance into train and held-out.
+
+  train:   the detect renderer's tuning photos (photos.py) + photos from Debian wallpaper packages
+           (mate-backgrounds nature/, palapeli-data, lomiri-wallpapers-16.04; fetched with `apt-get download`, unpacked
+           with `dpkg -x` into the cache folder) + procedural pictures (dr_render.synthetic_picture)
+  heldout: the detect renderer's benchmark photos (photos.py): never rendered into a training scene
+
+Images are cached downscaled to ≤ 1024 px on the long side (`CACHE/dr-photos-<split>.npz`).
+"""
+import glob
+import os
+import subprocess
+import sys
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import photos as scene_photos  # noqa: E402
+
+PACKAGES = {
+    "mate-backgrounds": "usr/share/backgrounds/mate/nature/*.jpg",
+    "palapeli-data": "usr/share/palapeli/collection/*.jpg",
+    "lomiri-wallpapers-16.04": "usr/share/backgrounds/*.jpg",
+}
+
+
+def _fail(message):
+    sys.stderr.write("dr_photos: " + message + "\n")
+    sys.exit(2)
+
+
+def _package_photos(cache_dir):
+    out = []
+    work = os.path.join(cache_dir, "dr-debs")
+    os.makedirs(work, exist_ok=True)
+    for package, pattern in PACKAGES.items():
+        root = os.path.join(work, "x-" + package)
+        if not os.path.isdir(root):
+            debs = glob.glob(os.path.join(work, package + "_*.deb"))
+            if not debs:
+                result = subprocess.run(["apt-get", "download", package], cwd=work, capture_output=True, text=True)
+                debs = glob.glob(os.path.join(work, package + "_*.deb"))
+                if not debs:
+                    _fail(f"cannot fetch {package} (apt-get update; apt-get download {package}): "
+                          + result.stderr.strip())
+            subprocess.run(["dpkg", "-x", debs[0], root + ".partial"], check=True)
+            os.rename(root + ".partial", root)
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            bgr = cv2.imread(path, cv2.IMREAD_COLOR)
+            if bgr is not None:
+                out.append((package + ":" + os.path.basename(path), cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)))
+    return out
+
+
+def _shrink(image, long_px=1024):
+    scale = long_px / max(image.shape[:2])
+    if scale >= 1:
+        return image
+    size = (int(round(image.shape[1] * scale)), int(round(image.shape[0] * scale)))
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+
+
+def photo_set(split, cache_dir):
+    """[(name, RGB uint8)] for `split` ('train' or 'heldout'), cached."""
+    cache = os.path.join(cache_dir, f"dr-photos-{split}.npz")
+    if os.path.exists(cache):
+        data = np.load(cache, allow_pickle=False)
+        names = [str(n) for n in data["names"]]
+        return [(n, data[f"p{i}"]) for i, n in enumerate(names)]
+    tuning, benchmark = scene_photos.split(scene_photos.load_all(cache_dir))
+    if split == "train":
+        chosen = tuning + _package_photos(cache_dir)
+    elif split == "heldout":
+        chosen = benchmark
+    else:
+        _fail(f"unknown split {split!r}")
+    chosen = [(n, _shrink(np.ascontiguousarray(p))) for n, p in chosen]
+    os.makedirs(cache_dir, exist_ok=True)
+    np.savez(cache + ".partial.npz", names=np.array([n for n, _ in chosen]),
+             **{f"p{i}": p for i, (_, p) in enumerate(chosen)})
+    os.replace(cache + ".partial.npz", cache)
+    return chosen
+
+
+if __name__ == "__main__":
+    cache_dir = sys.argv[1] if len(sys.argv) > 1 else ".build/scenes-cache"
+    for s in ("train", "heldout"):
+        print(s, [n for n, _ in photo_set(s, cache_dir)])
