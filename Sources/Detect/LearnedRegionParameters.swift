@@ -30,10 +30,6 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// The refined outline may move more than this from the region's quad at up to two corners (more only when
     /// clearly supported), as the classic path's 6 coarse px (3 cells of 2 coarse px).
     public var maximumCornerShiftCells = 3.0
-    /// A placed side further than this from the region's (grown) side has taken another line — the picture inside
-    /// a white border, a shadow or table line outside the paper — and is searched again near the region's side
-    /// (`Quad.adoptingSides`). The region's sides lie within about a cell of the paper's edge; nil: never.
-    public var sideAgreementCells: Double? = 1.25
 
     public init() {}
 }

@@ -7,11 +7,10 @@ extension PhotoDetector {
     /// be (`LearnedRegionParameters`).
     ///
     /// Runs on the caller's thread; allocates nothing once the region lists have grown.
-    func considerLearnedRegions(_ frame: FrameBuffer, sampler: PlaneSampler, minimumSidePx: Double) {
+    func considerLearnedRegions(_ maps: SegmentationMaps, sampler: PlaneSampler, minimumSidePx: Double) {
         guard let segmenter, let learnedRegions, let foreground else { return }
         let grid = segmenter.grid
         guard grid.widthCells >= 3, grid.heightCells >= 3 else { return }
-        let maps = segmenter.segment(frame)
         let p = learnedParameters
         for j in 0..<grid.heightCells {
             let interior = maps.interior + j * maps.rowStride, edge = maps.edge + j * maps.rowStride
@@ -32,5 +31,39 @@ extension PhotoDetector {
             considerRegion(region, of: learnedRegions, sampler: sampler, scale: c, search: search,
                            minimumSidePx: minimumSidePx)
         }
+    }
+
+    /// `both` mode: drops the candidates found so far (the classic passes') that the segmenter does not see as a
+    /// print — fewer than half of 25 points inside the quad (a 5 × 5 lattice from 10 % to 90 % of the way between
+    /// opposite sides) in cells whose interior probability reaches `interiorThreshold`. The edge passes find
+    /// outlines in table texture, in a picture's own content and across two prints; the segmenter knows what a
+    /// print looks like. In place, without allocating.
+    func droppingCandidatesTheSegmenterDoesNotSee(_ maps: SegmentationMaps) {
+        guard let segmenter else { return }
+        let grid = segmenter.grid, c = Double(grid.cellPx)
+        let threshold = learnedParameters.interiorThreshold
+        var kept = 0
+        for index in candidates.indices {
+            let quad = candidates[index].quad
+            var inside = 0
+            for a in 0..<5 {
+                let u = 0.1 + 0.2 * Double(a)
+                for b in 0..<5 {
+                    let v = 0.1 + 0.2 * Double(b)
+                    let top = quad[0] + (quad[1] - quad[0]) * u, bottom = quad[3] + (quad[2] - quad[3]) * u
+                    let p = top + (bottom - top) * v
+                    let i = min(grid.widthCells - 1, max(0, Int(p.x / c)))
+                    let j = min(grid.heightCells - 1, max(0, Int(p.y / c)))
+                    if maps.interior[j * maps.rowStride + i] >= threshold { inside += 1 }
+                }
+            }
+            if inside * 2 >= 25 {
+                candidates[kept] = candidates[index]
+                kept += 1
+            } else {
+                trace?("dropped (the segmenter sees \(inside) of 25 points inside): \(candidates[index].quad)")
+            }
+        }
+        candidates.removeLast(candidates.count - kept)
     }
 }

@@ -39,7 +39,7 @@ public final class PhotoDetector {
     private var fitter = QuadFitter()
     private var refiner = EdgeRefiner()
     private let borderCompleter = BorderCompleter()
-    private var candidates: [Observation] = []
+    var candidates: [Observation] = []
     private var results: [Observation] = []
     /// Edge sensitivities tried per frame (1 = default thresholds; lower finds weaker outlines).
     /// Per pass: edge sensitivity (1 = default thresholds; lower finds weaker outlines), the radius edges are dilated
@@ -104,8 +104,16 @@ public final class PhotoDetector {
         let minimumSidePx = max(8.0, parameters.minimumSize * shortSide)
         guard coarse.widthPx >= 16, coarse.heightPx >= 16, minimumSidePx < shortSide else { return results }
         let sampler = PlaneSampler(frame)
-        if mode.usesSegmenter { considerLearnedRegions(frame, sampler: sampler, minimumSidePx: minimumSidePx) }
+        // Classic regions first: where both find a print, the edge passes' outline is kept (a learned region whose
+        // centre lies in an earlier candidate is skipped); the learned regions add the prints they missed.
+        // In `both`, a classic candidate the segmenter does not see as a print is dropped before the learned regions
+        // are placed.
         if mode != .learned { considerClassicRegions(frame, sampler: sampler, minimumSidePx: minimumSidePx) }
+        if mode.usesSegmenter, let segmenter {
+            let maps = segmenter.segment(frame)
+            if mode == .both { droppingCandidatesTheSegmenterDoesNotSee(maps) }
+            considerLearnedRegions(maps, sampler: sampler, minimumSidePx: minimumSidePx)
+        }
         // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
         // a shape inside a picture): keep the larger unless it is clearly less certain.
         insertionSortByConfidence()
@@ -287,9 +295,9 @@ public final class PhotoDetector {
         let sides = result.meanSideLengthsPx
         let shortPx = min(sides.width, sides.height), longPx = max(sides.width, sides.height)
         guard longPx > 0, shortPx >= parameters.minimumSize * shortSide,
-              result.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance,
-              shortPx / longPx >= parameters.minimumAspectRatio - 1e-9,
-              shortPx / longPx <= parameters.maximumAspectRatio + 1e-9,
+              case let fit = shape(of: result), fit.angleDeviationDegrees <= parameters.quadratureTolerance,
+              fit.aspect >= parameters.minimumAspectRatio - 1e-9,
+              fit.aspect <= parameters.maximumAspectRatio + 1e-9,
               second.meanSupport >= parameters.minimumConfidence
         else { return nil }
         // The kept and out-of-view sides in the canonical numbering (a rotation of `second.quad`'s).
@@ -298,7 +306,7 @@ public final class PhotoDetector {
             outOfViewSides = Quad.sideMask(second.outOfViewSides, shiftedBy: start)
             keptSides = Quad.sideMask(second.keptSides, shiftedBy: start)
         }
-        return Observation(quad: result, confidence: min(1, second.meanSupport), aspectRatio: shortPx / longPx,
+        return Observation(quad: result, confidence: min(1, second.meanSupport), aspectRatio: fit.aspect,
                            outOfViewSides: outOfViewSides, unmeasuredSides: keptSides)
     }
 
@@ -351,10 +359,11 @@ public final class PhotoDetector {
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
         for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }  // found in an earlier pass
-        guard scaled.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance + 15 else { reject("coarse angles"); return }
+        let coarseFit = shape(of: scaled)
+        guard coarseFit.angleDeviationDegrees <= parameters.quadratureTolerance + 15 else { reject("coarse angles"); return }
         let coarseSides = scaled.meanSideLengthsPx
-        let coarseShort = min(coarseSides.width, coarseSides.height), coarseLong = max(coarseSides.width, coarseSides.height)
-        guard coarseShort >= 0.8 * minimumSidePx, coarseShort >= (parameters.minimumAspectRatio - 0.15) * coarseLong
+        let coarseShort = min(coarseSides.width, coarseSides.height)
+        guard coarseShort >= 0.8 * minimumSidePx, coarseFit.aspect >= parameters.minimumAspectRatio - 0.15
         else { reject("coarse size/aspect"); return }
         // Search the edges near the region's sides (`search`), wider when a side finds none there, then once more
         // tightly.
@@ -400,11 +409,12 @@ public final class PhotoDetector {
             }
             trace?("border completed \(q(second.quad)) -> \(q(quad))")
         }
-        guard quad.maxRightAngleDeviationDegrees <= parameters.quadratureTolerance else { reject("angles"); return }
+        let fit = shape(of: quad)
+        guard fit.angleDeviationDegrees <= parameters.quadratureTolerance else { reject("angles"); return }
         let sides = quad.meanSideLengthsPx
         let shortSide = min(sides.width, sides.height), longSide = max(sides.width, sides.height)
         guard longSide > 0, shortSide >= minimumSidePx else { reject("small"); return }
-        let aspect = shortSide / longSide
+        let aspect = fit.aspect
         guard aspect >= parameters.minimumAspectRatio - 1e-9, aspect <= parameters.maximumAspectRatio + 1e-9 else {
             reject("aspect"); return
         }
@@ -418,6 +428,14 @@ public final class PhotoDetector {
         guard confidence >= parameters.minimumConfidence else { reject("confidence"); return }
         candidates.append(Observation(quad: quad, confidence: confidence, aspectRatio: aspect))
         reject("kept, confidence \(confidence)")
+    }
+}
+
+extension PhotoDetector {
+    /// `quad`'s corner-angle deviation and aspect as the print it images (`Quad.rectangleFit`: a tilted camera's
+    /// perspective taken out), for the shape checks against `parameters`.
+    func shape(of quad: Quad) -> (angleDeviationDegrees: Double, aspect: Double) {
+        quad.rectangleFit(frameWidthPx: geometry.widthPx, frameHeightPx: geometry.heightPx)
     }
 }
 

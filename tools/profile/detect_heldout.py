@@ -33,13 +33,13 @@ BUCKETS = ["wood", "cloth", "stone", "paper-cork", "carpet", "plain-light", "pla
            "hand", "overlap", "tilt>=35", "no-border", "border", "small"]
 
 
-def ensure_scenes(count, seed, out):
+def ensure_scenes(count, seed, out, split):
     truth_path = os.path.join(out, "truth.json")
     if os.path.exists(truth_path):
         truth = json.load(open(truth_path))
-        if truth.get("seed") == seed and len(truth["scenes"]) == count and truth.get("split") == "heldout":
+        if truth.get("seed") == seed and len(truth["scenes"]) == count and truth.get("split") == split:
             return truth
-    command = [sys.executable, os.path.join(ROOT, "tools/scenes/dr_render.py"), "stills", "--split", "heldout",
+    command = [sys.executable, os.path.join(ROOT, "tools/scenes/dr_render.py"), "stills", "--split", split,
                "--count", str(count), "--seed", str(seed), "--out", out]
     print("rendering:", " ".join(command), file=sys.stderr)
     subprocess.run(command, check=True)
@@ -103,6 +103,8 @@ def sheet(path, directory, worst, limit=24):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--split", choices=["heldout", "train"], default="heldout",
+                    help="train: a tuning set of training-split scenes (what thresholds may be chosen on)")
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--colorcam", default=os.environ.get("COLORCAM", os.path.join(ROOT, ".build/release/colorcam")))
@@ -115,8 +117,8 @@ def main():
     ap.add_argument("--min-precision", type=float, default=None)
     ap.add_argument("--min-bucket-recall", type=float, default=None)
     args = ap.parse_args()
-    out = args.out or os.path.join(ROOT, ".build", f"dr-heldout-{args.seed}-{args.count}")
-    truth = ensure_scenes(args.count, args.seed, out)
+    out = args.out or os.path.join(ROOT, ".build", f"dr-{args.split}-{args.seed}-{args.count}")
+    truth = ensure_scenes(args.count, args.seed, out, args.split)
     if not truth["scenes"] or not any(s["photos"] for s in truth["scenes"]):
         raise SystemExit("detect_heldout: the rendered set holds no prints")
     configs = []
@@ -129,7 +131,7 @@ def main():
         results[name] = score(truth, detect_all(args.colorcam, extra, truth, out, args.workers))
         print(f"({name}: {time.time() - started:.0f} s)", file=sys.stderr)
     names = [n for n, _ in configs]
-    print(f"held-out stills: {len(truth['scenes'])} (dr_render.py stills --split heldout --count {args.count} "
+    print(f"{args.split} stills: {len(truth['scenes'])} (dr_render.py stills --split {args.split} --count {args.count} "
           f"--seed {args.seed}), {results[names[0]]['truths']} prints; recall at Jaccard >= 0.9")
     print(f"{'':>18}" + "".join(f"{n:>14}" for n in names))
     print(f"{'overall recall':>18}" + "".join(f"{100 * results[n]['recall']:>13.1f}%" for n in names))
