@@ -4,12 +4,7 @@ import Testing
 
 /// Two prints on a dark table, one plain, one with a white border, at different angles with mild perspective.
 @Test func findsPrintsOnADarkTableWithSubPixelCorners() {
-    let a = placedQuad(centre: PixelPoint(190, 230), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
-    let b = placedQuad(centre: PixelPoint(470, 250), widthPx: 140, heightPx: 190, angleDegrees: -8)
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (55, 120, 135), photos: [
-        (SyntheticPhoto(widthPx: 200, heightPx: 150, seed: 1), a),
-        (SyntheticPhoto(widthPx: 140, heightPx: 190, seed: 2, colour: false, borderFraction: 0.06), b),
-    ], noiseSigma: 2)
+    let (frame, a, b) = twoPrintsOnADarkTable()
     let detector = PhotoDetector(geometry: frame.geometry)
     let found = detector.detect(frame)
     #expect(found.count == 2)

@@ -116,12 +116,7 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
 /// Two prints on a dark table (as in `findsPrintsOnADarkTableWithSubPixelCorners`), maps painted from their quads:
 /// the learned mode places each within 1.5 px from the maps' regions alone, calling the segmenter once per frame.
 @Test func learnedModeFindsEachPaintedPrint() {
-    let a = placedQuad(centre: PixelPoint(190, 230), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
-    let b = placedQuad(centre: PixelPoint(470, 250), widthPx: 140, heightPx: 190, angleDegrees: -8)
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (55, 120, 135), photos: [
-        (SyntheticPhoto(widthPx: 200, heightPx: 150, seed: 1), a),
-        (SyntheticPhoto(widthPx: 140, heightPx: 190, seed: 2, colour: false, borderFraction: 0.06), b),
-    ], noiseSigma: 2)
+    let (frame, a, b) = twoPrintsOnADarkTable()
     let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [a, b], edgeQuads: [a, b])
     let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .learned)
     let found = detector.detect(frame)

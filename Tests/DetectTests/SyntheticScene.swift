@@ -182,3 +182,15 @@ func maxCornerError(_ a: Quad, _ b: Quad) -> Double {
         (0..<4).map { i in ((x[i] - y[i + shift]) * (x[i] - y[i + shift])).sum().squareRoot() }.max()!
     }.min()!
 }
+
+/// Two prints on a dark table, one plain, one with a white border, at different angles with mild perspective: the
+/// frame and the two prints' true quads.
+func twoPrintsOnADarkTable() -> (frame: FrameBuffer, a: Quad, b: Quad) {
+    let a = placedQuad(centre: PixelPoint(190, 230), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
+    let b = placedQuad(centre: PixelPoint(470, 250), widthPx: 140, heightPx: 190, angleDegrees: -8)
+    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (55, 120, 135), photos: [
+        (SyntheticPhoto(widthPx: 200, heightPx: 150, seed: 1), a),
+        (SyntheticPhoto(widthPx: 140, heightPx: 190, seed: 2, colour: false, borderFraction: 0.06), b),
+    ], noiseSigma: 2)
+    return (frame, a, b)
+}
