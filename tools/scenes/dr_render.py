@@ -124,8 +124,9 @@ def make_print(rng, photo):
         crop = grey[..., None] * tone + rng.uniform(0, 15)
     else:
         style = "colour"
-        crop = crop * rng.uniform(0.6, 1.0) + grey[..., None] * (1 - rng.uniform(0.6, 1.0)) * 0 \
-            if rng.random() < 0.5 else crop
+        if rng.random() < 0.5:  # a dimmer print
+            crop = crop * rng.uniform(0.6, 1.0)
+            rng.uniform(0.6, 1.0)  # drawn and unused: keeps every scene as the committed figures rendered it
     faded = rng.random() < 0.3
     lo, hi = (rng.uniform(30, 90), rng.uniform(190, 240)) if faded else (rng.uniform(0, 25), rng.uniform(225, 255))
     crop = lo + crop / 255.0 * (hi - lo)
