@@ -81,9 +81,11 @@ public struct AlphaBetaFilter: Sendable, Hashable {
 
     /// Moves the estimate to `x` at `timestampNs` keeping the velocity: a correction of where the coordinate is
     /// (another edge was being followed), not a measurement of motion, so no jump enters the velocity.
-    public mutating func rebase(to x: Double, timestampNs: Int64) {
+    /// `velocityChangePerSample`: a velocity correction measured another way (px per sample interval), added.
+    public mutating func rebase(to x: Double, timestampNs: Int64, velocityChangePerSample: Double = 0) {
         value = x
         lastTimestampNs = timestampNs
+        velocityPerS += velocityChangePerSample / lastIntervalS
     }
 
     /// Advances the prediction by one missed sample (no measurement) and returns it. `alreadyMoved`: this sample's

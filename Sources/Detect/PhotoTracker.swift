@@ -35,6 +35,12 @@ public struct TrackerParameters: Sendable, Hashable {
     /// On such frames the re-find searches from its last outline as moved, each corner kept within this distance of
     /// the averaged corners (see `State.prediction(leashPx:)`), px.
     public var refindLeashPx = 1.0
+    /// A full search's outline that places a track the re-find lost (`update`'s `placed`) also corrects the track's
+    /// velocity when it lies shifted from the track's prediction as a whole — a translation of at least this many px
+    /// per frame since the track's last measurement, twice the corners' scatter about it: the photo slid faster
+    /// than the re-find's reach, and without the correction its re-finds would keep losing it. (Another edge of
+    /// the same photo, the other outline a placement may carry, grows or shrinks the outline instead.)
+    public var placementSlidePxPerFrame = 1.0
 
     public init() {}
 }
@@ -108,6 +114,20 @@ public final class PhotoTracker {
             var q = raw
             for i in 0..<4 { q[i] = q[i] + velocityPxPerFrame[i] }
             return q
+        }
+
+        /// How far per frame `quad` (a full search's outline placing this track) lies translated from `predicted`
+        /// (this frame's prediction) since the track's last measurement, when that is a slide (see
+        /// `TrackerParameters.placementSlidePxPerFrame`); zero otherwise.
+        func slidePerFrame(to quad: Quad, from predicted: Quad, minimumPx: Double) -> PixelPoint {
+            guard missed > 0 else { return .zero }
+            var mean = PixelPoint.zero
+            for i in 0..<4 { mean += (quad[i] - predicted[i]) / 4 }
+            var scatter = 0.0
+            for i in 0..<4 { let r = quad[i] - predicted[i] - mean; scatter += (r * r).sum() / 4 }
+            let shiftPx = (mean * mean).sum().squareRoot(), frames = Double(missed + 1)
+            guard shiftPx >= minimumPx * frames, shiftPx >= 2 * scatter.squareRoot() else { return .zero }
+            return mean / frames
         }
 
         /// The sides among `measured` that turned against the photo's shape (`Quad.bentSides`), counting how long
@@ -268,10 +288,14 @@ public final class PhotoTracker {
             }
             state.shapeRejections = 0
             if isPlacement {
-                // Moved, not moving: the velocities stay as they were.
+                // Moved, not moving: the velocities stay as they were — unless the photo slid away from the re-find.
+                let slide = isCorrection ? .zero
+                    : state.slidePerFrame(to: quad, from: predicted[pair.track], minimumPx: p.placementSlidePxPerFrame)
                 for i in 0..<4 {
-                    state.filters[2 * i].rebase(to: quad[i].x, timestampNs: timestampNs)
-                    state.filters[2 * i + 1].rebase(to: quad[i].y, timestampNs: timestampNs)
+                    state.velocityPxPerFrame[i] += slide
+                    state.filters[2 * i].rebase(to: quad[i].x, timestampNs: timestampNs, velocityChangePerSample: slide.x)
+                    state.filters[2 * i + 1].rebase(to: quad[i].y, timestampNs: timestampNs,
+                                                    velocityChangePerSample: slide.y)
                 }
                 state.smoothed = quad
             } else if state.motionApplied && quad.meanCornerDistance(to: state.raw) <= p.stillGatePx {

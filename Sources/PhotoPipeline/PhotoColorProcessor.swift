@@ -25,9 +25,9 @@ public struct PhotoPipelineOptions: Sendable {
     public var featherPx = 2.0
     /// At most this many photos are colorized per frame (the largest first); 1…64.
     public var maxPhotos = 8
-    /// A print whose tracked corners moved more than this since the previous frame (px per frame) is shown without
-    /// colour in that frame: the tracker trails a fast-moving print, and colour must not land on the table.
-    public var maxCompositeSpeedPx = 2.0
+    /// A print whose tracked corners moved more than this since the previous frame (mean, px per frame) is shown
+    /// without colour in that frame (`PaintGate`).
+    public var maxPaintSpeedPx = 16.0
     /// Where `--save-photos` writes; nil to save nothing.
     public var savePhotosDirectory: String?
     public var detector = DetectorParameters()
@@ -72,18 +72,16 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     private var photoCounts: UnsafeMutablePointer<Int>?
     private var photoIDs: UnsafeMutablePointer<Int>?
     private var photoQuads: UnsafeMutablePointer<Quad>?
+    private var photoWhole: UnsafeMutablePointer<Bool>?
     // Per input slot.
     private var slotCount = 0
     private var slotInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
     private var slotOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
     private var slotThumbs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
     private var slotJobs: UnsafeMutablePointer<SlotJob>?
-    // Capture-thread scratch: a thumbnail per photo in view; each recent track's last measured corners.
+    // Capture-thread scratch: a thumbnail per photo in view; which tracks are painted.
     private let thumbs: UnsafeMutablePointer<Float>
-    private var lastIDs: [Int] = []
-    private var lastQuads: [Quad] = []
-    private var nextIDs: [Int] = []
-    private var nextQuads: [Quad] = []
+    private var gate: PaintGate
     // Output-thread scratch: the frame's chroma before compositing.
     private let originalCb: UnsafeMutablePointer<UInt8>
     private let originalCr: UnsafeMutablePointer<UInt8>
@@ -127,8 +125,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
         let side = FrameSampler.thumbnailSide
         thumbs = .allocate(capacity: options.maxPhotos * side * side)
-        lastIDs.reserveCapacity(64); nextIDs.reserveCapacity(64)
-        lastQuads.reserveCapacity(64); nextQuads.reserveCapacity(64)
+        gate = PaintGate(geometry: geometry, maxSpeedPx: options.maxPaintSpeedPx)
         originalCb = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
         originalCr = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
     }
@@ -138,7 +135,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         thumbs.deallocate()
         originalCb.deallocate()
         originalCr.deallocate()
-        photoCounts?.deallocate(); photoIDs?.deallocate(); photoQuads?.deallocate()
+        photoCounts?.deallocate(); photoIDs?.deallocate(); photoQuads?.deallocate(); photoWhole?.deallocate()
         for i in 0..<slotCount {
             slotInputs?[i].deallocate(); slotOutputs?[i].deallocate(); slotThumbs?[i].deallocate()
         }
@@ -152,6 +149,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         photoCounts!.initialize(repeating: 0, count: framePoolSize)
         photoIDs = .allocate(capacity: framePoolSize * options.maxPhotos)
         photoQuads = .allocate(capacity: framePoolSize * options.maxPhotos)
+        photoWhole = .allocate(capacity: framePoolSize * options.maxPhotos)
         slotCount = inputSlotCount
         let side = FrameSampler.thumbnailSide
         slotInputs = .allocate(capacity: inputSlotCount)
@@ -172,24 +170,18 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let tracks = session.process(frame, timestampNs: frame.captureTimestampNs)
         let base = frame.poolIndex * options.maxPhotos
         var count = 0
-        // The largest photos first when there are more than maxPhotos.
-        // Only prints measured in this frame, seen whole and not moving fast: a coasting track (missed, kept by the
-        // tracker's hysteresis) sits where the print was predicted to be, a fast one trails the print, and a print
-        // cut by the frame's edge has corners that are not the print's — colour painted there could land on the
-        // table or be warped wrongly.
-        nextIDs.removeAll(keepingCapacity: true); nextQuads.removeAll(keepingCapacity: true)
-        for track in tracks where track.missedFrames == 0 {
-            nextIDs.append(track.id); nextQuads.append(track.quad)
-        }
-        defer { swap(&lastIDs, &nextIDs); swap(&lastQuads, &nextQuads) }
-        for track in tracks where track.missedFrames == 0 && !isFast(track) && isWhole(track.quad)
+        // The photos `gate` paints, the largest first when there are more than maxPhotos.
+        defer { gate.endFrame() }
+        for track in tracks where gate.paints(track)
                 && (count < options.maxPhotos || track.quad.area > photoQuads![base + count - 1].area) {
             var k = min(count, options.maxPhotos - 1)
             photoIDs![base + k] = track.id
             photoQuads![base + k] = track.quad
+            photoWhole![base + k] = gate.isWhole(track.quad)
             while k > 0 && photoQuads![base + k].area > photoQuads![base + k - 1].area {
                 swap(&photoIDs![base + k], &photoIDs![base + k - 1])
                 swap(&photoQuads![base + k], &photoQuads![base + k - 1])
+                swap(&photoWhole![base + k], &photoWhole![base + k - 1])
                 k -= 1
             }
             count = min(count + 1, options.maxPhotos)
@@ -215,7 +207,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         // Thumbnails only when a request can be made, and outside the lock (the output thread composites under it).
         var sampled: UInt64 = 0  // bit k: photo k's thumbnail is in `thumbs`
         if !busy {
-            for k in 0..<count {
+            for k in 0..<count where photoWhole![base + k] {  // colours come from whole views only
                 guard let map = Rectifier.homography(for: photoQuads![base + k], widthPx: side, heightPx: side)
                 else { continue }
                 sampler.thumbnail(through: map, into: thumbs + k * side * side)
@@ -261,23 +253,6 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: quad.area)
         requestedFrame.store(sequence, ordering: .relaxed)
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
-    }
-
-    /// True unless the track was measured in the previous frame too and its corners moved at most
-    /// `maxCompositeSpeedPx` since (so a print just found, or found again, waits one frame for its colour).
-    private func isFast(_ track: Track) -> Bool {
-        guard let i = lastIDs.firstIndex(of: track.id) else { return true }
-        let previous = lastQuads[i]
-        let limit = options.maxCompositeSpeedPx * options.maxCompositeSpeedPx
-        return (0..<4).contains { k in ((track.quad[k] - previous[k]) * (track.quad[k] - previous[k])).sum() > limit }
-    }
-
-    /// True when every corner lies inside the frame (2 px margin): the print is seen whole.
-    func isWhole(_ quad: Quad) -> Bool {
-        (0..<4).allSatisfy { i in
-            quad[i].x >= 2 && quad[i].y >= 2 && quad[i].x <= Double(geometry.widthPx - 2)
-                && quad[i].y <= Double(geometry.heightPx - 2)
-        }
     }
 
     // MARK: inference thread

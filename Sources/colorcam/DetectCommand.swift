@@ -23,7 +23,8 @@ enum DetectCommand {
 
       --json                    image: exactly one JSON object on stdout,
                                 {"width":W,"height":H,"detections":[{"corners":[[x,y]×4],"confidence":c,"id":n}]}
-                                clip: one such object per frame and line, with "frame":n
+                                clip: one such object per frame and line, with "frame":n; tracked, each
+                                detection has "painted": whether replay/live paint colour on it in that frame
       --draw OUT.png            write the image (for a clip: its last frame) with the detections outlined
       --no-track                clip: report each frame's raw detections (ids are per-frame ranks)
       --full-detection-interval K
@@ -70,15 +71,19 @@ enum DetectCommand {
         var drawn: [Quad] = []
         var index = 0
         var out = ""
+        var gate = PaintGate(geometry: source.geometry)
         while try source.readFrame(into: frame) {
-            var rows: [(quad: Quad, confidence: Double, id: Int)] = []
+            var rows: [Row] = []
             if track {
                 let timestampNs = frame.sourceTimestampNs ?? Int64(index) * source.nominalFrameIntervalNs
                 for t in session.process(frame, timestampNs: timestampNs) {
-                    rows.append((t.quad, t.confidence, t.id))
+                    rows.append((t.quad, t.confidence, t.id, gate.paints(t)))
                 }
+                gate.endFrame()
             } else {
-                for (rank, o) in detector.detect(frame).enumerated() { rows.append((o.quad, o.confidence, rank + 1)) }
+                for (rank, o) in detector.detect(frame).enumerated() {
+                    rows.append((o.quad, o.confidence, rank + 1, nil))
+                }
             }
             drawn = rows.map(\.quad)
             out += json ? jsonLine(rows, geometry: source.geometry, frame: isImage ? nil : index)
@@ -114,7 +119,11 @@ enum DetectCommand {
 
     static func number3(_ value: Double) -> String { String((value * 1000).rounded() / 1000) }
 
-    static func jsonLine(_ rows: [(quad: Quad, confidence: Double, id: Int)], geometry: FrameGeometry,
+    /// One detection: corners, confidence, id (track id, or rank without tracking), and for a track whether the
+    /// product paints colour on it in this frame (`PaintGate`).
+    typealias Row = (quad: Quad, confidence: Double, id: Int, painted: Bool?)
+
+    static func jsonLine(_ rows: [Row], geometry: FrameGeometry,
                          frame: Int?) -> String {
         var s = "{"
         if let frame { s += "\"frame\":\(frame)," }
@@ -126,12 +135,14 @@ enum DetectCommand {
                 if i > 0 { s += "," }
                 s += "[\(number(row.quad[i].x)),\(number(row.quad[i].y))]"
             }
-            s += "],\"confidence\":\(number(row.confidence)),\"id\":\(row.id)}"
+            s += "],\"confidence\":\(number(row.confidence)),\"id\":\(row.id)"
+            if let painted = row.painted { s += ",\"painted\":\(painted)" }
+            s += "}"
         }
         return s + "]}\n"
     }
 
-    static func textLine(_ rows: [(quad: Quad, confidence: Double, id: Int)], frame: Int?) -> String {
+    static func textLine(_ rows: [Row], frame: Int?) -> String {
         var s = frame.map { "frame \($0): " } ?? ""
         s += "\(rows.count) photo\(rows.count == 1 ? "" : "s")"
         for row in rows {

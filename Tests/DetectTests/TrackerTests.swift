@@ -143,6 +143,42 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
             "a placement moves the track without velocity")
 }
 
+/// A print slid steadily faster than the re-find reaches: only every third frame's full search finds it (a
+/// placement after two misses). The placement's shift from the prediction, a translation over three frames, becomes
+/// velocity, so from then on the prediction is where the print is; a placement that only grows the outline (the
+/// paper's edge around the picture's) adds none.
+@Test func aPlacementAfterMissesThatShiftsTheWholeOutlineCorrectsTheVelocity() {
+    let q = placedQuad(centre: PixelPoint(200, 220), widthPx: 160, heightPx: 120, angleDegrees: 12)
+    func at(_ frame: Int) -> Quad {
+        var moved = q
+        for i in 0..<4 { moved[i] += PixelPoint(6 * Double(max(0, frame - 9)), 0) }
+        return moved
+    }
+    let dt: Int64 = 33_333_333
+    let tracker = PhotoTracker()
+    var predicted: [Quad] = []
+    for k in 0..<10 { _ = tracker.update([observation(at(k))], timestampNs: Int64(k) * dt) }
+    // Frames 10, 11: lost (no observation); frame 12: the full search places it.
+    _ = tracker.update([], timestampNs: 10 * dt)
+    _ = tracker.update([], timestampNs: 11 * dt)
+    _ = tracker.update([observation(at(12))], placed: 1, timestampNs: 12 * dt)
+    tracker.predictedQuads(into: &predicted)
+    #expect(predicted.first.map { maxCornerError($0.canonicallyOrdered(), at(13)) } ?? .infinity < 1e-6,
+            "predicted where the print slides next")
+    // The same with an outline 8 % larger about its centre: moved, not moving.
+    let still = PhotoTracker()
+    for k in 0..<10 { _ = still.update([observation(q)], timestampNs: Int64(k) * dt) }
+    _ = still.update([], timestampNs: 10 * dt)
+    _ = still.update([], timestampNs: 11 * dt)
+    var grown = q
+    let c = q.centroid
+    for i in 0..<4 { grown[i] = c + (q[i] - c) * 1.08 }
+    _ = still.update([observation(grown)], placed: 1, timestampNs: 12 * dt)
+    still.predictedQuads(into: &predicted)
+    #expect(predicted.first.map { maxCornerError($0.canonicallyOrdered(), grown) } ?? .infinity < 1e-6,
+            "a grown outline adds no velocity")
+}
+
 /// A print partly out of view: its out-of-view side is not measured, so a re-find puts it where the track
 /// predicted it. Followed from those echoes, the side's corners keep whatever motion they had when the camera turns
 /// (the predicted motion sustains itself); completed from the visible corners' rigid motion

@@ -2,6 +2,11 @@
 """Trains the detector's front-end CNN (model.py) on packs made by tools/scenes/dr_render.py (train split only).
 
   train.py --pack .build/dr/train-11.npz [--pack …] --minutes 60 --out .build/dr/run [--resume CKPT] [--crop 96x128]
+           [--init-onnx Models/detect-default/model.onnx]
+
+--init-onnx starts from an exported model (its BatchNorm folded into the convolutions): each BatchNorm becomes the
+identity plus the folded bias and stays frozen (running statistics fixed, eval mode), so fine-tuning continues that
+exact function; the check prints the largest difference from onnxruntime on a pack's first scenes.
 
 Loss: binary cross-entropy on the interior map + 2 × BCE on the paper-edge map (positives weighted 3×). Augmented
 with flips and brightness / contrast / chroma jitter; random crops (the net is fully convolutional). Time-bounded:
@@ -44,6 +49,45 @@ def augment(x, y, crop, rng):
     return x, y
 
 
+def init_from_onnx(model, path, x_check):
+    """Loads an exported PrintNet's folded weights (see the module comment); returns the max |torch − onnxruntime|."""
+    import onnx
+    import onnxruntime
+    from onnx import numpy_helper
+    graph = onnx.load(path).graph
+    weights = {i.name: numpy_helper.to_array(i).copy() for i in graph.initializer}
+    convs = [n for n in graph.node if n.op_type == "Conv"]
+    blocks = [model.stem, model.e1[0], model.e1[1], model.e2[0], model.e2[1]] + [model.e3[i] for i in range(4)] \
+        + [model.d2, model.d1]  # each Conv2d (no bias), BatchNorm2d, ReLU
+    assert len(convs) == len(blocks) + 2, f"{path}: {len(convs)} convolutions, not a PrintNet"
+    with torch.no_grad():
+        for node, (conv, bn, _) in zip(convs, blocks):
+            conv.weight.copy_(torch.from_numpy(weights[node.input[1]]))
+            bn.weight.fill_(1.0)
+            bn.bias.copy_(torch.from_numpy(weights[node.input[2]]))
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1.0 - bn.eps)
+        for node, conv in zip(convs[-2:], [model.head[0], model.head[2]]):
+            conv.weight.copy_(torch.from_numpy(weights[node.input[1]]))
+            conv.bias.copy_(torch.from_numpy(weights[node.input[2]]))
+    model.eval()
+    x = normalise(x_check)
+    with torch.no_grad():
+        ours = model(x).numpy()
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    theirs = np.concatenate([session.run(None, {name: x[i:i + 1].numpy()})[0] for i in range(x.shape[0])])
+    return float(np.abs(ours - theirs).max())
+
+
+def train_mode(model, frozen_bn):
+    model.train()
+    if frozen_bn:
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.eval()
+
+
 def loss_fn(logits, y):
     interior = F.binary_cross_entropy_with_logits(logits[:, 0], y[:, 0])
     edge = F.binary_cross_entropy_with_logits(logits[:, 1], y[:, 1], pos_weight=torch.tensor(3.0))
@@ -57,6 +101,7 @@ def main():
     p.add_argument("--minutes", type=float, default=60)
     p.add_argument("--out", required=True)
     p.add_argument("--resume", default=None)
+    p.add_argument("--init-onnx", default=None)
     p.add_argument("--batch", type=int, default=24)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--crop", default="96x128")
@@ -89,6 +134,12 @@ def main():
         state = torch.load(args.resume)
         model.load_state_dict(state["model"])
         step0 = state.get("step", 0)
+    frozen_bn = args.init_onnx is not None or (args.resume is not None and state.get("frozen_bn", False))
+    if args.init_onnx:
+        diff = init_from_onnx(model, args.init_onnx, x_all[:4, :, :120, :160])
+        print(f"init from {args.init_onnx}: max |torch - onnxruntime| {diff:.2e}", flush=True)
+        if diff > 1e-3:
+            raise SystemExit(f"train: {args.init_onnx}: the weights do not reproduce the model ({diff:.2e})")
     print(f"train: {n} scenes from {args.pack}, {sum(p.numel() for p in model.parameters())} parameters, "
           f"{args.minutes} min, batch {args.batch}, crop {crop}", flush=True)
     start = time.time()
@@ -116,7 +167,7 @@ def main():
             x = normalise(x_all[idx])
             y = y_all[idx].float() / 255
             x, y = augment(x, y, crop, rng)
-            model.train()
+            train_mode(model, frozen_bn)
             loss, li, le = loss_fn(model.logits(x), y)
             opt.zero_grad()
             loss.backward()
@@ -130,8 +181,10 @@ def main():
                       flush=True)
                 log.append({"step": step, "loss": running, "minutes": (time.time() - start) / 60})
         epoch += 1
-        torch.save({"model": model.state_dict(), "step": step, "epoch": epoch}, os.path.join(args.out, "ckpt.pt"))
-    torch.save({"model": model.state_dict(), "step": step, "epoch": epoch}, os.path.join(args.out, "ckpt.pt"))
+        torch.save({"model": model.state_dict(), "step": step, "epoch": epoch, "frozen_bn": frozen_bn},
+                   os.path.join(args.out, "ckpt.pt"))
+    torch.save({"model": model.state_dict(), "step": step, "epoch": epoch, "frozen_bn": frozen_bn},
+                   os.path.join(args.out, "ckpt.pt"))
     with open(os.path.join(args.out, "train_log.json"), "w") as out:
         json.dump({"args": vars(args), "packs": sorted(loaded), "scenes": n, "steps": step, "epochs": epoch,
                    "minutes": round((time.time() - start) / 60, 1), "log": log}, out)

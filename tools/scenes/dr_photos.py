@@ -5,8 +5,10 @@
            with `dpkg -x` into the cache folder) + procedural pictures (dr_render.synthetic_picture)
   heldout: the detect renderer's benchmark photos (photos.py): never rendered into a training scene
 
-Images are cached downscaled to ≤ 1024 px on the long side (`CACHE/dr-photos-<split>.npz`).
+Images are cached downscaled to ≤ 1024 px on the long side (`CACHE/dr-photos-<split>.npz`). Filling the cache
+holds a lock (`CACHE/dr-photos.lock`), so renderers started side by side fetch and unpack each package once.
 """
+import fcntl
 import glob
 import os
 import subprocess
@@ -64,10 +66,18 @@ def _shrink(image, long_px=1024):
 def photo_set(split, cache_dir):
     """[(name, RGB uint8)] for `split` ('train' or 'heldout'), cached."""
     cache = os.path.join(cache_dir, f"dr-photos-{split}.npz")
-    if os.path.exists(cache):
-        data = np.load(cache, allow_pickle=False)
-        names = [str(n) for n in data["names"]]
-        return [(n, data[f"p{i}"]) for i, n in enumerate(names)]
+    if not os.path.exists(cache):
+        os.makedirs(cache_dir, exist_ok=True)
+        with open(os.path.join(cache_dir, "dr-photos.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not os.path.exists(cache):
+                _fill(split, cache_dir, cache)
+    data = np.load(cache, allow_pickle=False)
+    names = [str(n) for n in data["names"]]
+    return [(n, data[f"p{i}"]) for i, n in enumerate(names)]
+
+
+def _fill(split, cache_dir, cache):
     tuning, benchmark = scene_photos.split(scene_photos.load_all(cache_dir))
     if split == "train":
         chosen = tuning + _package_photos(cache_dir)
@@ -80,7 +90,6 @@ def photo_set(split, cache_dir):
     np.savez(cache + ".partial.npz", names=np.array([n for n, _ in chosen]),
              **{f"p{i}": p for i, (_, p) in enumerate(chosen)})
     os.replace(cache + ".partial.npz", cache)
-    return chosen
 
 
 if __name__ == "__main__":

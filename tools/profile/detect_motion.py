@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Colour on moving prints: on domain-randomized clips in which a hand slides one print (2–15 px per frame, often
+partly out of view), how often colour is painted on a visible print with an outline that fits it.
+
+  detect_motion.py [--split heldout] [--seeds 1-24] [--colorcam BIN] [--config NAME=ARGS …] [--json]
+
+Clips: tools/scenes/dr_render.py sequence (one per seed, rendered once into .build/dr-motion/SPLIT-SEED). Each clip
+goes through `colorcam detect CLIP --json` (tracked, the product's detector and tracker); a detection's `painted`
+field is the product's own decision (`PaintGate`, the rule `replay`/`live` composite with). Per frame and per print
+whose visible fraction is at least --min-visible (default 0.05; the truth's `visible`):
+  - painted: a painted detection's outline lies within --max-offset px (default 1.5) of the print's true corners
+    (mean corner distance, best cyclic corner order; corners out of view included — the compositor clips);
+  - off: a painted detection is nearest this print but further than --max-offset (colour misplaced by that much).
+Reported overall, for the slid print while moving (by speed) and at rest, for the other prints, and for prints
+partly out of view. --min-painted / --max-off make it exit 1 (first config) when missed.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def parse_seeds(text):
+    seeds = []
+    for part in text.split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            seeds.extend(range(int(a), int(b) + 1))
+        else:
+            seeds.append(int(part))
+    return seeds
+
+
+def render(split, seed):
+    out = os.path.join(ROOT, ".build", "dr-motion", f"{split}-{seed}")
+    if not os.path.exists(os.path.join(out, "truth.json")):
+        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "scenes", "dr_render.py"), "sequence",
+                        "--split", split, "--seed", str(seed), "--out", out], check=True,
+                       stdout=subprocess.DEVNULL)
+    with open(os.path.join(out, "truth.json")) as handle:
+        return out, json.load(handle)
+
+
+def distance(truth, corners):
+    """Mean corner distance under the best cyclic order (either direction)."""
+    t, c = np.asarray(truth, float), np.asarray(corners, float)
+    best = np.inf
+    for cc in (c, c[::-1]):
+        for s in range(4):
+            best = min(best, float(np.linalg.norm(t - np.roll(cc, -s, axis=0), axis=1).mean()))
+    return best
+
+
+def score_clip(truth, lines, min_visible, max_offset):
+    """Rows (bucket keys, painted ok, painted off) per (frame, print)."""
+    rows = []
+    for frame, line in zip(truth["frames"], lines):
+        painted = [d["corners"] for d in line["detections"] if d.get("painted")]
+        if any("painted" not in d for d in line["detections"]):
+            raise SystemExit("detect_motion: colorcam detect --json gives no `painted` field (an older binary?)")
+        for p in frame["photos"]:
+            if p["visible"] < min_visible:
+                continue
+            dists = [distance(p["corners"], c) for c in painted]
+            nearest = min(dists) if dists else np.inf
+            keys = ["all"]
+            if p["mover"]:
+                keys.append("slid, moving" if p["speed_px"] > 0 else "slid, at rest")
+                if p["speed_px"] > 0:
+                    v = p["speed_px"]
+                    keys.append("moving 2-5 px/f" if v < 5 else "moving 5-10 px/f" if v < 10 else "moving 10-15 px/f")
+            else:
+                keys.append("other prints")
+            if p["visible"] < 0.999:
+                keys.append("partly out of view")
+            rows.append((keys, nearest <= max_offset, max_offset < nearest < 40))
+    return rows
+
+
+def run_config(binary, extra, clip_dir):
+    cmd = [binary, "detect", os.path.join(clip_dir, "sequence.y4m"), "--json"] + extra
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"detect_motion: {' '.join(cmd)} exited {result.returncode}: {result.stderr.strip()}")
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=["train", "heldout"], default="heldout",
+                        help="train: training-split clips (the only ones a setting may be chosen on)")
+    parser.add_argument("--seeds", default="1-24")
+    parser.add_argument("--colorcam", default=os.path.join(ROOT, ".build", "release", "colorcam"))
+    parser.add_argument("--config", action="append", default=[], help="NAME=extra colorcam detect arguments")
+    parser.add_argument("--min-visible", type=float, default=0.05)
+    parser.add_argument("--max-offset", type=float, default=1.5)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--min-painted", type=float)
+    parser.add_argument("--max-off", type=float)
+    args = parser.parse_args()
+    if not os.access(args.colorcam, os.X_OK):
+        raise SystemExit(f"detect_motion: {args.colorcam}: not an executable (make release)")
+    configs = [(c.split("=", 1)[0], c.split("=", 1)[1].split() if "=" in c else []) for c in args.config] \
+        or [("default", [])]
+    seeds = parse_seeds(args.seeds)
+    with ThreadPoolExecutor(args.workers) as pool:
+        clips = list(pool.map(lambda s: render(args.split, s), seeds))
+    report = {}
+    for name, extra in configs:
+        with ThreadPoolExecutor(args.workers) as pool:
+            outputs = list(pool.map(lambda c: run_config(args.colorcam, extra, c[0]), clips))
+        table = {}
+        per_clip = []
+        for (clip_dir, truth), lines in zip(clips, outputs):
+            rows = score_clip(truth, lines, args.min_visible, args.max_offset)
+            mover = [ok for keys, ok, _ in rows if "slid, moving" in keys]
+            per_clip.append((truth["seed"], truth["speed_px_per_frame"], np.mean(mover) if mover else float("nan")))
+            for keys, ok, off in rows:
+                for k in keys:
+                    n, good, bad = table.get(k, (0, 0, 0))
+                    table[k] = (n + 1, good + ok, bad + off)
+        report[name] = {"buckets": {k: {"frames": n, "painted": good / n, "off": bad / n}
+                                    for k, (n, good, bad) in table.items()},
+                        "clips": [{"seed": s, "speed_px": v, "moving_painted": m} for s, v, m in per_clip]}
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        order = ["all", "other prints", "slid, at rest", "slid, moving", "moving 2-5 px/f", "moving 5-10 px/f",
+                 "moving 10-15 px/f", "partly out of view"]
+        print(f"{len(clips)} clips ({args.split}, seeds {args.seeds}); painted within {args.max_offset} px "
+              f"(off: painted nearest the print but further)")
+        print(f"{'bucket':22s}" + "".join(f"{n:>24s}" for n, _ in configs))
+        for k in order:
+            cells = []
+            for name, _ in configs:
+                b = report[name]["buckets"].get(k)
+                cells.append(f"{100 * b['painted']:6.1f}% off {100 * b['off']:4.1f}% n={b['frames']:<5d}" if b else "-")
+            print(f"{k:22s}" + "".join(f"{c:>24s}" for c in cells))
+        worst = sorted(report[configs[0][0]]["clips"], key=lambda c: (np.nan_to_num(c["moving_painted"], nan=2)))
+        print("worst clips (" + configs[0][0] + ", moving): " + ", ".join(
+            f"seed {c['seed']} {c['speed_px']:.1f} px/f {100 * c['moving_painted']:.0f}%" for c in worst[:6]))
+    first = report[configs[0][0]]["buckets"]["all"]
+    if args.min_painted is not None and first["painted"] < args.min_painted:
+        return 1
+    if args.max_off is not None and first["off"] > args.max_off:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
