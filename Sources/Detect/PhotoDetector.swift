@@ -37,7 +37,7 @@ public final class PhotoDetector {
     private let edgeDetector: EdgeDetector
     private let regions: RegionExtractor
     private var fitter = QuadFitter()
-    private var refiner = EdgeRefiner()
+    var refiner = EdgeRefiner()
     private let borderCompleter = BorderCompleter()
     var candidates: [Observation] = []
     private var results: [Observation] = []
@@ -113,6 +113,7 @@ public final class PhotoDetector {
             let maps = segmenter.segment(frame)
             if mode == .both { droppingCandidatesTheSegmenterDoesNotSee(maps) }
             considerLearnedRegions(maps, sampler: sampler, minimumSidePx: minimumSidePx)
+            correctingSidesAgainstTheSegmenter(maps, sampler: sampler)
         }
         // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
         // a shape inside a picture): keep the larger unless it is clearly less certain.
@@ -323,6 +324,9 @@ public final class PhotoDetector {
         /// A refined corner further than this from the grown quad counts as moved (more than two: rejected unless
         /// clearly supported).
         var maximumCornerShiftPx: Double
+        /// A region whose quad holds an earlier candidate's centre is taken for several prints merged (a pass that
+        /// does not separate touching prints): rejected.
+        var rejectsEnclosing = false
     }
 
     /// Places one candidate region's outline and appends it to `candidates` when it passes the checks.
@@ -359,6 +363,9 @@ public final class PhotoDetector {
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
         for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }  // found in an earlier pass
+        if search.rejectsEnclosing {
+            for kept in candidates where scaled.contains(kept.quad.centroid) { reject("encloses a candidate"); return }
+        }
         let coarseFit = shape(of: scaled)
         guard coarseFit.angleDeviationDegrees <= parameters.quadratureTolerance + 15 else { reject("coarse angles"); return }
         let coarseSides = scaled.meanSideLengthsPx
@@ -440,6 +447,6 @@ extension PhotoDetector {
 }
 
 /// A quad's corners as rounded pixels, for the trace: "(x,y) (x,y) (x,y) (x,y)".
-private func tracedCorners(_ quad: Quad) -> String {
+func tracedCorners(_ quad: Quad) -> String {
     (0..<4).map { "(\(Int(quad[$0].x.rounded())),\(Int(quad[$0].y.rounded())))" }.joined(separator: " ")
 }

@@ -32,7 +32,7 @@ enum DetectCommand {
                                 photos are re-found from their predicted corners (1 = search every frame)
       --no-photo-motion         clip: do not measure each photo's motion from its picture (the tracker then
                                 follows the outlines with its lighter smoothing; a diagnostic)
-      --min-size F              smallest photo side as a fraction of the shorter image side (default 0.1)
+      --min-size F              smallest photo side as a fraction of the shorter image side (default 0.08)
       --min-aspect F            smallest short/long side ratio (default 0.5)
       --max-aspect F            largest short/long side ratio (default 1.0)
       --quadrature-tolerance D  largest corner-angle deviation from 90°, degrees (default 30)
