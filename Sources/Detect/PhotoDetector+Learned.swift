@@ -114,7 +114,13 @@ extension PhotoDetector {
                 let a = quad[side], b = quad[side + 1]
                 let outside = along(a, b, offsetPx: probePx), inside = along(a, b, offsetPx: -probePx)
                 let inwards: Bool
-                if outside >= p.sideOutsideLimit { inwards = false } else if inside < p.sideInsideLimit { inwards = true } else { continue }
+                if outside >= p.sideOutsideLimit {
+                    inwards = false
+                } else if inside < p.sideInsideLimit {
+                    inwards = true
+                } else {
+                    continue
+                }
                 // Positions where the map agrees: paper just inside, table just outside.
                 let repaired = refiner.repairSide(
                     quad, side: side, currentSupport: 0, in: sampler,

@@ -12,7 +12,8 @@ whose visible fraction is at least --min-visible (default 0.05; the truth's `vis
     (mean corner distance, best cyclic corner order; corners out of view included — the compositor clips);
   - off: a painted detection is nearest this print but further than --max-offset (colour misplaced by that much).
 Reported overall, for the slid print while moving (by speed) and at rest, for the other prints, and for prints
-partly out of view. --min-painted / --max-off make it exit 1 (first config) when missed.
+partly out of view. --min-painted / --max-off (all prints) and --min-moving-painted (the slid print while it moves)
+make it exit 1 (first config) when missed.
 """
 import argparse
 import json
@@ -105,6 +106,7 @@ def main():
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--min-painted", type=float)
     parser.add_argument("--max-off", type=float)
+    parser.add_argument("--min-moving-painted", type=float)
     args = parser.parse_args()
     if not os.access(args.colorcam, os.X_OK):
         raise SystemExit(f"detect_motion: {args.colorcam}: not an executable (make release)")
@@ -151,6 +153,9 @@ def main():
     if args.min_painted is not None and first["painted"] < args.min_painted:
         return 1
     if args.max_off is not None and first["off"] > args.max_off:
+        return 1
+    moving = report[configs[0][0]]["buckets"].get("slid, moving")
+    if args.min_moving_painted is not None and (moving is None or moving["painted"] < args.min_moving_painted):
         return 1
     return 0
 
