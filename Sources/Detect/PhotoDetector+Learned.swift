@@ -72,13 +72,13 @@ extension PhotoDetector {
         candidates.removeLast(candidates.count - kept)
     }
 
-    /// Moves each candidate's sides to where the segmenter says the paper ends: a side along which the interior map
+    /// Moves each learned candidate's sides (from index `first` on) to where the segmenter says the paper ends: a side along which the interior map
     /// is high just outside (a line in the picture, or the picture's edge inside a white border, taken for the
     /// paper's edge) slides outwards, one along which it is low just inside (a shadow or the table taken in) slides
     /// inwards — each to the nearest clear edge where the map agrees (`EdgeRefiner.repairSide`), then every side
     /// is refined tightly; kept when the outline still passes the shape checks. The edge search places the outline
     /// to a pixel; the maps know which edge is the paper's. In place, without allocating.
-    func correctingSidesAgainstTheSegmenter(_ maps: SegmentationMaps, sampler: PlaneSampler) {
+    func correctingSidesAgainstTheSegmenter(_ maps: SegmentationMaps, sampler: PlaneSampler, from first: Int = 0) {
         guard let segmenter else { return }
         let grid = segmenter.grid, c = Double(grid.cellPx)
         let p = learnedParameters
@@ -105,7 +105,7 @@ extension PhotoDetector {
             for k in 0..<7 { sum += interior(a + (b - a) * (0.15 + 0.7 * Double(k) / 6) + n * offsetPx) }
             return sum / 7
         }
-        for index in candidates.indices {
+        for index in first..<candidates.count {
             var quad = candidates[index].quad
             if quad.signedArea < 0 { quad = Quad(quad[3], quad[2], quad[1], quad[0]) }
             let size = quad.area.squareRoot()
@@ -142,10 +142,13 @@ extension PhotoDetector {
             let fit = shape(of: result)
             let sides = result.meanSideLengthsPx
             guard fit.angleDeviationDegrees <= parameters.quadratureTolerance,
-                  fit.aspect >= parameters.minimumAspectRatio - 1e-9, fit.aspect <= parameters.maximumAspectRatio + 1e-9,
-                  min(sides.width, sides.height) >= parameters.minimumSize * Double(min(geometry.widthPx, geometry.heightPx))
+                  fit.aspect >= parameters.minimumAspectRatio - 1e-9,
+                  fit.aspect <= parameters.maximumAspectRatio + 1e-9,
+                  min(sides.width, sides.height)
+                    >= parameters.minimumSize * Double(min(geometry.widthPx, geometry.heightPx))
             else { continue }
-            candidates[index] = Observation(quad: result, confidence: min(1, tight.meanSupport), aspectRatio: fit.aspect)
+            candidates[index] = Observation(quad: result, confidence: min(1, tight.meanSupport),
+                                            aspectRatio: fit.aspect)
         }
     }
 }

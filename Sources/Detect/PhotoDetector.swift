@@ -112,8 +112,9 @@ public final class PhotoDetector {
         if mode.usesSegmenter, let segmenter {
             let maps = segmenter.segment(frame)
             if mode == .both { droppingCandidatesTheSegmenterDoesNotSee(maps) }
+            let classicCount = candidates.count
             considerLearnedRegions(maps, sampler: sampler, minimumSidePx: minimumSidePx)
-            correctingSidesAgainstTheSegmenter(maps, sampler: sampler)
+            correctingSidesAgainstTheSegmenter(maps, sampler: sampler, from: classicCount)
         }
         // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
         // a shape inside a picture): keep the larger unless it is clearly less certain.

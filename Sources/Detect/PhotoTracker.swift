@@ -293,7 +293,8 @@ public final class PhotoTracker {
                     : state.slidePerFrame(to: quad, from: predicted[pair.track], minimumPx: p.placementSlidePxPerFrame)
                 for i in 0..<4 {
                     state.velocityPxPerFrame[i] += slide
-                    state.filters[2 * i].rebase(to: quad[i].x, timestampNs: timestampNs, velocityChangePerSample: slide.x)
+                    state.filters[2 * i].rebase(to: quad[i].x, timestampNs: timestampNs,
+                                                velocityChangePerSample: slide.x)
                     state.filters[2 * i + 1].rebase(to: quad[i].y, timestampNs: timestampNs,
                                                     velocityChangePerSample: slide.y)
                 }
