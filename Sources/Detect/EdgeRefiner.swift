@@ -306,11 +306,9 @@ struct EdgeRefiner {
     /// `inwardPx` inside the weak side to `maximumOffsetPx` outside it, scoring each position by the fraction of 16
     /// points between the two neighbouring sides' lines that sit on a clear edge, and moves the side to the best
     /// position (the innermost of equals) when it scores at least 0.6 and clearly beats the current one.
-    /// `admits` (given a position's two ends) leaves out positions another source of evidence rules out.
     /// - Returns: the repaired quad, or nil when no better position was found.
     func repairSide(_ quad: Quad, side: Int, currentSupport: Double, in sampler: PlaneSampler,
-                    maximumOffsetPx: Double, inwardPx: Double = 2,
-                    admits: (PixelPoint, PixelPoint) -> Bool = { _, _ in true }) -> Quad? {
+                    maximumOffsetPx: Double, inwardPx: Double = 2) -> Quad? {
         let oppositeStart = quad[side + 2], oppositeEnd = quad[side + 3]
         var d = oppositeStart - oppositeEnd  // runs the same way as the weak side
         let length = (d * d).sum().squareRoot()
@@ -328,7 +326,6 @@ struct EdgeRefiner {
             guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
                   let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
             else { offset += 1; continue }
-            guard admits(a, b) else { offset += 1; continue }
             var hits = 0
             for k in 0..<16 {
                 let t = 0.1 + 0.8 * (Double(k) + 0.5) / 16

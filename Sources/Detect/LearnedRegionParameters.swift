@@ -15,8 +15,8 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// whose picture has strong lines of its own is cut by them into pieces that are not print-shaped in the first.
     /// Its regions are not cut by weaker edges, so one holding an earlier candidate's centre is refused (prints
     /// merged). On the training-split tuning scenes (`detect_heldout.py --split train --count 300 --seed 21`, with
-    /// the side checks below), both mode: none 77.1 / 91.5 % recall / precision, 0.65 77.8 / 90.7, 0.8
-    /// 78.4 / 91.0, 0.9 78.1 / 90.7, every cell (2) 78.1 / 90.1.
+    /// side checks against the map that were then withdrawn, see Sources/Detect/README.md), both mode: none 77.1 /
+    /// 91.5 % recall / precision, 0.65 77.8 / 90.7, 0.8 78.4 / 91.0, 0.9 78.1 / 90.7, every cell (2) 78.1 / 90.1.
     public var secondPassEdgeThreshold: Float = 0.8
     /// The foreground is opened with a (2r+1)² square of cells (removes one-cell spurs and bridges, but also cuts a
     /// rotated print's corners, which moves the fitted quad's corners inwards); 0 = none.
@@ -37,20 +37,6 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// The refined outline may move more than this from the region's quad at up to two corners (more only when
     /// clearly supported), as the classic path's 6 coarse px (3 cells of 2 coarse px).
     public var maximumCornerShiftCells = 3.0
-    /// Side checks against the interior map (`PhotoDetector.correctingSidesAgainstTheSegmenter`): the map is read
-    /// this far outside and inside each side; a side with at least `sideOutsideLimit` outside lies inside the paper,
-    /// one with under `sideInsideLimit` inside lies outside it; either looks for the paper's edge up to this
-    /// fraction of the photo's size away. Tuning scenes as above (second pass at 2): without the checks 75.5 / 87.1 %;
-    /// probe 1.5 cells with limits 0.6 / 0.4: 77.0 / 88.9; probe 2.0: 77.4 / 88.4; 1.0: 77.7 / 89.7; 0.75: 78.0 /
-    /// 90.0; 1.0 with limits 0.5 / 0.5 (the model contract's threshold): 78.1 / 90.1; search fraction 0.2 or 0.4
-    /// instead of 0.3: lower. With the second pass at 0.8 and `minimumSize` 0.08: inside limit 0.5 79.8 / 90.6 %,
-    /// 0.3 78.9 / 89.7, 0.15 78.7 / 89.4, no inward moves 77.8 / 88.4. 0.3, because at 0.5 a print whose picture
-    /// is white where it meets a white table (sky over a building, tracking benchmark seed 24) had a side moved
-    /// inwards onto a line in its picture, which its track then followed for a second.
-    public var sideProbeCells = 1.0
-    public var sideOutsideLimit = 0.5
-    public var sideInsideLimit = 0.3
-    public var sideSearchFraction = 0.3
 
     public init() {}
 }

@@ -37,7 +37,7 @@ public final class PhotoDetector {
     private let edgeDetector: EdgeDetector
     private let regions: RegionExtractor
     private var fitter = QuadFitter()
-    var refiner = EdgeRefiner()
+    private var refiner = EdgeRefiner()
     private let borderCompleter = BorderCompleter()
     var candidates: [Observation] = []
     private var results: [Observation] = []
@@ -112,9 +112,7 @@ public final class PhotoDetector {
         if mode.usesSegmenter, let segmenter {
             let maps = segmenter.segment(frame)
             if mode == .both { droppingCandidatesTheSegmenterDoesNotSee(maps) }
-            let classicCount = candidates.count
             considerLearnedRegions(maps, sampler: sampler, minimumSidePx: minimumSidePx)
-            correctingSidesAgainstTheSegmenter(maps, sampler: sampler, from: classicCount)
         }
         // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
         // a shape inside a picture): keep the larger unless it is clearly less certain.
@@ -448,6 +446,6 @@ extension PhotoDetector {
 }
 
 /// A quad's corners as rounded pixels, for the trace: "(x,y) (x,y) (x,y) (x,y)".
-func tracedCorners(_ quad: Quad) -> String {
+private func tracedCorners(_ quad: Quad) -> String {
     (0..<4).map { "(\(Int(quad[$0].x.rounded())),\(Int(quad[$0].y.rounded())))" }.joined(separator: " ")
 }

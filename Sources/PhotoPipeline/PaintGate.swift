@@ -15,7 +15,7 @@ import Detect
 /// `maxSpeedPx` (px per frame, mean corner motion since the previous frame) keeps a limit for outlines the tracker
 /// cannot follow: beyond it the print is shown without colour in that frame. A higher limit paints more frames of a
 /// moving print and misplaces more colour where the outline trails it: on 12 training-split clips
-/// (`tools/profile/detect_motion.py --split train --seeds 101-112`, before the detector's side checks), limits
+/// (`tools/profile/detect_motion.py --split train --seeds 101-112`, before the second learned pass), limits
 /// 8 / 12 / 16 / 24 px painted 71.7 / 74.6 / 75.7 / 75.7 % of the visible print-frames within 1.5 px of the truth
 /// and misplaced colour (1.5–40 px) on 9.5 / 10.9 / 11.0 / 11.0 %; 16 covers the 10–15 px/frame slides (44 %
 /// painted within 1.5 px, 0 % at 12). The rule before it (whole prints, corners moved at most 2 px) painted 67.7 %
