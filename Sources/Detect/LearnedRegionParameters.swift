@@ -11,15 +11,6 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     public var interiorThreshold: Float = 0.5
     /// … and its edge probability is below this (an edge line separates prints whose interiors touch).
     public var edgeThreshold: Float = 0.5
-    /// A second pass takes the regions of cells whose edge probability is below this (0, the default: no second
-    /// pass; off because at 0.8 it gave a print of the tracking benchmark, seed 12, an outline 8 px off for part of
-    /// the sequence, jitter 8.5 px, where the first pass's outline holds it to 0.3 px): a print
-    /// whose picture has strong lines of its own is cut by them into pieces that are not print-shaped in the first.
-    /// Its regions are not cut by weaker edges, so one holding an earlier candidate's centre is refused (prints
-    /// merged). On the training-split tuning scenes (`detect_heldout.py --split train --count 300 --seed 21`, with
-    /// side checks against the map that were then withdrawn, see Sources/Detect/README.md), both mode: none 77.1 /
-    /// 91.5 % recall / precision, 0.65 77.8 / 90.7, 0.8 78.4 / 91.0, 0.9 78.1 / 90.7, every cell (2) 78.1 / 90.1.
-    public var secondPassEdgeThreshold: Float = 0
     /// The foreground is opened with a (2r+1)² square of cells (removes one-cell spurs and bridges, but also cuts a
     /// rotated print's corners, which moves the fitted quad's corners inwards); 0 = none.
     public var openingRadiusCells = 0

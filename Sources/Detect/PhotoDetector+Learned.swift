@@ -12,29 +12,24 @@ extension PhotoDetector {
         let grid = segmenter.grid
         guard grid.widthCells >= 3, grid.heightCells >= 3 else { return }
         let p = learnedParameters
+        for j in 0..<grid.heightCells {
+            let interior = maps.interior + j * maps.rowStride, edge = maps.edge + j * maps.rowStride
+            let out = foreground + j * grid.widthCells
+            for i in 0..<grid.widthCells {
+                out[i] = interior[i] >= p.interiorThreshold && edge[i] < p.edgeThreshold ? 1 : 0
+            }
+        }
         let c = Double(grid.cellPx)
-        var search = RegionSearch(outlineOffsetPx: p.outlineOffsetCells * c, inwardPx: p.searchInwardCells * c,
+        learnedRegions.extract(foreground: foreground, minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)),
+                               openingRadius: p.openingRadiusCells)
+        trace?("learned: \(learnedRegions.regions.count) regions")
+        let search = RegionSearch(outlineOffsetPx: p.outlineOffsetCells * c, inwardPx: p.searchInwardCells * c,
                                   outwardPx: p.searchOutwardCells * c, wideInwardPx: p.wideSearchInwardCells * c,
                                   wideOutwardPx: p.wideSearchOutwardCells * c,
                                   maximumCornerShiftPx: p.maximumCornerShiftCells * c)
-        for pass in 0..<2 {
-            let edgeThreshold = pass == 0 ? p.edgeThreshold : p.secondPassEdgeThreshold
-            guard edgeThreshold > 0 else { continue }
-            search.rejectsEnclosing = pass == 1  // regions not cut by edges may hold several prints
-            for j in 0..<grid.heightCells {
-                let interior = maps.interior + j * maps.rowStride, edge = maps.edge + j * maps.rowStride
-                let out = foreground + j * grid.widthCells
-                for i in 0..<grid.widthCells {
-                    out[i] = interior[i] >= p.interiorThreshold && edge[i] < edgeThreshold ? 1 : 0
-                }
-            }
-            learnedRegions.extract(foreground: foreground, minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)),
-                                   openingRadius: p.openingRadiusCells)
-            trace?("learned (edge < \(edgeThreshold)): \(learnedRegions.regions.count) regions")
-            for region in learnedRegions.regions {
-                considerRegion(region, of: learnedRegions, sampler: sampler, scale: c, search: search,
-                               minimumSidePx: minimumSidePx)
-            }
+        for region in learnedRegions.regions {
+            considerRegion(region, of: learnedRegions, sampler: sampler, scale: c, search: search,
+                           minimumSidePx: minimumSidePx)
         }
     }
 

@@ -323,9 +323,6 @@ public final class PhotoDetector {
         /// A refined corner further than this from the grown quad counts as moved (more than two: rejected unless
         /// clearly supported).
         var maximumCornerShiftPx: Double
-        /// A region whose quad holds an earlier candidate's centre is taken for several prints merged (a pass that
-        /// does not separate touching prints): rejected.
-        var rejectsEnclosing = false
     }
 
     /// Places one candidate region's outline and appends it to `candidates` when it passes the checks.
@@ -362,9 +359,6 @@ public final class PhotoDetector {
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
         for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }  // found in an earlier pass
-        if search.rejectsEnclosing {
-            for kept in candidates where scaled.contains(kept.quad.centroid) { reject("encloses a candidate"); return }
-        }
         let coarseFit = shape(of: scaled)
         guard coarseFit.angleDeviationDegrees <= parameters.quadratureTolerance + 15 else { reject("coarse angles"); return }
         let coarseSides = scaled.meanSideLengthsPx

@@ -117,7 +117,7 @@ public struct Quad: Sendable, Hashable {
     }
 
     /// Mean distance between corresponding corners, `other`'s numbering cyclically shifted by `shift`, px.
-    @inline(__always) func meanCornerDistance(to other: Quad, shift: Int = 0) -> Double {
+    @inline(__always) public func meanCornerDistance(to other: Quad, shift: Int = 0) -> Double {
         var sum = 0.0
         for i in 0..<4 {
             let d = self[i] - other[i + shift]

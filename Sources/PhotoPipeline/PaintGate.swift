@@ -43,10 +43,7 @@ public struct PaintGate {
         guard track.missedFrames == 0 else { return false }
         nextIDs.append(track.id); nextQuads.append(track.quad)
         guard let i = lastIDs.firstIndex(of: track.id) else { return false }
-        let previous = lastQuads[i]
-        var moved = 0.0
-        for k in 0..<4 { moved += ((track.quad[k] - previous[k]) * (track.quad[k] - previous[k])).sum().squareRoot() }
-        return moved / 4 <= maxSpeedPx
+        return track.quad.meanCornerDistance(to: lastQuads[i]) <= maxSpeedPx
     }
 
     /// Ends the frame: the tracks `paints` saw become the previous frame's.
