@@ -15,7 +15,8 @@ import ColorcamCore
 ///
 /// With a learned segmenter (`PrintSegmenter`) the candidate regions can also come from its maps (`mode`): the
 /// cells it calls inside a print and not on an edge, 8-connected, each region's hull then placed by the same
-/// full-resolution steps (`PhotoDetector+Learned.swift`).
+/// full-resolution steps; a region that cannot be placed as one print is split by the outlines its cells predict,
+/// when the segmenter predicts them (`PhotoDetector+Learned.swift`, `CornerVoting`).
 ///
 /// Ownership and threading: all working memory is allocated in `init` for one `FrameGeometry`; `detect` allocates
 /// nothing once the result array and scratch lists have reached their working size (after the first few frames).
@@ -33,6 +34,10 @@ public final class PhotoDetector {
     /// The segmenter's grid-sized regions and foreground mask (nil without a segmenter).
     let learnedRegions: RegionExtractor?
     let foreground: UnsafeMutablePointer<UInt8>?
+    /// Groups a learned region's cells by the print they vote for, when the segmenter predicts corners, and those
+    /// groups as regions (nil without a segmenter).
+    let cornerVoting: CornerVoting?
+    let voteGroups: RegionExtractor?
     private let coarse: CoarseFrame
     private let edgeDetector: EdgeDetector
     private let regions: RegionExtractor
@@ -80,9 +85,13 @@ public final class PhotoDetector {
             learnedRegions = RegionExtractor(widthPx: grid.widthCells, heightPx: grid.heightCells)
             foreground = .allocate(capacity: max(1, grid.cellCount))
             foreground!.initialize(repeating: 0, count: max(1, grid.cellCount))
+            cornerVoting = CornerVoting(widthCells: grid.widthCells, heightCells: grid.heightCells, cellPx: grid.cellPx)
+            voteGroups = RegionExtractor(widthPx: grid.widthCells, heightPx: grid.heightCells)
         } else {
             learnedRegions = nil
             foreground = nil
+            cornerVoting = nil
+            voteGroups = nil
         }
         coarse = CoarseFrame(geometry: geometry)
         edgeDetector = EdgeDetector(widthPx: coarse.widthPx, heightPx: coarse.heightPx)

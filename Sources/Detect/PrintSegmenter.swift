@@ -34,21 +34,32 @@ public struct SegmentationGrid: Sendable, Hashable, CustomStringConvertible {
 
 /// A segmenter's output for one frame: per grid cell, the probability (0…1) that the cell lies inside a print
 /// (paper including a white border, also where a hand covers it) and that a print's visible paper edge passes
-/// through it.
+/// through it; optionally, per cell, where the corners of the print it lies in are.
 ///
-/// Layout: row-major, cell `(i, j)` at `interior[j * rowStride + i]` for `i < grid.widthCells`,
-/// `j < grid.heightCells`; `rowStride >= grid.widthCells` (a padded tensor's rows are read in place).
+/// Layout: row-major planes, cell `(i, j)` at `interior[j * rowStride + i]` for `i < grid.widthCells`,
+/// `j < grid.heightCells`; `rowStride >= grid.widthCells` (a padded tensor's rows are read in place). `corners`, when
+/// present, holds eight such planes `planeStride` floats apart: x0, y0, x1, y1, x2, y2, x3, y3, each corner's offset
+/// from the cell's centre in cells (clockwise on screen, any corner first; amodal: a corner under a hand or out of
+/// view is where it should be), meaningful only in cells inside a print.
 /// Ownership: the pointers belong to the segmenter and stay valid until its next `segment` call or its deinit.
 public struct SegmentationMaps {
     public let interior: UnsafePointer<Float>
     public let edge: UnsafePointer<Float>
     /// Floats from one row to the next.
     public let rowStride: Int
+    /// The eight corner-offset planes (nil: the segmenter predicts maps only).
+    public let corners: UnsafePointer<Float>?
+    /// Floats from one corner plane to the next.
+    public let planeStride: Int
 
-    public init(interior: UnsafePointer<Float>, edge: UnsafePointer<Float>, rowStride: Int) {
+    public init(interior: UnsafePointer<Float>, edge: UnsafePointer<Float>, rowStride: Int,
+                corners: UnsafePointer<Float>? = nil, planeStride: Int = 0) {
+        precondition(corners == nil || planeStride > 0, "corner planes need their stride")
         self.interior = interior
         self.edge = edge
         self.rowStride = rowStride
+        self.corners = corners
+        self.planeStride = planeStride
     }
 }
 

@@ -11,6 +11,8 @@
 /// (capacity kept) between calls. Threading: one thread at a time.
 final class RegionExtractor {
     struct Region {
+        /// The label its pixels carry (`contains`); for `extract(labels:…)`, the label given.
+        var label: Int32
         var pixelCount: Int
         var minX: Int, minY: Int, maxX: Int, maxY: Int
         /// Range of this region's hull points in `hullPoints` (coarse pixel coordinates, clockwise on screen).
@@ -144,24 +146,53 @@ final class RegionExtractor {
                 }
             }
             if maxX - minX + 1 < minimumSidePx || maxY - minY + 1 < minimumSidePx { continue }
-            // Row extents → convex hull.
-            for y in minY...maxY { rowMin[y] = Int32(w); rowMax[y] = -1 }
-            for q in 0..<tail {
-                let k = Int(queue[q])
-                let x = Int32(k % w), y = k / w
-                if x < rowMin[y] { rowMin[y] = x }
-                if x > rowMax[y] { rowMax[y] = x }
-            }
-            scratch.removeAll(keepingCapacity: true)
-            for y in minY...maxY where rowMax[y] >= 0 {
-                scratch.append(PixelPoint(Double(rowMin[y]) + 0.5, Double(y) + 0.5))
-                if rowMax[y] != rowMin[y] { scratch.append(PixelPoint(Double(rowMax[y]) + 0.5, Double(y) + 0.5)) }
-            }
-            let hullStart = hullPoints.count
-            hull.compute(&scratch, into: &hullPoints)
-            regions.append(Region(pixelCount: tail, minX: minX, minY: minY, maxX: maxX, maxY: maxY,
-                                  hullStart: hullStart, hullCount: hullPoints.count - hullStart))
+            appendRegion(label: label, pixelsInQueue: tail, minX: minX, minY: minY, maxX: maxX, maxY: maxY)
         }
+    }
+
+    /// Whether pixel `k` (row-major index) belongs to `region`, one of the regions of the last `extract(edges:…)` or
+    /// `extract(foreground:…)`.
+    func contains(_ region: Region, pixel k: Int) -> Bool { labels[k] == region.label }
+
+    /// Makes one region per label of `labels` (`widthPx × heightPx`, row-major; `0..<labelCount`, negative = none),
+    /// whatever its connectivity (e.g. the cells that voted for one print's outline, which a hand may cut in two),
+    /// keeping those whose bounding box is at least `minimumSidePx` on both sides (`Region.label` says which label
+    /// each is). Allocates nothing once `regions` and the hulls have grown.
+    func extract(labels cellLabels: UnsafePointer<Int32>, labelCount: Int, minimumSidePx: Int) {
+        regions.removeAll(keepingCapacity: true)
+        hullPoints.removeAll(keepingCapacity: true)
+        let w = widthPx, count = w * heightPx
+        for label in 0..<Int32(labelCount) {
+            var tail = 0, minX = w, minY = heightPx, maxX = -1, maxY = -1
+            for k in 0..<count where cellLabels[k] == label {
+                queue[tail] = Int32(k); tail += 1
+                let y = k / w, x = k - y * w
+                minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
+            }
+            guard tail > 0, maxX - minX + 1 >= minimumSidePx, maxY - minY + 1 >= minimumSidePx else { continue }
+            appendRegion(label: label, pixelsInQueue: tail, minX: minX, minY: minY, maxX: maxX, maxY: maxY)
+        }
+    }
+
+    /// Appends the region made of the first `count` pixel indices in `queue`: its row extents' convex hull.
+    private func appendRegion(label: Int32, pixelsInQueue count: Int, minX: Int, minY: Int, maxX: Int, maxY: Int) {
+        let w = widthPx
+        for y in minY...maxY { rowMin[y] = Int32(w); rowMax[y] = -1 }
+        for q in 0..<count {
+            let k = Int(queue[q])
+            let x = Int32(k % w), y = k / w
+            if x < rowMin[y] { rowMin[y] = x }
+            if x > rowMax[y] { rowMax[y] = x }
+        }
+        scratch.removeAll(keepingCapacity: true)
+        for y in minY...maxY where rowMax[y] >= 0 {
+            scratch.append(PixelPoint(Double(rowMin[y]) + 0.5, Double(y) + 0.5))
+            if rowMax[y] != rowMin[y] { scratch.append(PixelPoint(Double(rowMax[y]) + 0.5, Double(y) + 0.5)) }
+        }
+        let hullStart = hullPoints.count
+        hull.compute(&scratch, into: &hullPoints)
+        regions.append(Region(label: label, pixelCount: count, minX: minX, minY: minY, maxX: maxX, maxY: maxY,
+                              hullStart: hullStart, hullCount: hullPoints.count - hullStart))
     }
 
     /// Erodes (min) or dilates (max) `mask` in place with a (2r+1)² square; outside the frame counts as background.

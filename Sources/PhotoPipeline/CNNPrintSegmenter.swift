@@ -6,8 +6,9 @@ import Infer
 /// frame's coarse grid (`SegmentationGrid`).
 ///
 /// Model contract: one input, float32 `[1, 3, H, W]` (`SegmenterInput`: the cells' Y, Cb, Cr means, H and W the grid
-/// padded to multiples of 8); one output, float32 `[1, 2, H, W]` of probabilities (the sigmoid is in the graph):
-/// channel 0 = the cell lies inside a print, channel 1 = a print's visible paper edge passes through it.
+/// padded to multiples of 8); one output, float32 `[1, 2, H, W]` or `[1, 10, H, W]`: channel 0 = probability that the
+/// cell lies inside a print, channel 1 = that a print's visible paper edge passes through it (the sigmoid is in the
+/// graph); channels 2–9, when present, the corners of the print the cell lies in (`SegmentationMaps.corners`).
 ///
 /// Lifecycle: `init` loads and prepares the model for one frame geometry and allocates the input and output tensors
 /// once; `segment` fills the input, runs the engine and returns maps that point into the output tensor (valid until
@@ -31,10 +32,10 @@ public final class CNNPrintSegmenter: PrintSegmenter {
         self.model = model
         let h = grid.paddedHeightCells, w = grid.paddedWidthCells
         engine = try InferenceEngine(path: model.modelPath, inputShape: [1, 3, h, w], mode: mode)
-        guard engine.outputShape == [1, 2, h, w] else {
+        guard engine.outputShape == [1, 2, h, w] || engine.outputShape == [1, 10, h, w] else {
             throw InferError(.badData, file: model.modelPath,
                              "output '\(engine.outputName)' has shape \(engine.outputShape) for input [1, 3, \(h), \(w)]; "
-                             + "a detect segmenter gives [1, 2, \(h), \(w)]")
+                             + "a detect segmenter gives [1, 2, \(h), \(w)] or [1, 10, \(h), \(w)]")
         }
         input = .allocate(capacity: engine.inputCount)
         input.initialize(repeating: 0)
@@ -58,7 +59,9 @@ public final class CNNPrintSegmenter: PrintSegmenter {
     public var maps: SegmentationMaps {
         let base = UnsafePointer(output.baseAddress!)
         let plane = grid.paddedWidthCells * grid.paddedHeightCells
-        return SegmentationMaps(interior: base, edge: base + plane, rowStride: grid.paddedWidthCells)
+        return SegmentationMaps(interior: base, edge: base + plane, rowStride: grid.paddedWidthCells,
+                                corners: engine.outputShape[1] == 10 ? base + 2 * plane : nil,
+                                planeStride: plane)
     }
 
     /// The input tensor `segment` last filled (for tests and tools).

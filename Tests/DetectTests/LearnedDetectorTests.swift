@@ -6,15 +6,18 @@ import Testing
 /// (`tools/scenes/dr_render.py` `targets`): interior = the fraction of the cell inside one of `interiorQuads`; edge =
 /// 1.5 × the fraction of the cell within 0.75 cells of one of `edgeQuads`' outlines (a 1.5-cell line centred on
 /// it), at most 1. Fractions from 4×4 samples per cell. The maps are stored with a padded row stride, as a model's
-/// tensor is.
+/// tensor is. With `cornerQuads`, corner planes too: a cell whose centre lies in one of the `paint` quads predicts
+/// that entry's `outline` (in cells, from the cell's centre).
 final class PaintedSegmenter: PrintSegmenter {
     let grid: SegmentationGrid
     let rowStride: Int
     private let interior: UnsafeMutablePointer<Float>
     private let edge: UnsafeMutablePointer<Float>
+    private let corners: UnsafeMutablePointer<Float>?
     private(set) var calls = 0
 
-    init(geometry: FrameGeometry, interiorQuads: [Quad], edgeQuads: [Quad]) {
+    init(geometry: FrameGeometry, interiorQuads: [Quad], edgeQuads: [Quad],
+         cornerQuads: [(paint: Quad, outline: Quad)]? = nil) {
         grid = SegmentationGrid(geometry: geometry)
         rowStride = grid.widthCells + 3
         let count = rowStride * grid.heightCells
@@ -45,16 +48,32 @@ final class PaintedSegmenter: PrintSegmenter {
                 edge[j * rowStride + i] = min(1, 1.5 * Float(near) / 16)
             }
         }
+        guard let cornerQuads else { corners = nil; return }
+        corners = .allocate(capacity: 8 * count)
+        corners!.initialize(repeating: 0, count: 8 * count)
+        for j in 0..<grid.heightCells {
+            for i in 0..<grid.widthCells {
+                let centre = PixelPoint((Double(i) + 0.5) * c, (Double(j) + 0.5) * c)
+                guard let owner = cornerQuads.last(where: { $0.paint.contains(centre) }) else { continue }
+                for k in 0..<4 {
+                    let d = (owner.outline[k] - centre) * (1 / c)
+                    corners![2 * k * count + j * rowStride + i] = Float(d.x)
+                    corners![(2 * k + 1) * count + j * rowStride + i] = Float(d.y)
+                }
+            }
+        }
     }
 
     deinit {
         interior.deallocate()
         edge.deallocate()
+        corners?.deallocate()
     }
 
     func segment(_ frame: FrameBuffer) -> SegmentationMaps {
         calls += 1
-        return SegmentationMaps(interior: interior, edge: edge, rowStride: rowStride)
+        return SegmentationMaps(interior: interior, edge: edge, rowStride: rowStride, corners: corners.map { UnsafePointer($0) },
+                                planeStride: rowStride * grid.heightCells)
     }
 }
 
@@ -156,6 +175,26 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
     let merged = found(edges: [])
     let bothFound = [a, b].allSatisfy { truth in merged.contains { maxCornerError($0.quad, truth) < 1.5 } }
     #expect(!bothFound, "without edge lines the two interiors are one region: \(merged)")
+    // Two prints that touch, painted exactly and without edge lines, are one region, wider than a print can be;
+    // with corner planes its cells vote for two outlines, and both prints are placed.
+    let c = placedQuad(centre: PixelPoint(200, 240), widthPx: 180, heightPx: 140, angleDegrees: 0)
+    let d = placedQuad(centre: PixelPoint(380, 240), widthPx: 180, heightPx: 140, angleDegrees: 0)
+    let touching = renderFrame(widthPx: 640, heightPx: 480, table: (50, 125, 130), photos: [
+        (SyntheticPhoto(widthPx: 180, heightPx: 140, seed: 7), c),
+        (SyntheticPhoto(widthPx: 180, heightPx: 140, seed: 8), d),
+    ], noiseSigma: 1)
+    func detect(_ cornerQuads: [(paint: Quad, outline: Quad)]?) -> [Observation] {
+        Array(PhotoDetector(geometry: touching.geometry, segmenter: PaintedSegmenter(
+            geometry: touching.geometry, interiorQuads: [c, d], edgeQuads: [], cornerQuads: cornerQuads),
+            mode: .learned).detect(touching))
+    }
+    #expect(detect(nil).isEmpty, "one region of two prints is no print")
+    let split = detect([(c, c), (d, d)])
+    #expect(split.count == 2, "\(split)")
+    for truth in [c, d] {
+        let best = split.map { maxCornerError($0.quad, truth) }.min() ?? .infinity
+        #expect(best < 1.5, "split by votes: corner error \(best) px for \(truth)")
+    }
 }
 
 /// `classic` with a segmenter gives exactly what a detector without one gives, and never calls the segmenter;

@@ -8,7 +8,8 @@
       DIR/sequence.y4m and DIR/truth.json: one print slid at 2–15 px/frame, often partly out of view (render_sequence)
   dr_render.py pack   --split train|heldout --count N --seed S --out FILE.npz [--size 640x480] [--workers 2]
       the CNN's training pack: X uint8 [N,3,gh,gw] (cell means of Y, Cb, Cr), Y uint8 [N,2,gh,gw] (interior and
-      paper-edge targets ×255), with gh × gw = the frame / cell (cell = 2 × the detector's coarse factor: 4 px at 640×480)
+      paper-edge targets ×255), with gh × gw = the frame / cell (cell = 2 × the detector's coarse factor: 4 px at 640×480);
+      corners float32 [N,8,4,2]: each print's corners in frame pixels, bottom to top, NaN after the last print
 
 Every nuisance factor is drawn per scene, widely: table family and instance (dr_textures.py: wood, cloth, leather,
 stone, paper, cork, carpet, plain light / dark, glossy, procedural; instances split train / held-out), camera tilt
@@ -471,6 +472,7 @@ def render_sequence(seed, photos, width, height, split, fps, out_dir):
 
 
 _PHOTOS = None
+MAX_PACK_PRINTS = 8
 
 
 def _work(job):
@@ -484,7 +486,7 @@ def _work(job):
         cv2.imwrite(os.path.join(out, name), cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
         scene["file"] = name
         return scene
-    return cnn_input(frame), targets(corners, width, height), len(corners)
+    return cnn_input(frame), targets(corners, width, height), corners
 
 
 def main():
@@ -520,7 +522,11 @@ def main():
     else:
         x = np.stack([r[0] for r in results])
         y = np.stack([r[1] for r in results])
-        np.savez(args.out + ".partial.npz", X=x, Y=y, prints=np.array([r[2] for r in results]))
+        quads = np.full((len(results), MAX_PACK_PRINTS, 4, 2), np.nan, np.float32)  # bottom to top, NaN after
+        for k, r in enumerate(results):
+            for i, c in enumerate(r[2][:MAX_PACK_PRINTS]):
+                quads[k, i] = np.asarray(c, np.float32)
+        np.savez(args.out + ".partial.npz", X=x, Y=y, prints=np.array([len(r[2]) for r in results]), corners=quads)
         os.replace(args.out + ".partial.npz", args.out)
 
 
