@@ -113,7 +113,36 @@ func segmenterInputIsTheCellMeans(size: (Int, Int, ChromaFormat)) {
     if let o = found.first { #expect(cornerError(o.quad, printQuad) < 1.5, "\(o.quad)") }
 }
 
-/// A model whose output is not `[1, 2, H, W]`, and a file that is not ONNX: one-line bad-data errors naming the file.
+/// A model with ten output planes: the last eight are the corner planes (`SegmentationMaps.corners`, one plane
+/// apart), read in place from the engine's output; a two-plane model has none.
+@Test func aTenPlaneModelGivesCornerPlanes() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let weights = (0..<30).map { Float($0 % 7) - 3 }, bias = (0..<10).map { Float($0) / 10 }
+    let path = dir + "/corners.onnx"
+    try write(TestONNX.conv1x1Sigmoid(weights: weights, bias: bias), to: path)
+    let frame = sceneFrame(tableLuma: 20, quad: printQuad, picture: landscape)
+    let segmenter = try CNNPrintSegmenter(model: try DetectModel.load(path), geometry: frame.geometry)
+    let maps = segmenter.segment(frame)
+    let corners = try #require(maps.corners)
+    let grid = segmenter.grid, plane = grid.paddedWidthCells * grid.paddedHeightCells, input = segmenter.inputTensor
+    #expect(maps.planeStride == plane)
+    var worst: Float = 0
+    for channel in 2..<10 {
+        for k in stride(from: 0, to: plane, by: 97) {
+            var z = bias[channel]
+            for c in 0..<3 { z += weights[channel * 3 + c] * input[c * plane + k] }
+            worst = max(worst, abs(corners[(channel - 2) * plane + k] - sigmoid(z)))
+        }
+    }
+    #expect(worst < 1e-5)
+    let twoPlanes = dir + "/maps.onnx"
+    try write(TestONNX.conv1x1Sigmoid(weights: [Float](repeating: 1, count: 6), bias: [0, 0]), to: twoPlanes)
+    let plain = try CNNPrintSegmenter(model: try DetectModel.load(twoPlanes), geometry: frame.geometry)
+    #expect(plain.segment(frame).corners == nil)
+}
+
+/// A model whose output is not `[1, 2, H, W]` or `[1, 10, H, W]`, and a file that is not ONNX: one-line bad-data errors naming the file.
 @Test func aModelThatIsNotASegmenterIsRefusedNamingItsFile() throws {
     let dir = try temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
