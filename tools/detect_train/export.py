@@ -49,7 +49,7 @@ def main():
         corner_diff = max(corner_diff, float(np.abs(ref[:, 2:] - got[:, 2:]).max()) if ref.shape[1] > 2 else 0.0)
     print(f"onnxruntime vs torch: max |p| diff {diff:.2e}, max |corner offset| diff {corner_diff:.2e} cells")
     manifest = {
-        "name": "detect-default",
+        "name": os.path.basename(os.path.normpath(args.out)),
         "kind": "detect-segmenter",
         "format": "onnx", "opset": 17, "file": "model.onnx",
         "input": "frame", "output": "maps", "multiple": 8, "cell_px_per_coarse_factor": 2,

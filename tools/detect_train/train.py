@@ -185,6 +185,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--corner-weight", type=float, default=0.02)
+    p.add_argument("--corner-kernel", type=int, default=1, help="the corner head's first convolution: 1 or 3")
     p.add_argument("--trunk-from", default=None,
                    help="a checkpoint whose trunk and map head are loaded (its corner head, if any, is not)")
     p.add_argument("--train-only-corners", action="store_true",
@@ -211,7 +212,7 @@ def main():
     n = x_all.shape[0]
     crop = tuple(int(v) for v in args.crop.split("x")) if args.crop != "none" else None
     os.makedirs(args.out, exist_ok=True)
-    model = PrintNet()
+    model = PrintNet(corner_kernel=args.corner_kernel)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     step0 = 0
     if args.resume:
