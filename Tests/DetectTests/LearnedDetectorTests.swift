@@ -168,15 +168,25 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
     }
     let separated = found(edges: [a, b])
     #expect(separated.count == 2, "\(separated)")
-    for truth in [a, b] {
-        let best = separated.map { maxCornerError($0.quad, truth) }.min() ?? .infinity
-        #expect(best < 1.5, "corner error \(best) px for \(truth)")
-    }
+    expectEachPlaced([a, b], in: separated)
     let merged = found(edges: [])
     let bothFound = [a, b].allSatisfy { truth in merged.contains { maxCornerError($0.quad, truth) < 1.5 } }
     #expect(!bothFound, "without edge lines the two interiors are one region: \(merged)")
-    // Two prints that touch, painted exactly and without edge lines, are one region, wider than a print can be;
-    // with corner planes its cells vote for two outlines, and both prints are placed.
+}
+
+/// Each of `truths` has an observation in `found` within `px` (largest corner error).
+private func expectEachPlaced(_ truths: [Quad], in found: [Observation], withinPx px: Double = 1.5,
+                              sourceLocation: SourceLocation = #_sourceLocation) {
+    for truth in truths {
+        let best = found.map { maxCornerError($0.quad, truth) }.min() ?? .infinity
+        #expect(best < px, "corner error \(best) px for \(truth)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Two prints that touch, painted exactly and without edge lines, are one region, wider than a print can be, and
+/// nothing is found from the maps alone; with corner planes the region's cells vote for two outlines, and both
+/// prints are placed within 1.5 px.
+@Test func touchingPrintsAreSplitByTheOutlinesTheirCellsPredict() {
     let c = placedQuad(centre: PixelPoint(200, 240), widthPx: 180, heightPx: 140, angleDegrees: 0)
     let d = placedQuad(centre: PixelPoint(380, 240), widthPx: 180, heightPx: 140, angleDegrees: 0)
     let touching = renderFrame(widthPx: 640, heightPx: 480, table: (50, 125, 130), photos: [
@@ -191,10 +201,7 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
     #expect(detect(nil).isEmpty, "one region of two prints is no print")
     let split = detect([(c, c), (d, d)])
     #expect(split.count == 2, "\(split)")
-    for truth in [c, d] {
-        let best = split.map { maxCornerError($0.quad, truth) }.min() ?? .infinity
-        #expect(best < 1.5, "split by votes: corner error \(best) px for \(truth)")
-    }
+    expectEachPlaced([c, d], in: split)
 }
 
 /// `classic` with a segmenter gives exactly what a detector without one gives, and never calls the segmenter;
