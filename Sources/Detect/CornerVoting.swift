@@ -92,6 +92,8 @@ final class CornerVoting {
         let w = widthCells, h = heightCells, p = parameters
         for k in 0..<(w * h) { votes[k] = 0; cellLabels[k] = -1 }
         memberCount = 0
+        // The cells that received votes lie in this box; scores and peaks are looked for only there (grown by one).
+        var minVX = w, minVY = h, maxVX = -1, maxVY = -1
         for j in 0..<h {
             for i in 0..<w {
                 let at = j * maps.rowStride + i
@@ -109,12 +111,19 @@ final class CornerVoting {
                 memberCells[m] = Int32(j * w + i)
                 memberCount += 1
                 let vi = Int((cx / 4).rounded(.down)), vj = Int((cy / 4).rounded(.down))
-                if vi >= 0, vi < w, vj >= 0, vj < h { votes[vj * w + vi] += 1 }
+                if vi >= 0, vi < w, vj >= 0, vj < h {
+                    votes[vj * w + vi] += 1
+                    minVX = min(minVX, vi); maxVX = max(maxVX, vi); minVY = min(minVY, vj); maxVY = max(maxVY, vj)
+                }
             }
         }
-        // 3 × 3 sums, then local maxima (ties go to the earlier cell), strongest first.
-        for j in 0..<h {
-            for i in 0..<w {
+        guard maxVX >= 0 else { return }
+        // 3 × 3 sums, then local maxima (ties go to the earlier cell), strongest first. Outside the voted box grown
+        // by one cell every sum is 0, below `minimumCells`: peaks are looked for there, and the sums are computed
+        // one cell further so that every neighbour a peak is compared with is this call's.
+        let x0 = max(0, minVX - 2), x1 = min(w - 1, maxVX + 2), y0 = max(0, minVY - 2), y1 = min(h - 1, maxVY + 2)
+        for j in y0...y1 {
+            for i in x0...x1 {
                 var sum: Int32 = 0
                 for dj in max(0, j - 1)...min(h - 1, j + 1) {
                     for di in max(0, i - 1)...min(w - 1, i + 1) { sum += votes[dj * w + di] }
@@ -122,8 +131,8 @@ final class CornerVoting {
                 scores[j * w + i] = sum
             }
         }
-        for j in 0..<h {
-            for i in 0..<w where scores[j * w + i] >= Int32(p.minimumCells) {
+        for j in max(0, minVY - 1)...min(h - 1, maxVY + 1) {
+            for i in max(0, minVX - 1)...min(w - 1, maxVX + 1) where scores[j * w + i] >= Int32(p.minimumCells) {
                 let s = scores[j * w + i]
                 var isPeak = true
                 for dj in max(0, j - 1)...min(h - 1, j + 1) where isPeak {
