@@ -157,10 +157,7 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
 @Test func anEdgeLineSeparatesPrintsWhoseInteriorsTouch() {
     let a = placedQuad(centre: PixelPoint(200, 240), widthPx: 180, heightPx: 140, angleDegrees: 3)
     let b = placedQuad(centre: PixelPoint(388, 250), widthPx: 180, heightPx: 150, angleDegrees: 3)
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (50, 125, 130), photos: [
-        (SyntheticPhoto(widthPx: 180, heightPx: 140, seed: 7), a),
-        (SyntheticPhoto(widthPx: 180, heightPx: 150, seed: 8), b),
-    ], noiseSigma: 1)
+    let frame = twoPrintsOnATealTable(a, 180, 140, b, 180, 150)
     func found(edges: [Quad]) -> [Observation] {
         let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [grown(a, 5), grown(b, 5)],
                                          edgeQuads: edges)
@@ -172,6 +169,14 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
     let merged = found(edges: [])
     let bothFound = [a, b].allSatisfy { truth in merged.contains { maxCornerError($0.quad, truth) < 1.5 } }
     #expect(!bothFound, "without edge lines the two interiors are one region: \(merged)")
+}
+
+/// Two synthetic pictures (seeds 7 and 8, `aW × aH` and `bW × bH`) placed at `a` and `b` on a plain teal table,
+/// 640×480.
+private func twoPrintsOnATealTable(_ a: Quad, _ aW: Int, _ aH: Int, _ b: Quad, _ bW: Int, _ bH: Int) -> FrameBuffer {
+    renderFrame(widthPx: 640, heightPx: 480, table: (50, 125, 130), photos: [
+        (SyntheticPhoto(widthPx: aW, heightPx: aH, seed: 7), a), (SyntheticPhoto(widthPx: bW, heightPx: bH, seed: 8), b),
+    ], noiseSigma: 1)
 }
 
 /// Each of `truths` has an observation in `found` within `px` (largest corner error).
@@ -189,10 +194,7 @@ private func expectEachPlaced(_ truths: [Quad], in found: [Observation], withinP
 @Test func touchingPrintsAreSplitByTheOutlinesTheirCellsPredict() {
     let c = placedQuad(centre: PixelPoint(200, 240), widthPx: 180, heightPx: 140, angleDegrees: 0)
     let d = placedQuad(centre: PixelPoint(380, 240), widthPx: 180, heightPx: 140, angleDegrees: 0)
-    let touching = renderFrame(widthPx: 640, heightPx: 480, table: (50, 125, 130), photos: [
-        (SyntheticPhoto(widthPx: 180, heightPx: 140, seed: 7), c),
-        (SyntheticPhoto(widthPx: 180, heightPx: 140, seed: 8), d),
-    ], noiseSigma: 1)
+    let touching = twoPrintsOnATealTable(c, 180, 140, d, 180, 140)
     func detect(_ cornerQuads: [(paint: Quad, outline: Quad)]?) -> [Observation] {
         Array(PhotoDetector(geometry: touching.geometry, segmenter: PaintedSegmenter(
             geometry: touching.geometry, interiorQuads: [c, d], edgeQuads: [], cornerQuads: cornerQuads),
