@@ -10,6 +10,11 @@ public enum DropReason: String, Sendable, CaseIterable {
     case driverGap = "driver_gap"
     /// The frame could not be decoded.
     case decodeError = "decode_error"
+    /// One output sink (a V4L2 output device) could not take the frame without waiting — its consumer held every
+    /// buffer, or a newer frame replaced it — so it skipped the frame; the other outputs still got it.
+    case sinkBusy = "sink_busy"
+    /// One output sink's device refused the frame or was gone (being reopened); the other outputs still got it.
+    case sinkError = "sink_error"
 }
 
 /// The trace's stage tracks (`tid`s), one per pipeline stage plus a control track.

@@ -17,8 +17,13 @@ extension TraceReport {
         let frameDrops = DropReason.allCases.filter(\.dropsFrame).map { "\($0.rawValue) \(drops[$0] ?? 0)" }
         lines.append("frames: captured \(framesCaptured), output \(framesOutput), dropped \(framesDropped) "
                      + "(\(frameDrops.joined(separator: ", ")))")
-        let skipped = DropReason.allCases.filter { !$0.dropsFrame }.map { "\($0.rawValue) \(drops[$0] ?? 0)" }
+        let skipped = DropReason.allCases.filter(\.dropsInference).map { "\($0.rawValue) \(drops[$0] ?? 0)" }
         lines.append("inference skipped: \(skipped.joined(separator: ", "))")
+        let sinkSkips = [DropReason.sinkBusy, .sinkError]
+        if sinkSkips.contains(where: { (drops[$0] ?? 0) > 0 }) {
+            let counts = sinkSkips.map { "\($0.rawValue) \(drops[$0] ?? 0)" }
+            lines.append("output sink skipped (frame still output elsewhere): \(counts.joined(separator: ", "))")
+        }
         lines.append("output fps: " + outputLine)
         var inference = "inference: \(inferenceCount) runs"
         if let inferencesPerSecond { inference += ", \(formatFixed(inferencesPerSecond, decimals: 2))/s" }

@@ -10,9 +10,14 @@ public struct TraceReport: Sendable {
         case superseded, busy, late
         case driverGap = "driver_gap"
         case decodeError = "decode_error"
+        case sinkBusy = "sink_busy"
+        case sinkError = "sink_error"
 
-        /// `late`, `driver_gap` and `decode_error` drop the frame; `superseded` and `busy` only its inference.
+        /// `late`, `driver_gap` and `decode_error` drop the frame; `superseded` and `busy` only its inference;
+        /// `sink_busy` and `sink_error` only one output sink's copy of it.
         public var dropsFrame: Bool { self == .late || self == .driverGap || self == .decodeError }
+        /// `superseded` and `busy`.
+        public var dropsInference: Bool { self == .superseded || self == .busy }
     }
 
     /// Output rate over the run.

@@ -46,6 +46,7 @@ enum LiveCommand {
       --simulate-inference-ms N[:J], --simulate-mode spin|sleep
                                 DIAGNOSTIC SIMULATION of the model, as for 'colorcam replay'
     \(CPUPlacementOption.help)
+    \(V4L2OutputOption.help)
     \(ColorizeOptions.help)
       --exit-on-device-loss     exit 69 when the source is lost instead of retrying with backoff
       --log-level error|warning|info|debug
@@ -59,7 +60,8 @@ enum LiveCommand {
                               valued: Set(["source", "device", "size", "fps", "listen", "output", "trace", "trace-max-mb", "trace-keep",
                                        "max-in-flight", "queue",
                                        "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level"])
-                                  .union(ColorizeOptions.valued).union(CPUPlacementOption.valued),
+                                  .union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
+                                  .union(V4L2OutputOption.valued),
                               boolean: Set(["exit-on-device-loss"]).union(ColorizeOptions.boolean))
         _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
         if let level = a.string("log-level") {
@@ -145,7 +147,11 @@ enum LiveCommand {
             try Y4MSink(path: $0, header: (probe as? Y4MSource)?.header
                         ?? Y4MHeader(geometry: probe.geometry, frameRate: probe.frameRate), writeTimestamps: true)
         }
-        let sink = TeeSink([preview] + (record.map { [$0] } ?? []))
+        let virtualCamera = try V4L2OutputOption.open(
+            a, command: "live", geometry: probe.geometry,
+            framesPerSecond: fps.map { (Int(($0 * 1000).rounded()), 1000) } ?? probe.frameRate, trace: trace,
+            clock: clock)
+        let sink = TeeSink([preview] + (record.map { [$0] } ?? []) + (virtualCamera.map { [$0] } ?? []))
         probe = nil
 
         try server.start()
@@ -185,6 +191,7 @@ enum LiveCommand {
                 ("completed", .bool(stats != nil)),
             ])
         }
+        if let virtualCamera { Log.info(V4L2OutputOption.summary(virtualCamera)) }
         let stats = try result.get()
         Log.info("stopped: " + ReplayCommand.summaryLine(
             stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label } ?? processor?.label))

@@ -57,6 +57,7 @@ enum ReplayCommand {
       --simulate-mode spin|sleep
                                 spin a core (default, like real inference) or sleep
     \(CPUPlacementOption.help)
+    \(V4L2OutputOption.help)
     \(ColorizeOptions.help)
       --quiet                   no summary line on stderr
 
@@ -70,7 +71,8 @@ enum ReplayCommand {
         let a = try Arguments(args, command: "replay",
                               valued: Set(["output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
                                        "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode",
-                                       "on-write-error"]).union(ColorizeOptions.valued).union(CPUPlacementOption.valued),
+                                       "on-write-error"]).union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
+                                  .union(V4L2OutputOption.valued),
                               boolean: Set(["quiet"]).union(ColorizeOptions.boolean))
         let input = try a.positionals(exactly: 1, usage: "replay INPUT [options] (see --help)")[0]
         var config = PipelineConfig()
@@ -141,11 +143,24 @@ enum ReplayCommand {
             return WriteErrorPolicySink(try Y4MSink(path: $0, header: header, writeTimestamps: true),
                                         policy: writeErrorPolicy)
         }
+        if a.string("v4l2-output") != nil && config.pace != .realtime {
+            throw UsageError("replay: --v4l2-output needs --pace realtime (a device shows frames at their rate)")
+        }
+        let virtualCamera: V4L2OutputSink?
+        do {
+            virtualCamera = try V4L2OutputOption.open(
+                a, command: "replay", geometry: source.geometry, framesPerSecond: outputFps ?? source.frameRate,
+                trace: trace ?? NullTraceSink(), clock: clock)
+        } catch {
+            sink?.abort()
+            throw error
+        }
+        let outputs: FrameSink? = virtualCamera.map { camera in TeeSink((sink.map { [$0] } ?? []) + [camera]) } ?? sink
         if runner?.isSimulated == true && !a.flag("quiet") {
             printError("replay: inference is a DIAGNOSTIC SIMULATION (\(runner!.label)), not a model")
         }
 
-        let pipeline = Pipeline(source: source, sink: sink, runner: runner, processor: processor,
+        let pipeline = Pipeline(source: source, sink: outputs, runner: runner, processor: processor,
                                 trace: trace ?? NullTraceSink(), clock: clock, config: config)
         trace?.setWriteErrorHandler { [sink] error in
             guard writeErrorPolicy == .stop else { return }
@@ -175,6 +190,7 @@ enum ReplayCommand {
             }
             do { try trace.close(atNs: clock.nowNs(), summary: summary) } catch { traceError = error }
         }
+        if let virtualCamera, !a.flag("quiet") { printError("replay: " + V4L2OutputOption.summary(virtualCamera)) }
         let stats = try result.get()
         if !a.flag("quiet") {
             printError("replay: " + summaryLine(stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label }
