@@ -403,6 +403,11 @@ for t in (1, 2, 3):
     check(not problems, f"record SIGKILL after {t} s: trace loads, .y4m is a valid prefix",
           f"trace {row['trace']}, y4m {row['y4m']}" + ("; " + "; ".join(problems) if problems else ""))
 
+# 10. colorcam live --v4l2-output (Tests/vivid/guest_v4l2out.sh) ----------------------------------------------------
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_v4l2out  # noqa: E402
+check_v4l2out.run(WORK, COLORCAM, check, text, rc)
+
 print()
 print(f"vivid suite: {len(failures)} check(s) failed" + (": " + "; ".join(failures) if failures else ""))
 sys.exit(1 if failures else 0)

@@ -101,5 +101,8 @@ echo $? > "$W/disc.rc"
 
 # 9. colorcam live --device: preview endpoints, device loss and recovery, SIGTERM (Tests/vivid/guest_live.sh).
 bash "$(dirname "$0")/guest_live.sh" "$W" "$C"
+
+# 10. colorcam live --v4l2-output into vivid's output node, looped back to its capture node (guest_v4l2out.sh).
+bash "$(dirname "$0")/guest_v4l2out.sh" "$W" "$C" "$W/v4l2out_src.y4m"
 ls -a "$W" > "$W/listing.txt"
 echo done > "$W/finished"

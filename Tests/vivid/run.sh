@@ -38,6 +38,10 @@ COLORCAM=$ROOT/.build/release/colorcam
 WORK=${VIVID_WORK:-$ROOT/.build/vivid-work}
 rm -rf "$WORK"
 mkdir -p "$WORK"
+# The virtual-camera check's source: 10 s of ffmpeg's testsrc2 at 640x480 (every frame distinct: a counter and
+# moving shapes), so each frame read back from the loop names the output frame it was.
+ffmpeg -nostdin -loglevel error -y -f lavfi -i testsrc2=size=640x480:rate=30 -t 10 -pix_fmt yuv420p \
+    "$WORK/v4l2out_src.y4m" || { echo "vivid: ffmpeg could not make the v4l2 output source clip" >&2; exit 2; }
 echo "vivid: booting the VM (one boot for the whole suite, ~2-3 min under TCG)" >&2
 start=$(date +%s)
 bash "$VIVID_RUN" --workdir "$WORK" -- bash "$ROOT/Tests/vivid/guest.sh" "$WORK" "$COLORCAM" \
