@@ -18,7 +18,9 @@ enum HTTPResponseHead {
     static func reason(for status: Int) -> String {
         switch status {
         case 200: return "OK"
+        case 303: return "See Other"
         case 400: return "Bad Request"
+        case 401: return "Unauthorized"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
         case 408: return "Request Timeout"

@@ -14,6 +14,7 @@ extension PreviewEventLoop {
             return reject(connection, status: 400, message: "request bodies are not accepted")
         }
         let keepAlive = head.keepAlive
+        guard admit(head, on: connection, keepAlive: keepAlive, headOnly: headOnly) else { return }
         switch head.path {
         case "/", "/index.html":
             text(connection, status: 200, body: PreviewPage.html, type: "text/html; charset=utf-8",

@@ -26,13 +26,14 @@ public final class PreviewMetrics: Sendable {
     public let previewEncodeSeconds: Histogram
     /// Frames a stream client did not get because its socket was still busy with an older one.
     public let previewFramesSkipped: Counter
-    /// Requests rejected: bad or oversized heads, timeouts, too many connections (label `status`).
+    /// Requests rejected: bad or oversized heads, missing or wrong access token (401), timeouts, too many
+    /// connections (label `status`).
     public let previewRejected: [(status: Int, counter: Counter)]
 
     /// Drop reasons colorcam's pipeline uses (the trace's `DropReason` raw values).
     public static let defaultDropReasons = ["superseded", "busy", "late", "driver_gap", "decode_error"]
     /// Status codes the server rejects requests with.
-    public static let rejectionStatuses = [400, 404, 405, 408, 414, 431, 503, 505]
+    public static let rejectionStatuses = [400, 401, 404, 405, 408, 414, 431, 503, 505]
 
     public init(dropReasons: [String] = PreviewMetrics.defaultDropReasons) {
         let registry = MetricsRegistry()

@@ -7,9 +7,12 @@ import Synchronization
 
 /// Settings for `PreviewServer`. Times are nanoseconds on the server's clock.
 public struct PreviewServerConfig: Sendable {
-    /// Where to listen. Loopback by default; any other address is reachable from other machines and makes
-    /// `start` print a warning.
+    /// Where to listen. Loopback by default; any other address is reachable from other machines, and `start`
+    /// warns when such an address has no `accessToken`.
     public var listenAddress: SocketAddress
+    /// The token every request except `/healthz` must carry (see `PreviewAccess`), or nil for an open preview.
+    /// Must pass `PreviewAccess.problem(with:)` (16-256 characters from `A-Z a-z 0-9 - . _ ~`).
+    public var accessToken: String?
     /// Open connections beyond this are answered 503 and closed at once.
     public var maxConnections: Int
     /// A request head must arrive whole within this time after its first byte, else 408 and close (slowloris).
@@ -35,8 +38,9 @@ public struct PreviewServerConfig: Sendable {
                 writeStallTimeoutNs: Int64 = 60_000_000_000, snapshotWaitNs: Int64 = 2_000_000_000,
                 maxStreamFps: Double = 30, jpegQuality: Int32 = 80,
                 parserLimits: HTTPRequestParser.Limits = HTTPRequestParser.Limits(),
-                socketSendBufferBytes: Int32 = 64 * 1024) {
+                socketSendBufferBytes: Int32 = 64 * 1024, accessToken: String? = nil) {
         self.listenAddress = listenAddress
+        self.accessToken = accessToken
         self.maxConnections = maxConnections
         self.headerTimeoutNs = headerTimeoutNs
         self.idleTimeoutNs = idleTimeoutNs
@@ -50,7 +54,8 @@ public struct PreviewServerConfig: Sendable {
 }
 
 /// The live preview's HTTP/1.1 server: `/` (page), `/stream.mjpg`, `/snapshot.jpg`, `/stats.json`, `/metrics`,
-/// `/healthz`.
+/// `/healthz`. With `config.accessToken` set, every path but `/healthz` needs the token (cookie from a
+/// `/?token=…` login, or `Authorization: Bearer`), else 401; see `PreviewAccess`.
 ///
 /// One event-loop thread runs `poll(2)` over non-blocking sockets (no thread per client), accepts, parses, encodes
 /// JPEGs and writes. The pipeline feeds it through `publish(frame:overlays:stats:)`, which copies the frame into a
@@ -77,8 +82,9 @@ public final class PreviewServer: @unchecked Sendable {
     public var config: PreviewServerConfig { shared.config }
     public var metrics: PreviewMetrics { shared.metrics }
 
-    /// - Parameter warn: writes warnings (non-loopback address, internal errors); stderr by default.
-    /// - Throws: `PreviewError(.unavailable)` when the wake-up pipe cannot be created.
+    /// - Parameter warn: writes warnings (non-loopback address without a token, internal errors); stderr by default.
+    /// - Throws: `PreviewError(.badData)` when `config.accessToken` is not a usable token,
+    ///   `PreviewError(.unavailable)` when the wake-up pipe cannot be created.
     public init(config: PreviewServerConfig, metrics: PreviewMetrics = PreviewMetrics(),
                 clock: any MonotonicClock = SystemClock(),
                 warn: @escaping @Sendable (String) -> Void = PreviewServer.writeToStderr) throws {
@@ -96,7 +102,8 @@ public final class PreviewServer: @unchecked Sendable {
     /// `start`.
     public private(set) var boundAddress: SocketAddress?
 
-    /// Binds the listen address and starts the event-loop thread. Warns on stderr for a non-loopback address.
+    /// Binds the listen address and starts the event-loop thread. Warns for a non-loopback address without an
+    /// access token.
     /// - Throws: `PreviewError(.unavailable)` when the address cannot be bound, `.internalError` when already started.
     public func start() throws {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
@@ -105,8 +112,9 @@ public final class PreviewServer: @unchecked Sendable {
             let listener = try Socket.listen(on: config.listenAddress, backlog: 512)
             let bound = config.listenAddress.withPort(listener.localPort())
             boundAddress = bound
-            if !bound.isLoopback {
-                shared.warn("warning: preview listens on \(bound), reachable from other machines (no authentication)")
+            if !bound.isLoopback && config.accessToken == nil {
+                shared.warn("warning: preview listens on \(bound), reachable from other machines, with no access "
+                    + "token: anyone who can connect sees the camera")
             }
             let loop = try PreviewEventLoop(server: shared, listener: listener)
             let finished = self.finished
@@ -172,6 +180,8 @@ final class PreviewShared: Sendable {
     let stopRequested = Atomic<Bool>(false)
     let clock: any MonotonicClock
     let warn: @Sendable (String) -> Void
+    /// `config.accessToken`'s UTF-8 bytes (what requests are compared with), or nil for an open preview.
+    let accessSecret: [UInt8]?
     /// A non-blocking pipe: the publisher writes a byte to `wakeWriteFD` to wake the loop, which polls and drains
     /// `wakeFD`. A full pipe means the loop is already due to wake, so a failed write is fine.
     let wakeFD: Int32
@@ -183,6 +193,10 @@ final class PreviewShared: Sendable {
         self.metrics = metrics
         self.clock = clock
         self.warn = warn
+        if let token = config.accessToken, let problem = PreviewAccess.problem(with: token) {
+            throw PreviewError(.badData, subject: "\(config.listenAddress)", "access token \(problem)")
+        }
+        accessSecret = config.accessToken.map { Array($0.utf8) }
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
             throw PreviewError(.unavailable, subject: "\(config.listenAddress)", "pipe failed", errno: errno)

@@ -32,8 +32,7 @@ enum LiveCommand {
       --source FILE.y4m         replay a file in a loop at real time through the daemon (demos, tests)
 
     options:
-      --listen ADDR:PORT        preview address (default 127.0.0.1:8080; another address only when asked, with a
-                                warning: the preview has no authentication)
+    \(PreviewAccessOption.help)
       --output OUT.y4m          also record the output frames (a valid file however the daemon ends)
       --trace FILE.json         write the per-frame trace, bounded: when it reaches --trace-max-mb it is ended
                                 (a whole trace) and renamed FILE.000001.json, .000002, ...; a new FILE.json
@@ -61,7 +60,7 @@ enum LiveCommand {
                                        "max-in-flight", "queue",
                                        "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level"])
                                   .union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
-                                  .union(V4L2OutputOption.valued),
+                                  .union(V4L2OutputOption.valued).union(PreviewAccessOption.valued),
                               boolean: Set(["exit-on-device-loss"]).union(ColorizeOptions.boolean))
         _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
         if let level = a.string("log-level") {
@@ -90,6 +89,7 @@ enum LiveCommand {
         guard let listen = SocketAddress(listenText) else {
             throw UsageError("live: --listen wants ADDR:PORT (e.g. 127.0.0.1:8080 or [::1]:8080), got '\(listenText)'")
         }
+        let access = try PreviewAccessOption.resolve(a, command: "live", listen: listen)
 
         let clock = SystemClock()
         let simulation = try a.string("simulate-inference-ms").map(ReplayCommand.parseSimulation)
@@ -120,7 +120,8 @@ enum LiveCommand {
             a, command: "live", geometry: probe.geometry,
             colorRange: (probe as? Y4MSource)?.header.colorRange ?? .unspecified, simulated: runner != nil)
         let metrics = PreviewMetrics(dropReasons: DropReason.allCases.map(\.rawValue))
-        let server = try PreviewServer(config: PreviewServerConfig(listenAddress: listen), metrics: metrics)
+        let server = try PreviewServer(
+            config: PreviewServerConfig(listenAddress: listen, accessToken: access.token), metrics: metrics)
         let modelLabel = runner?.label ?? processor?.label ?? "none"
         let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
         if delayMs > 0 { options.pipeline.presentationDelayNs = Int64(delayMs * 1e6) }
@@ -156,7 +157,7 @@ enum LiveCommand {
 
         try server.start()
         Log.info("preview at http://\(listen)/ (metrics /metrics, health /healthz)")
-        if !isLoopback(listenText) { Log.warning("--listen \(listenText) is not loopback: the preview has no authentication") }
+        PreviewAccessOption.announce(access, bound: server.boundAddress ?? listen)
         if runner != nil { Log.warning("inference is a DIAGNOSTIC SIMULATION (\(modelLabel)), not a model") }
 
         let daemon = LiveDaemon(options: options, openSource: openSource, runner: runner, processor: processor,
@@ -211,10 +212,6 @@ enum LiveCommand {
             }
             return n
         }
-    }
-
-    static func isLoopback(_ text: String) -> Bool {
-        text.hasPrefix("127.") || text.hasPrefix("[::1]") || text.hasPrefix("localhost")
     }
 }
 
