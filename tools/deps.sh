@@ -2,11 +2,11 @@
 # Installs what colorcam needs to build, test and run its demo — idempotent: it installs only what is missing.
 #   tools/deps.sh            Debian packages + Python test oracles
 # Debian packages: the C libraries colorcam links (libpng, OpenBLAS, libv4l2, libturbojpeg) and the tools its tests
-# use as oracles (ffmpeg/ffprobe, v4l2-ctl, chromium). Python: pytest for the integration suite, onnx/onnxruntime/
-# numpy for the inference conformance suite, OpenCV/scikit-image/scikit-learn/matplotlib for the detect scene
-# renderer and its OpenCV baseline.
+# use as oracles (ffmpeg/ffprobe, v4l2-ctl, chromium, systemd-analyze for the units in contrib/). Python: pytest for
+# the integration suite, onnx/onnxruntime/numpy for the inference conformance suite, OpenCV/scikit-image/
+# scikit-learn/matplotlib for the detect scene renderer and its OpenCV baseline.
 set -euo pipefail
-APT_PACKAGES=(pkg-config ffmpeg libpng-dev libopenblas-dev libv4l-dev libturbojpeg0-dev v4l-utils chromium)
+APT_PACKAGES=(pkg-config ffmpeg libpng-dev libopenblas-dev libv4l-dev libturbojpeg0-dev v4l-utils chromium systemd)
 # "module:pip-package" — the import name, then what pip installs it from.
 PIP_MODULES=(pytest:pytest numpy:numpy onnx:onnx onnxruntime:onnxruntime cv2:opencv-python-headless
              skimage:scikit-image sklearn:scikit-learn matplotlib:matplotlib PIL:pillow)

@@ -89,6 +89,14 @@ def continuity(caps, gaps):
 out = text("devices.out")
 check(rc("devices") == 0 and "/dev/video0: vivid" in out and re.search(r"640x360: .*30 40 fps", out) is not None,
       "devices lists vivid with formats, sizes and rates", f"exit {rc('devices')}, {len(out.splitlines())} lines")
+listed = re.findall(r"^(/dev/\S+): ", out, flags=re.M)
+enabled = re.findall(r"^sudo systemctl enable --now colorcam@(\S+) +# (\S+), preview http://127\.0\.0\.1:(\d+)/$", out,
+                     flags=re.M)
+check(bool(listed) and [d for _, d, _ in enabled] == listed and [n for n, _, _ in enabled] == [d[5:] for d in listed]
+      and [int(p) for _, _, p in enabled] == list(range(8080, 8080 + len(listed)))
+      and all(f"echo 'COLORCAM_LISTEN=127.0.0.1:{p}' | sudo tee /etc/colorcam/{n}.env" in out for n, _, p in enabled),
+      "devices ends with one colorcam@ service per capture device, ports from 8080",
+      f"listed {listed}, service lines {enabled}")
 
 # 2. 300 frames at 640x360, 30 fps ------------------------------------------------------------------------------------
 try:
