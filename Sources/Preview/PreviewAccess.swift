@@ -2,7 +2,7 @@
 ///
 /// A request carries the token in one of three ways:
 /// - the `colorcam_token` cookie, which a login sets: `GET /any/path?token=TOKEN` answers 303 See Other to the same
-///   path without the `token` parameter, with `Set-Cookie: colorcam_token=TOKEN; Path=/; HttpOnly; SameSite=Strict`;
+///   path without the `token` parameter, with `Set-Cookie: colorcam_token=TOKEN; Path=/; HttpOnly; SameSite=Lax`;
 /// - an `Authorization: Bearer TOKEN` header (scripts, Prometheus' `authorization.credentials_file`);
 /// - nothing else: every other request is refused with 401 (see `PreviewEventLoop.handle`).
 ///
@@ -139,7 +139,7 @@ public enum PreviewAccess {
 
     /// The `Set-Cookie` value a login answers with.
     public static func loginCookie(token: String) -> String {
-        "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"
+        "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Lax"
     }
 
     // MARK: parsing pieces (internal for tests)

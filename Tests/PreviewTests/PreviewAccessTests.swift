@@ -118,7 +118,7 @@ private func head(_ target: String, _ headers: [(String, String)] = []) -> HTTPR
         }
     }
 
-    @Test func loginCookieIsHttpOnlyAndStrict() {
-        #expect(PreviewAccess.loginCookie(token: "t") == "colorcam_token=t; Path=/; HttpOnly; SameSite=Strict")
+    @Test func loginCookieIsHttpOnlyAndLax() {
+        #expect(PreviewAccess.loginCookie(token: "t") == "colorcam_token=t; Path=/; HttpOnly; SameSite=Lax")
     }
 }

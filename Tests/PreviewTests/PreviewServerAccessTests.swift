@@ -100,7 +100,7 @@ private let guarded = ["/", "/index.html", "/stream.mjpg", "/snapshot.jpg", "/st
         #expect(login.status == 303)
         #expect(login.headers["location"] == "/")
         let cookie = try #require(login.headers["set-cookie"])
-        #expect(cookie == "colorcam_token=\(token); Path=/; HttpOnly; SameSite=Strict")
+        #expect(cookie == "colorcam_token=\(token); Path=/; HttpOnly; SameSite=Lax")
         let deeper = try request("/stats.json?x=1&token=\(token)", port: port)
         #expect(deeper.status == 303 && deeper.headers["location"] == "/stats.json?x=1", "same path, token removed")
         // What a browser sends back: the cookie's name=value.

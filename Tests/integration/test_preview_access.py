@@ -126,7 +126,7 @@ def assert_guarded(base, token):
         assert request(base, "/nope", headers=headers)[0] == 404
     status, got, _ = request(base, f"/?token={token}")
     assert status == 303 and got["Location"] == "/"
-    assert got["Set-Cookie"] == f"colorcam_token={token}; Path=/; HttpOnly; SameSite=Strict"
+    assert got["Set-Cookie"] == f"colorcam_token={token}; Path=/; HttpOnly; SameSite=Lax"
     status, got, _ = request(base, f"/stats.json?a=1&token={token}")
     assert status == 303 and got["Location"] == "/stats.json?a=1"
     for target in [f"/?token={wrong}", "/?token=", f"/stats.json?token={token}0"]:
