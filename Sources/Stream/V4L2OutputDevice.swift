@@ -102,11 +102,11 @@ public final class V4L2OutputDevice {
 
     deinit { close() }
 
-    /// Whether a buffer is free now (after taking back those the driver is done with). Never blocks.
+    /// How many buffers are free now (after taking back those the driver is done with). Never blocks.
     /// - Throws: `StreamError` `.unavailable` when DQBUF fails other than "none ready" (the device is gone).
-    public func hasFreeBuffer() throws -> Bool {
+    public func freeBufferCount() throws -> Int {
         try reclaim()
-        return !free.isEmpty
+        return free.count
     }
 
     /// Converts `frame` into a free buffer and queues it; starts streaming with the first. Never blocks.
@@ -267,8 +267,12 @@ public final class V4L2OutputDevice {
         let tpf = parm.parm.output.timeperframe
         let actual = V4L2Fraction(Int(tpf.numerator), Int(tpf.denominator))
         guard actual.framesPerSecond > 0 else { return nil }
-        if abs(actual.framesPerSecond - rate.framesPerSecond) > rate.framesPerSecond * 0.01 {
-            notes.append("device runs its output at \(actual) fps, colorcam writes \(rate) fps")
+        if actual.framesPerSecond > rate.framesPerSecond * 1.01 {
+            notes.append("device runs its output at \(actual) fps, faster than the \(rate) fps written: each frame is "
+                         + "shown again until the next")
+        } else if actual.framesPerSecond < rate.framesPerSecond * 0.99 {
+            notes.append("device runs its output at \(actual) fps, slower than the \(rate) fps written: frames it "
+                         + "cannot take are skipped (sink_busy)")
         }
         return actual
     }

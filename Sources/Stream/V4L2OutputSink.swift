@@ -13,7 +13,8 @@ import Synchronization
 /// backoff (`initialBackoffMs` doubling to `maxBackoffMs`), like a lost camera; frames meanwhile are `sink_error`.
 ///
 /// Pacing: the frames arrive at the pipeline's output rate (real-time pace), and the node's `timeperframe` is set
-/// to the source rate.
+/// to the source rate; a device that keeps a faster rate of its own gets the last frame again whenever no new one
+/// came within its interval (`framesRepeated`), so every frame stays on it until the next.
 ///
 /// Lifecycle: `init` opens and configures the device (a missing or unsuitable device fails here, exit 69) and starts
 /// the writer thread → `write`… → `finish` (delivers the last pending frame, stops the thread, closes the device) or
@@ -21,7 +22,7 @@ import Synchronization
 /// `init(…, startsWriterThread: false)` leaves the writer to the caller's `pump()` calls (deterministic tests).
 public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     // Invariant for @unchecked Sendable: `pending`, `pendingFull`, `stopping` are guarded by `condition`; `device`,
-    // `working`, `nextRetryNs`, `backoffMs`, `lostLogged` are touched only by the writer (thread or `pump` caller).
+    // `working`, `nextRetryNs`, `backoffMs`, `hasDelivered` are touched only by the writer (thread or `pump` caller).
     public struct Options: Sendable {
         public var path: String
         /// A specific output format, or nil: the first of `V4L2OutputConverter.offeredFormats` the node accepts.
@@ -52,9 +53,13 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     private var writer: Thread?
     private let writerDone = DispatchSemaphore(value: 0)
     private var finished = false
+    /// Whether `working` holds a frame that reached the device (what a repeat shows). Writer only.
+    private var hasDelivered = false
 
     /// Frames queued to the device.
     public let framesWritten = Atomic<Int>(0)
+    /// Frames queued again to keep a faster device fed (not counted in `framesWritten`).
+    public let framesRepeated = Atomic<Int>(0)
     /// Frames dropped for this sink: the consumer held every buffer, or a newer frame replaced a pending one.
     public let framesBusy = Atomic<Int>(0)
     /// Frames dropped because the device refused them or was gone.
@@ -114,13 +119,27 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The writer's step: takes the pending frame (waiting for one when `waiting`) and delivers it.
+    /// The writer's step: takes the pending frame (waiting for one when `waiting`) and delivers it. When the device
+    /// runs faster than the frames come (vivid's HDMI output at 59.94 Hz, a v4l2loopback device set to 60 fps) and no
+    /// new frame arrives within one device interval, the waiting writer shows the last frame again
+    /// (`repeatLastFrame`), so the device is fed at its own rate and each frame stays on it for its whole interval.
     /// - Returns: false once the sink is stopping and nothing is pending (the writer thread then ends); with
     ///   `waiting: false`, also false when nothing was pending.
     @discardableResult
     public func pump(waiting: Bool = false) -> Bool {
         condition.lock()
-        while !pendingFull && !stopping && waiting { condition.wait() }
+        while !pendingFull && !stopping && waiting {
+            guard let intervalNs = repeatIntervalNs, hasDelivered else {
+                condition.wait()
+                continue
+            }
+            if !condition.wait(until: Date(timeIntervalSinceNow: Double(intervalNs) / 1e9)) && !pendingFull
+                && !stopping {
+                condition.unlock()
+                repeatLastFrame()
+                condition.lock()
+            }
+        }
         guard pendingFull else {
             condition.unlock()
             return false
@@ -130,6 +149,27 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         condition.unlock()
         deliver(working)
         return true
+    }
+
+    /// The device's frame interval when it is shorter than the frames' own (by more than 1 %), else nil.
+    private var repeatIntervalNs: Int64? {
+        guard let interval = device?.frameInterval, interval.intervalNs > 0,
+              interval.intervalNs * 101 < frameRate.intervalNs * 100 else { return nil }
+        return interval.intervalNs
+    }
+
+    /// Queues the last delivered frame again, if two buffers are free: a repeat never takes the last free buffer,
+    /// which stays for the next real frame. A repeat that does not fit is simply skipped (it is not a frame of the
+    /// stream, so nothing is traced). Writer only.
+    public func repeatLastFrame() {
+        guard hasDelivered, let device else { return }
+        do {
+            if try device.freeBufferCount() >= 2, try device.submit(working) {
+                framesRepeated.add(1, ordering: .relaxed)
+            }
+        } catch {
+            lose(device, error)
+        }
     }
 
     private func deliver(_ frame: FrameBuffer) {
@@ -142,16 +182,21 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         do {
             if try device.submit(frame) {
                 framesWritten.add(1, ordering: .relaxed)
+                hasDelivered = true
             } else {
                 drop(frame, reason: .sinkBusy)
             }
         } catch {
-            Log.warning("v4l2 output lost: \(error); reopening in \(backoffMs) ms (frames meanwhile: sink_error)")
-            device.close()
-            self.device = nil
-            nextRetryNs = clock.nowNs() + Int64(backoffMs) * 1_000_000
+            lose(device, error)
             drop(frame, reason: .sinkError)
         }
+    }
+
+    private func lose(_ device: V4L2OutputDevice, _ error: Error) {
+        Log.warning("v4l2 output lost: \(error); reopening in \(backoffMs) ms (frames meanwhile: sink_error)")
+        device.close()
+        self.device = nil
+        nextRetryNs = clock.nowNs() + Int64(backoffMs) * 1_000_000
     }
 
     private func reopen(nowNs: Int64) {

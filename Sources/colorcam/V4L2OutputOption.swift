@@ -44,10 +44,12 @@ enum V4L2OutputOption {
         return sink
     }
 
-    /// `v4l2 output /dev/video1: 300 frames written, 2 skipped (busy), 0 (device errors)`.
+    /// `v4l2 output /dev/video1: 300 frames written, 2 skipped (busy), 0 skipped (device errors)[; N repeats …]`.
     static func summary(_ sink: V4L2OutputSink) -> String {
-        "v4l2 output \(sink.options.path): \(sink.framesWritten.load(ordering: .relaxed)) frames written, "
+        let repeats = sink.framesRepeated.load(ordering: .relaxed)
+        return "v4l2 output \(sink.options.path): \(sink.framesWritten.load(ordering: .relaxed)) frames written, "
             + "\(sink.framesBusy.load(ordering: .relaxed)) skipped (busy), "
             + "\(sink.framesFailed.load(ordering: .relaxed)) skipped (device errors)"
+            + (repeats > 0 ? "; \(repeats) repeats to fill the device's faster rate" : "")
     }
 }

@@ -30,6 +30,8 @@ final class ScriptedV4L2Output: @unchecked Sendable {
     var opens = 0
     var inject: [String: Int32] = [:]
     var timePerFrame = V4L2Fraction(1, 60)
+    /// The output rate stays `timePerFrame` whatever S_PARM asks (like vivid's HDMI output).
+    var fixedRate = false
     private let lock = NSLock()
 
     func with<R>(_ body: (ScriptedV4L2Output) -> R) -> R {
@@ -95,7 +97,7 @@ final class ScriptedV4L2Output: @unchecked Sendable {
                 format, bytesPerLine: bpl, widthPx: widthPx, heightPx: heightPx))
         case CCV4L2_VIDIOC_G_PARM, CCV4L2_VIDIOC_S_PARM:
             let parm = arg.assumingMemoryBound(to: v4l2_streamparm.self)
-            if request == CCV4L2_VIDIOC_S_PARM {
+            if request == CCV4L2_VIDIOC_S_PARM && !fixedRate {
                 let t = parm.pointee.parm.output.timeperframe
                 timePerFrame = V4L2Fraction(Int(t.numerator), Int(t.denominator))
             }
@@ -236,6 +238,28 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
         #expect(trace.drops.map(\.frame) == [1, 2] && trace.drops.allSatisfy { $0.reason == .sinkError })
         #expect(sink.framesWritten.load(ordering: .relaxed) == 2)
         #expect(device.with { $0.format } == .yuv420, "the reopened device gets the format first negotiated")
+    }
+
+    @Test func aFasterDeviceGetsTheLastFrameAgainAsARepeat() throws {
+        let device = ScriptedV4L2Output()  // its output runs at 60 fps whatever S_PARM asks
+        device.with { $0.fixedRate = true }
+        let trace = DropRecorder()
+        let sink = try makeSink(device, format: .yuyv, trace: trace)
+        sink.repeatLastFrame()
+        #expect(device.with { $0.shown.count } == 0, "nothing delivered yet: nothing to repeat")
+        try sink.write(frame(0))
+        sink.pump()
+        sink.repeatLastFrame()
+        #expect(device.with { $0.shown.count } == 2)
+        #expect(device.with { $0.shown[0] == $0.shown[1] }, "a repeat shows the same image")
+        #expect(sink.framesWritten.load(ordering: .relaxed) == 1 && sink.framesRepeated.load(ordering: .relaxed) == 1)
+        sink.repeatLastFrame()  // one buffer left: it stays for the next real frame
+        #expect(sink.framesRepeated.load(ordering: .relaxed) == 1 && device.with { $0.shown.count } == 2)
+        try sink.write(frame(1))
+        sink.pump()
+        #expect(sink.framesWritten.load(ordering: .relaxed) == 2, "the kept buffer took the next frame")
+        #expect(trace.drops.isEmpty, "repeats never cost a frame")
+        #expect(sink.notes.contains { $0.contains("faster than the 30 fps written") })
     }
 
     @Test func unsuitableDevicesFailAtStartWithTheirPath() {
