@@ -43,7 +43,9 @@ public final class V4L2OutputDevice {
         self.syscalls = syscalls
         let fdOrErrno = syscalls.open(path)
         guard fdOrErrno >= 0 else {
-            throw StreamError(.unavailable, file: path, "cannot open output device: \(V4L2Errno(-fdOrErrno))")
+            let err = V4L2Errno(-fdOrErrno)
+            throw StreamError(.unavailable, file: path, err.code == ENOTTY
+                ? "not a V4L2 device (VIDIOC_QUERYCAP: \(err))" : "cannot open output device: \(err)")
         }
         let handle = fdOrErrno
         fd = handle
