@@ -125,9 +125,11 @@ func nearestRankMatchesTheDefinition(percent: Int, expected: Int64) {
     builder.drop(frame: 5, tsUs: 50, reason: "superseded")
     builder.drop(frame: 6, tsUs: 60, reason: "driver_gap")
     builder.drop(frame: 7, tsUs: 70, reason: "warp_drive")
+    builder.drop(frame: 0, tsUs: 80, reason: "sink_busy")
     let report = try builder.report()
-    #expect(report.drops == [.late: 2, .superseded: 3, .driverGap: 1, .busy: 0, .decodeError: 0])
-    #expect(report.framesDropped == 3)
+    #expect(report.drops == [.late: 2, .superseded: 3, .driverGap: 1, .busy: 0, .decodeError: 0, .sinkBusy: 1,
+                             .sinkError: 0])
+    #expect(report.framesDropped == 3, "a sink's skip is not a dropped frame")
     #expect(report.warnings.contains { $0.contains("warp_drive") })
     let text = report.text(verdict: TraceVerdict(report: report, thresholds: TraceThresholds()))
     #expect(text.contains("dropped 3 (late 2, driver_gap 1, decode_error 0)"))

@@ -105,7 +105,7 @@ import Testing
         #expect(object[key] != nil, "missing key \(key)")
     }
     let drops = try #require(object["drops"] as? [String: Int])
-    #expect(Set(drops.keys) == ["superseded", "busy", "late", "driver_gap", "decode_error"])
+    #expect(Set(drops.keys) == ["superseded", "busy", "late", "driver_gap", "decode_error", "sink_busy", "sink_error"])
     let verdictObject = try #require(object["verdict"] as? [String: Any])
     #expect(verdictObject["pass"] as? Bool == false)
     #expect(verdictObject["exit_code"] as? Int == 1)

@@ -114,7 +114,7 @@ def test_json_output_parses_and_carries_the_verdict(tmp_path):
     assert report["verdict"]["pass"] is False
     assert report["verdict"]["exit_code"] == 1
     assert report["lag_trend"]["grows"] is True
-    assert set(report["drops"]) == {"superseded", "busy", "late", "driver_gap", "decode_error"}
+    assert set(report["drops"]) == {"superseded", "busy", "late", "driver_gap", "decode_error", "sink_busy", "sink_error"}
     assert report["frames"]["captured"] == 60
 
 
