@@ -119,6 +119,16 @@ def run(work, colorcam, check, text, rc):
     check(metric is not None and pause_ms >= 5000, "v4l2 output: a reader paused 5 s does not stall the daemon; "
           "sink drops are a /metrics counter", f"paused {pause_ms:.0f} ms; sink_busy counter "
           f"{metric.group(1) if metric else 'missing'}")
+    # D: the device lost mid-run (vivid disconnect) and reopened.
+    err = text("v4l2out_d.err")
+    m = re.search(r"v4l2 output \S+: (\d+) frames written, (\d+) skipped \(busy\), (\d+) skipped \(device errors\)", err)
+    r = report(colorcam, work, "v4l2out_d.json")
+    worst = (r.get("output_fps") or {}).get("worst_1s_window_frames")
+    check("v4l2 output lost" in err and "is back" in err and m is not None and int(m.group(3)) > 0
+          and rc("v4l2out_d") == 0 and worst is not None and worst >= 29,
+          "v4l2 output: a device lost mid-run is reopened; its frames meanwhile are sink_error; the stream holds 30 fps",
+          f"{m.group(0) if m else 'no summary'}; back: {'is back' in err}; trace sink_error "
+          f"{r.get('drops', {}).get('sink_error')}; worst 1-s window {worst}; exit {rc('v4l2out_d')}")
     for name, what in (("capnode", "not a video output device"), ("missing", "cannot open output device")):
         err = text(f"v4l2out_{name}.err").strip()
         check(rc(f"v4l2out_{name}") == 69 and what in err and err.count("\n") == 0,

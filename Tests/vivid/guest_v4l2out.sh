@@ -66,6 +66,19 @@ hash_frames y4m /tmp/v4l2out_b.y4m > "$W/v4l2out_b_sent.txt"
 hash_frames YU12 /tmp/back_b.raw > "$W/v4l2out_b_back.txt"
 rm -f /tmp/v4l2out_b.y4m /tmp/back_b.raw
 
+# D: the output device is lost (vivid's disconnect control: open handles fail; vivid comes back once every handle
+# is closed) while the daemon writes to it: the sink closes it, frames meanwhile are sink_error, and it reopens.
+"$C" live --source "$SRC" --listen 127.0.0.1:18096 --simulate-inference-ms 20 --simulate-mode sleep \
+    --v4l2-output $OUT --trace "$W/v4l2out_d.json" > "$W/v4l2out_d.out" 2> "$W/v4l2out_d.err" &
+pid=$!
+sleep 3
+v4l2-ctl -d $OUT -c disconnect=1 > "$W/v4l2out_disconnect.txt" 2>&1
+sleep 6
+curl -s "http://127.0.0.1:18096/metrics" > "$W/v4l2out_d_metrics.txt"
+kill -TERM $pid
+wait $pid
+echo $? > "$W/v4l2out_d.rc"
+
 # C: a node that is not an output device, and one that does not exist: exit 69 with the path, before any frame.
 "$C" live --source "$SRC" --listen 127.0.0.1:18095 --v4l2-output $CAP > /dev/null 2> "$W/v4l2out_capnode.err"
 echo $? > "$W/v4l2out_capnode.rc"
