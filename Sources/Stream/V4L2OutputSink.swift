@@ -27,7 +27,9 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         public var path: String
         /// A specific output format, or nil: the first of `V4L2OutputConverter.offeredFormats` the node accepts.
         public var pixelFormat: V4L2PixelFormat?
-        public var bufferCount = 3
+        /// mmap buffers: one the consumer shows, one just queued, one for a repeat, one always kept for the next
+        /// frame (a repeat never takes the last).
+        public var bufferCount = 4
         public var initialBackoffMs = 250
         public var maxBackoffMs = 2_000
         public init(path: String, pixelFormat: V4L2PixelFormat? = nil) {

@@ -193,25 +193,25 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
         let device = ScriptedV4L2Output()
         let trace = DropRecorder()
         let sink = try makeSink(device, format: .yuyv, trace: trace)
-        // Three buffers, none consumed: frames 0-2 are queued, 3 and 4 find no free buffer.
-        for n in 0..<5 {
+        // Four buffers, none consumed: frames 0-3 are queued, 4 and 5 find no free buffer.
+        for n in 0..<6 {
             try sink.write(frame(n))
             sink.pump()
         }
-        #expect(sink.framesWritten.load(ordering: .relaxed) == 3)
-        #expect(trace.drops.map(\.frame) == [3, 4] && trace.drops.allSatisfy { $0.reason == .sinkBusy })
+        #expect(sink.framesWritten.load(ordering: .relaxed) == 4)
+        #expect(trace.drops.map(\.frame) == [4, 5] && trace.drops.allSatisfy { $0.reason == .sinkBusy })
         // The consumer catches up: the next frame goes out again.
-        device.consume(3)
+        device.consume(4)
         try sink.write(frame(5))
         sink.pump()
-        #expect(sink.framesWritten.load(ordering: .relaxed) == 4)
+        #expect(sink.framesWritten.load(ordering: .relaxed) == 5)
         // Two writes before the writer runs: the older pending frame is replaced (sink_busy), the newer is sent.
-        device.consume(3)
+        device.consume(4)
         try sink.write(frame(6))
         try sink.write(frame(7))
         sink.pump()
         #expect(trace.drops.last.map { $0.frame == 6 && $0.reason == .sinkBusy } == true)
-        #expect(device.with { $0.shown.count } == 5)
+        #expect(device.with { $0.shown.count } == 6)
         #expect(sink.framesBusy.load(ordering: .relaxed) == 3)
     }
 
@@ -253,8 +253,9 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
         #expect(device.with { $0.shown.count } == 2)
         #expect(device.with { $0.shown[0] == $0.shown[1] }, "a repeat shows the same image")
         #expect(sink.framesWritten.load(ordering: .relaxed) == 1 && sink.framesRepeated.load(ordering: .relaxed) == 1)
+        sink.repeatLastFrame()  // the third buffer
         sink.repeatLastFrame()  // one buffer left: it stays for the next real frame
-        #expect(sink.framesRepeated.load(ordering: .relaxed) == 1 && device.with { $0.shown.count } == 2)
+        #expect(sink.framesRepeated.load(ordering: .relaxed) == 2 && device.with { $0.shown.count } == 3)
         try sink.write(frame(1))
         sink.pump()
         #expect(sink.framesWritten.load(ordering: .relaxed) == 2, "the kept buffer took the next frame")

