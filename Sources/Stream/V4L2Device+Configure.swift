@@ -64,12 +64,8 @@ extension V4L2Device {
         let offered = try formats()
         let format = try chooseFormat(request, offered: offered)
 
-        var fmt = v4l2_format()
-        fmt.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-        fmt.fmt.pix.width = UInt32(request.widthPx)
-        fmt.fmt.pix.height = UInt32(request.heightPx)
-        fmt.fmt.pix.pixelformat = format.rawValue
-        fmt.fmt.pix.field = V4L2_FIELD_NONE.rawValue
+        var fmt = V4L2Device.formatRequest(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue, widthPx: request.widthPx,
+                                           heightPx: request.heightPx, pixelFormat: format)
         try ioctl(.setFormat, &fmt)
         let pix = fmt.fmt.pix
         let actualFormat = V4L2PixelFormat(rawValue: pix.pixelformat)

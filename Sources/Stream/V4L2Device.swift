@@ -77,13 +77,7 @@ public final class V4L2Device {
     public init(path: String, syscalls: V4L2Syscalls = .live) throws {
         self.path = path
         self.syscalls = syscalls
-        let fdOrErrno = syscalls.open(path)
-        guard fdOrErrno >= 0 else {
-            let err = V4L2Errno(-fdOrErrno)
-            throw StreamError(.unavailable, file: path, err.code == ENOTTY
-                ? "not a V4L2 device (VIDIOC_QUERYCAP: \(err))" : "cannot open device: \(err)")
-        }
-        fd = fdOrErrno
+        fd = try V4L2Device.openNode(path, syscalls, what: "device")
         var cap = v4l2_capability()
         let err = V4L2Device.rawIoctl(syscalls, fd, .queryCap, &cap)
         guard err == 0 else {
@@ -120,6 +114,32 @@ public final class V4L2Device {
     }
 
     func setState(_ newState: State) { state = newState }
+
+    /// Opens a V4L2 node (capture or output).
+    /// - Parameter what: the node's role in the "cannot open …" message ("device", "output device").
+    /// - Returns: the descriptor.
+    /// - Throws: `StreamError` `.unavailable`: "not a V4L2 device (VIDIOC_QUERYCAP: ENOTTY …)" for another kind of
+    ///   file, else "cannot open WHAT: ERRNO".
+    static func openNode(_ path: String, _ syscalls: V4L2Syscalls, what: String) throws -> Int32 {
+        let fdOrErrno = syscalls.open(path)
+        guard fdOrErrno >= 0 else {
+            let err = V4L2Errno(-fdOrErrno)
+            throw StreamError(.unavailable, file: path, err.code == ENOTTY
+                ? "not a V4L2 device (VIDIOC_QUERYCAP: \(err))" : "cannot open \(what): \(err)")
+        }
+        return fdOrErrno
+    }
+
+    /// A single-planar `VIDIOC_S_FMT` request for `type` (capture or output), progressive.
+    static func formatRequest(_ type: UInt32, widthPx: Int, heightPx: Int, pixelFormat: V4L2PixelFormat) -> v4l2_format {
+        var fmt = v4l2_format()
+        fmt.type = type
+        fmt.fmt.pix.width = UInt32(widthPx)
+        fmt.fmt.pix.height = UInt32(heightPx)
+        fmt.fmt.pix.pixelformat = pixelFormat.rawValue
+        fmt.fmt.pix.field = V4L2_FIELD_NONE.rawValue
+        return fmt
+    }
 
     // MARK: - The ioctl funnel
 

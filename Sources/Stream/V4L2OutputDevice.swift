@@ -36,18 +36,12 @@ public final class V4L2OutputDevice {
     /// - Parameters:
     ///   - pixelFormat: a specific format, or nil to pick the first of `offeredFormats` the node takes.
     ///   - frameRate: the rate frames will be written at (set as the node's `timeperframe`).
-    ///   - bufferCount: mmap buffers; 3 lets the consumer hold one while colorcam fills another.
+    ///   - bufferCount: mmap buffers (see `V4L2OutputSink.Options.bufferCount`).
     public init(path: String, geometry: FrameGeometry, frameRate: V4L2Fraction, pixelFormat: V4L2PixelFormat? = nil,
-                bufferCount: Int = 3, syscalls: V4L2Syscalls = .live) throws {
+                bufferCount: Int = 4, syscalls: V4L2Syscalls = .live) throws {
         self.path = path
         self.syscalls = syscalls
-        let fdOrErrno = syscalls.open(path)
-        guard fdOrErrno >= 0 else {
-            let err = V4L2Errno(-fdOrErrno)
-            throw StreamError(.unavailable, file: path, err.code == ENOTTY
-                ? "not a V4L2 device (VIDIOC_QUERYCAP: \(err))" : "cannot open output device: \(err)")
-        }
-        let handle = fdOrErrno
+        let handle = try V4L2Device.openNode(path, syscalls, what: "output device")
         fd = handle
         var notes: [String] = []
         do {
@@ -63,12 +57,8 @@ public final class V4L2OutputDevice {
             }
             let offered = try Self.outputFormats(syscalls, handle, path: path)
             let chosen = try Self.choose(pixelFormat, offered: offered, path: path)
-            var fmt = v4l2_format()
-            fmt.type = Self.outputType
-            fmt.fmt.pix.width = UInt32(geometry.widthPx)
-            fmt.fmt.pix.height = UInt32(geometry.heightPx)
-            fmt.fmt.pix.pixelformat = chosen.rawValue
-            fmt.fmt.pix.field = V4L2_FIELD_NONE.rawValue
+            var fmt = V4L2Device.formatRequest(Self.outputType, widthPx: geometry.widthPx, heightPx: geometry.heightPx,
+                                              pixelFormat: chosen)
             try Self.check(syscalls, handle, .setFormat, &fmt, path: path)
             let pix = fmt.fmt.pix
             let actual = V4L2PixelFormat(rawValue: pix.pixelformat)
