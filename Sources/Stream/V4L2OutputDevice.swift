@@ -28,6 +28,8 @@ public final class V4L2OutputDevice {
     /// Buffers the driver does not hold (indices); those queued come back through DQBUF.
     private var free: [Int] = []
     private var streaming = false
+    /// The buffer holding the last image queued (what a repeat shows).
+    private var lastQueued: Int?
     /// Buffers queued since open (names the frame in error messages).
     public private(set) var queuedCount = 0
 
@@ -94,13 +96,6 @@ public final class V4L2OutputDevice {
 
     deinit { close() }
 
-    /// How many buffers are free now (after taking back those the driver is done with). Never blocks.
-    /// - Throws: `StreamError` `.unavailable` when DQBUF fails other than "none ready" (the device is gone).
-    public func freeBufferCount() throws -> Int {
-        try reclaim()
-        return free.count
-    }
-
     /// Converts `frame` into a free buffer and queues it; starts streaming with the first. Never blocks.
     /// - Returns: false when every buffer is still held by the driver (the consumer is behind): nothing written.
     /// - Throws: `StreamError` `.unavailable` when QBUF, DQBUF or STREAMON fail (a refused buffer, a device gone).
@@ -109,6 +104,31 @@ public final class V4L2OutputDevice {
         guard let index = free.popLast() else { return false }
         let mapped = buffers[index]
         converter.convert(frame, into: UnsafeMutableRawBufferPointer(start: mapped.address, count: mapped.length))
+        try queue(index)
+        return true
+    }
+
+    /// Queues the last image again (a repeat for a device faster than the frames) if at least `keepingFree` + 1
+    /// buffers are free, so `keepingFree` stay for the next frame. Costs no conversion: the last image's own buffer
+    /// is queued again when the driver has given it back, else its bytes are copied into a free one. Never blocks.
+    /// - Returns: whether it was queued (false also before any image was submitted).
+    /// - Throws: as `submit`.
+    public func resubmitLast(keepingFree: Int) throws -> Bool {
+        try reclaim()
+        guard let last = lastQueued, free.count > keepingFree else { return false }
+        if let position = free.firstIndex(of: last) {
+            free.remove(at: position)
+            try queue(last)
+        } else {
+            let index = free.removeLast()
+            buffers[index].address.copyMemory(from: buffers[last].address, byteCount: converter.imageBytes)
+            try queue(index)
+        }
+        return true
+    }
+
+    /// QBUF of a filled buffer (taken off `free`), STREAMON with the first.
+    private func queue(_ index: Int) throws {
         var buf = v4l2_buffer()
         buf.index = UInt32(index)
         buf.type = Self.outputType
@@ -121,13 +141,13 @@ public final class V4L2OutputDevice {
             throw failure("VIDIOC_QBUF", err)
         }
         queuedCount += 1
+        lastQueued = index
         if !streaming {
             var type = Int32(Self.outputType)
             let err = V4L2Device.rawIoctl(syscalls, fd, .streamOn, &type)
             guard err == 0 else { throw failure("VIDIOC_STREAMON", err) }
             streaming = true
         }
-        return true
     }
 
     /// Stops streaming, unmaps, closes. Idempotent; never throws (a gone device's teardown errors are expected).

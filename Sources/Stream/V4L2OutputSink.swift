@@ -166,9 +166,7 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     public func repeatLastFrame() {
         guard hasDelivered, let device else { return }
         do {
-            if try device.freeBufferCount() >= 2, try device.submit(working) {
-                framesRepeated.add(1, ordering: .relaxed)
-            }
+            if try device.resubmitLast(keepingFree: 1) { framesRepeated.add(1, ordering: .relaxed) }
         } catch {
             lose(device, error)
         }

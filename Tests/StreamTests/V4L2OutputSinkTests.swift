@@ -23,8 +23,9 @@ final class ScriptedV4L2Output: @unchecked Sendable {
     /// Buffers the driver holds, in queue order; `done` ones come back at the next DQBUF.
     var queued: [Int] = []
     var done: [Int] = []
-    /// Bytes of each buffer at the moment it was queued (what the consumer sees).
+    /// Bytes of each buffer at the moment it was queued (what the consumer sees), and its index.
     var shown: [[UInt8]] = []
+    var shownIndices: [Int] = []
     var streaming = false
     var unplugged = false
     var opens = 0
@@ -123,6 +124,7 @@ final class ScriptedV4L2Output: @unchecked Sendable {
             let index = Int(buf.pointee.index)
             guard index < bufferCount, !queued.contains(index), buf.pointee.bytesused > 0 else { return EINVAL }
             queued.append(index)
+            shownIndices.append(index)
             shown.append([UInt8](UnsafeRawBufferPointer(start: buffers[index], count: Int(buf.pointee.bytesused))))
         case CCV4L2_VIDIOC_DQBUF:
             guard streaming, !done.isEmpty else { return EAGAIN }
@@ -260,6 +262,11 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
         sink.pump()
         #expect(sink.framesWritten.load(ordering: .relaxed) == 2, "the kept buffer took the next frame")
         #expect(trace.drops.isEmpty, "repeats never cost a frame")
+        // Once the consumer gives the last image's buffer back, a repeat queues that very buffer (no copy).
+        device.consume(4)
+        sink.repeatLastFrame()
+        #expect(device.with { d in d.shownIndices.last == d.shownIndices[d.shownIndices.count - 2] })
+        #expect(device.with { d in d.shown.last == d.shown[d.shown.count - 2] })
         #expect(sink.notes.contains { $0.contains("faster than the 30 fps written") })
     }
 
