@@ -1,6 +1,7 @@
 """Checks for Tests/vivid/guest_v4l2out.sh (`colorcam live --v4l2-output` into vivid's looped output node), called by
 Tests/vivid/check.py with its `check` function. Frames are matched by the MD5 of their luma plane: the daemon's
 .y4m (what it output) against what the reader captured from the looped capture node."""
+import bisect
 import json
 import os
 import re
@@ -66,6 +67,23 @@ def sent_from_trace(work, trace, source):
     return [clip[f % len(clip)] for _, f in frames]
 
 
+def trace_times(work, trace):
+    """The output span starts and the sink_error drop times (µs) of a trace, each sorted."""
+    text = open(os.path.join(work, trace)).read().rstrip()
+    events = json.loads(text if text.endswith("]") else text.rstrip(",") + "]")
+    outputs = sorted(e["ts"] for e in events if e.get("name") == "output" and e.get("ph") == "X")
+    errors = sorted(e["ts"] for e in events if e.get("name") == "drop"
+                    and (e.get("args") or {}).get("reason") == "sink_error")
+    return outputs, errors
+
+
+def worst_window(times, start_us, end_us):
+    """The fewest outputs in any 1-s window starting at an output within [start_us, end_us - 1 s]."""
+    inside = [t for t in times if start_us <= t <= end_us - 1_000_000]
+    return min((bisect.bisect_left(times, t + 1_000_000) - bisect.bisect_left(times, t)) for t in inside) \
+        if inside else None
+
+
 def report(colorcam, work, trace):
     rep = subprocess.run([colorcam, "trace-report", os.path.join(work, trace), "--json"], capture_output=True, text=True)
     try:
@@ -126,16 +144,23 @@ def run(work, colorcam, check, text, rc):
     check(metric is not None and pause_ms >= 5000, "v4l2 output: a reader paused 5 s does not stall the daemon; "
           "sink drops are a /metrics counter", f"paused {pause_ms:.0f} ms; sink_busy counter "
           f"{metric.group(1) if metric else 'missing'}")
-    # D: the device lost mid-run (vivid disconnect) and reopened.
+    # D: the device lost mid-run (vivid disconnect) and reopened. The rate is judged around the loss (from 1 s before
+    # the first sink_error to 1 s after the last): elsewhere in the run a dip can only come from the emulated guest
+    # stalling the source (frames captured late), which says nothing about the sink; the whole-run figure is printed.
     err = text("v4l2out_d.err")
     m = re.search(r"v4l2 output \S+: (\d+) frames written, (\d+) skipped \(busy\), (\d+) skipped \(device errors\)", err)
     r = report(colorcam, work, "v4l2out_d.json")
-    worst = (r.get("output_fps") or {}).get("worst_1s_window_frames")
+    whole = (r.get("output_fps") or {}).get("worst_1s_window_frames")
+    outputs, errors = trace_times(work, "v4l2out_d.json")
+    around = worst_window(outputs, errors[0] - 1_000_000, errors[-1] + 1_000_000) if errors else None
+    frames = r.get("frames", {})
     check("v4l2 output lost" in err and "is back" in err and m is not None and int(m.group(3)) > 0
-          and rc("v4l2out_d") == 0 and worst is not None and worst >= 29,
+          and rc("v4l2out_d") == 0 and around is not None and around >= 29
+          and frames.get("output") == frames.get("captured"),
           "v4l2 output: a device lost mid-run is reopened; its frames meanwhile are sink_error; the stream holds 30 fps",
           f"{m.group(0) if m else 'no summary'}; back: {'is back' in err}; trace sink_error "
-          f"{r.get('drops', {}).get('sink_error')}; worst 1-s window {worst}; exit {rc('v4l2out_d')}")
+          f"{r.get('drops', {}).get('sink_error')}; worst 1-s window around the loss {around} (whole run {whole}); "
+          f"output {frames.get('output')} of {frames.get('captured')} captured; exit {rc('v4l2out_d')}")
     for name, what in (("capnode", "not a video output device"), ("missing", "cannot open output device")):
         err = text(f"v4l2out_{name}.err").strip()
         check(rc(f"v4l2out_{name}") == 69 and what in err and err.count("\n") == 0,
