@@ -46,12 +46,15 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .target(
+            name: "Remote", dependencies: ["ColorcamCore", "Infer"], path: "Sources/Remote", exclude: ["README.md"]
+        ),
+        .target(
             name: "PhotoPipeline", dependencies: ["ColorcamCore", "Stream", "Detect", "Infer"],
             path: "Sources/PhotoPipeline", exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked"])]
         ),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream", "Preview", "Live", "Infer", "Detect", "PhotoPipeline"],
+            dependencies: ["ColorcamCore", "Stream", "Preview", "Live", "Infer", "Detect", "PhotoPipeline", "Remote"],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),
@@ -64,6 +67,7 @@ let package = Package(
             name: "PreviewTests", dependencies: ["Preview", "ColorcamCore", "CTurboJPEG"], path: "Tests/PreviewTests"
         ),
         .testTarget(name: "LiveTests", dependencies: ["Live", "Stream", "ColorcamCore"], path: "Tests/LiveTests"),
+        .testTarget(name: "RemoteTests", dependencies: ["Remote", "Infer", "ColorcamCore"], path: "Tests/RemoteTests"),
         .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
         .testTarget(name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests"),
         .testTarget(

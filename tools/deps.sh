@@ -37,3 +37,17 @@ if ((${#pip_missing[@]})); then
   echo "deps: installing Python packages: ${pip_missing[*]}" >&2
   "$PY" -m pip install --quiet "${pip_missing[@]}"
 fi
+
+# tools/serve (remote inference over the Open Inference Protocol v2): kserve + onnxruntime in a venv of their own,
+# so kserve's numpy/protobuf pins never reach the system python's onnx. Reinstalled when the imports fail or when
+# tools/serve/requirements.txt differs from the copy saved at the last successful install.
+SERVE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SERVE_VENV="$SERVE_ROOT/.build/serve-venv"
+SERVE_REQS="$SERVE_ROOT/tools/serve/requirements.txt"
+if ! cmp -s "$SERVE_REQS" "$SERVE_VENV/requirements.installed" ||
+   ! "$SERVE_VENV/bin/python" -c "import kserve, onnxruntime" 2>/dev/null; then
+  echo "deps: installing tools/serve/requirements.txt (kserve, onnxruntime) into .build/serve-venv" >&2
+  [ -x "$SERVE_VENV/bin/python" ] || "$PY" -m venv "$SERVE_VENV"
+  "$SERVE_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$SERVE_REQS"
+  cp "$SERVE_REQS" "$SERVE_VENV/requirements.installed"
+fi

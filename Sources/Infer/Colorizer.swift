@@ -1,3 +1,5 @@
+import ColorcamCore
+
 /// Colorizes a whole image with a `ModelBundle`: Lab in, model, Lab out (the `tools/train/pipeline.py` recipe).
 ///
 ///     L (full resolution) → box-average by k = ⌊min(H, W) / N⌋ when k ≥ 2 → bilinear to N×N → model → ab N×N
@@ -9,11 +11,15 @@
 public final class Colorizer {
     public let bundle: ModelBundle
     let engine: InferenceEngine
+    /// Runs the model instead of `engine` when set (a remote server); `engine` still defines the tensors.
+    let remote: ModelRunner?
     var modelInput: [Float]
     var modelOutput: [Float]
 
-    public init(bundle: ModelBundle) throws {
+    /// - Parameter remote: a runner (an inference server) used instead of the local engine for the model run.
+    public init(bundle: ModelBundle, remote: ModelRunner? = nil) throws {
         self.bundle = bundle
+        self.remote = remote
         let n = bundle.inputSizePx
         engine = try InferenceEngine(path: bundle.modelPath, inputShape: [1, 1, n, n])
         guard engine.outputShape == [1, 2, n, n] else {
@@ -25,7 +31,8 @@ public final class Colorizer {
     }
 
     /// Colorizes `image` (its colours are ignored: only its L is used).
-    public func colorize(_ image: RGBImage) -> RGBImage {
+    /// - Throws: `ModelRunFailed` when the remote runner gives no result (never for the local engine).
+    public func colorize(_ image: RGBImage) throws -> RGBImage {
         let w = image.widthPx, h = image.heightPx, n = bundle.inputSizePx
         var lightness = [Float](repeating: 0, count: w * h)
         image.pixels.withUnsafeBufferPointer { Lab.lightnessFromRGB8($0.baseAddress!, &lightness, pixelCount: w * h) }
@@ -36,7 +43,11 @@ public final class Colorizer {
         if bundle.inputScale != 1 || bundle.inputOffset != 0 {
             for i in modelInput.indices { modelInput[i] = modelInput[i] * bundle.inputScale + bundle.inputOffset }
         }
-        modelInput.withUnsafeBufferPointer { i in modelOutput.withUnsafeMutableBufferPointer { o in engine.run(input: i, output: o) } }
+        let runner: ModelRunner = remote ?? engine
+        let outcome = modelInput.withUnsafeBufferPointer { i in
+            modelOutput.withUnsafeMutableBufferPointer { o in runner.runModel(input: i, output: o) }
+        }
+        guard outcome.succeeded else { throw ModelRunFailed(reason: outcome.failure) }
         var a = [Float](repeating: 0, count: w * h), b = [Float](repeating: 0, count: w * h)
         modelOutput.withUnsafeBufferPointer { out in
             Self.bilinear(Array(out[0..<(n * n)]), widthPx: n, heightPx: n, into: &a, outWidthPx: w, outHeightPx: h)
@@ -83,4 +94,12 @@ public final class Colorizer {
             }
         }
     }
+}
+
+/// A model run that gave no result (a remote server's failure; its log line says why).
+public struct ModelRunFailed: ColorcamError {
+    public let reason: InferenceFailure
+    public init(reason: InferenceFailure) { self.reason = reason }
+    public var kind: FailureKind { .unavailable }
+    public var description: String { "the inference server gave no result (\(reason.name)); see the warning above" }
 }

@@ -3,7 +3,7 @@ import Preview
 import Stream
 
 /// Forwards trace events to the trace file (if any) and turns them into the preview's Prometheus metrics, so the
-/// metrics and the trace can never disagree: frames output, drops by reason, inference latency and total seconds,
+/// metrics and the trace can never disagree: frames output, drops by reason, inference latency and total seconds, inferences without a result,
 /// request→start lag, capture→output latency, in-flight.
 ///
 /// Threading: `record` is called from every pipeline thread; metrics types are thread-safe; nothing allocates.
@@ -38,6 +38,10 @@ public final class MetricsTraceSink: TraceSink, @unchecked Sendable {
             metrics.inferenceLatencySeconds.observe(seconds)
             metrics.inferenceSecondsTotal.add(seconds)
             preview?.lastLagUs.store(event.startNs / 1000 - event.requestedNs / 1000, ordering: .relaxed)
+            if event.failure != .none {
+                // Linear over five entries: no dictionary lookup, no allocation.
+                for entry in metrics.inferenceFailures where entry.reason == event.failure { entry.counter.increment() }
+            }
         case .inFlight:
             metrics.inFlight.set(Double(event.count))
             preview?.inFlight.store(event.count, ordering: .relaxed)

@@ -37,6 +37,14 @@ public struct PhotoPipelineOptions: Sendable {
     /// `classic` needs `detectModel`.
     public var detectorMode: DetectorMode?
 
+    /// A colorizer served by an inference server (`--infer-url`): used instead of the local engine, which must take
+    /// the same tensors. Nil: the local engine.
+    public var remote: (any ModelRunner & Sendable)?
+    /// With `remote`: run the local engine when the server fails or is backing off (`--infer-fallback local`).
+    public var remoteFallbackLocal = false
+    /// With `remote`: where it is (the URL), for the trace's `config` `model`.
+    public var remoteLabel = ""
+
     public init() {}
 
     /// The mode the detector runs in (`detectorMode`, or its default).
@@ -98,7 +106,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     }
 
     public var isSimulated: Bool { false }
-    public var label: String { models.bundle.name }
+    public var label: String {
+        guard options.remote != nil else { return models.bundle.name }
+        return "\(models.bundle.name) via \(options.remoteLabel)" + (options.remoteFallbackLocal ? " (fallback local)" : "")
+    }
 
     /// Loads the model (and the detect model, when the detector mode uses it) and prepares detection for frames of
     /// `geometry`. Throws a one-line error for a model that is not a colorizer, a detect model that is not a print
@@ -199,7 +210,9 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let generation = models.generation
         // Per photo in view: its thumbnail now, and whether its colours are missing or stale.
         var chosen = -1, chosenReason = InferenceReason.new, chosenStaleness = -1
-        let busy = running.load(ordering: .acquiring) != 0
+        // A remote server backing off after a failure takes no request (unless the local engine stands in).
+        let serverAway = options.remote.map { !$0.acceptsRequests && !options.remoteFallbackLocal } ?? false
+        let busy = serverAway || running.load(ordering: .acquiring) != 0
             || (requestedFrame.load(ordering: .relaxed) > startedFrame.load(ordering: .relaxed)
                 && sequence - requestedFrame.load(ordering: .relaxed) <= 2)
         let saveBefore = sequence - 60
@@ -257,19 +270,31 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
 
     // MARK: inference thread
 
-    public func infer(slot: Int, frame: Int, captureTsNs: Int64) {
+    public func infer(slot: Int, frame: Int, captureTsNs: Int64) -> InferenceOutcome {
         running.add(1, ordering: .acquiringAndReleasing)
         startedFrame.store(frame, ordering: .relaxed)
         defer {
             finishedFrame.store(frame, ordering: .relaxed)
             running.subtract(1, ordering: .acquiringAndReleasing)
         }
-        guard let (engine, generation, bundle) = models.acquire() else { return }
+        guard let (engine, generation, bundle) = models.acquire() else { return InferenceOutcome(failure: .unavailable) }
         let input = slotInputs![slot], output = slotOutputs![slot]
         let inputCount = inputSizePx * inputSizePx, abCount = 2 * abWidthPx * abHeightPx
-        engine.run(input: UnsafeBufferPointer(start: input, count: inputCount),
-                   output: UnsafeMutableBufferPointer(start: output, count: abCount))
+        let inputBuffer = UnsafeBufferPointer(start: input, count: inputCount)
+        let outputBuffer = UnsafeMutableBufferPointer(start: output, count: abCount)
+        var outcome = InferenceOutcome.local
+        if let remote = options.remote {
+            outcome = remote.runModel(input: inputBuffer, output: outputBuffer)
+            if !outcome.succeeded && options.remoteFallbackLocal {
+                // The trace keeps why the server was not used (`failed`); the local engine gives the result.
+                engine.run(input: inputBuffer, output: outputBuffer)
+                outcome.backend = .fallback
+            }
+        } else {
+            engine.run(input: inputBuffer, output: outputBuffer)
+        }
         models.release(engine, generation: generation)
+        guard outcome.succeeded || outcome.backend == .fallback else { return outcome }  // colours keep their age
         let job = slotJobs![slot]
         let side = FrameSampler.thumbnailSide
         table.withLock { t in
@@ -292,6 +317,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             best.quality = job.quality; best.quad = job.quad; best.frame = frame; best.trackID = job.trackID
             best.modelName = bundle.name; best.abScale = bundle.outputScale; best.unsaved = true
         }
+        return outcome
     }
 
     // MARK: output thread

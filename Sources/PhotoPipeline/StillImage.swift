@@ -12,10 +12,13 @@ public enum StillImage {
     /// Returns the image with its photos colorized, and how many photos were found.
     /// - Parameters:
     ///   - detectModel, detectorMode: the detector's learned front-end and mode (see `PhotoPipelineOptions`).
+    ///   - remote: a colorizer on an inference server, used instead of the local engine (see `PhotoPipelineOptions`).
+    /// - Throws: `ModelRunFailed` when the server gives no result for a photo.
     public static func colorizePhotos(_ image: RGBImage, bundle: ModelBundle,
                                       detector: DetectorParameters = DetectorParameters(),
                                       detectModel: DetectModel? = nil,
-                                      detectorMode: DetectorMode? = nil) throws -> (RGBImage, Int) {
+                                      detectorMode: DetectorMode? = nil,
+                                      remote: (any ModelRunner & Sendable)? = nil) throws -> (RGBImage, Int) {
         let w = image.widthPx, h = image.heightPx
         let geometry = FrameGeometry(widthPx: w, heightPx: h, chroma: .yuv444)
         let codec = PixelCodec(encoding: .bt601Full)
@@ -35,6 +38,7 @@ public enum StillImage {
         options.detector = detector
         options.detectModel = detectModel
         options.detectorMode = detectorMode
+        options.remote = remote
         let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options)
         processor.prepare(framePoolSize: 1, inputSlotCount: 1)
         let frame = FrameBuffer(geometry: geometry, poolIndex: 0)
@@ -45,7 +49,10 @@ public enum StillImage {
             frame.captureTimestampNs = Int64(step) * 33_333_333
             photos = processor.analyse(frame)
             if let _ = processor.prepareInference(frame, slot: 0) {
-                processor.infer(slot: 0, frame: step, captureTsNs: frame.captureTimestampNs)
+                let outcome = processor.infer(slot: 0, frame: step, captureTsNs: frame.captureTimestampNs)
+                if !outcome.succeeded && outcome.backend != .fallback {
+                    throw ModelRunFailed(reason: outcome.failure)
+                }
             } else if step >= 3 {
                 break  // every photo in view has its colours
             }
@@ -63,3 +70,4 @@ public enum StillImage {
         return (out, photos)
     }
 }
+

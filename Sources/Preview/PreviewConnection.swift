@@ -1,3 +1,5 @@
+import ColorcamCore
+
 /// One client connection's state on the event loop: what it is doing, what is left to send, its deadlines.
 ///
 /// Output is a short list of chunks (a response head, a body, or a JPEG frame shared with other clients); a

@@ -1,3 +1,5 @@
+import ColorcamCore
+
 /// The metrics `colorcam live` exports on `/metrics`, registered once; the pipeline keeps the returned objects and
 /// updates them from its threads without allocating (e.g. `metrics.dropped(reason: "busy")?.increment()` — look the
 /// counter up once at start-up and keep it).
@@ -15,6 +17,9 @@ public final class PreviewMetrics: Sendable {
     public let inferenceSecondsTotal: Counter
     /// Inference requests in flight.
     public let inFlight: Gauge
+    /// Inferences that gave no result (a remote server's timeout, lost connection, HTTP error, malformed answer,
+    /// or a request not sent during the retry back-off), by the trace's `failed` reason (label `reason`).
+    public let inferenceFailures: [(reason: InferenceFailure, counter: Counter)]
     /// Clients connected to the preview server (any endpoint) and MJPEG streams open.
     public let previewConnections: Gauge
     public let previewStreams: Gauge
@@ -52,6 +57,10 @@ public final class PreviewMetrics: Sendable {
         inferenceSecondsTotal = registry.counter(
             "colorcam_inference_seconds_total", help: "Seconds spent running inference.")
         inFlight = registry.gauge("colorcam_inference_in_flight", help: "Inference requests in flight.")
+        inferenceFailures = InferenceFailure.allCases.filter { $0 != .none }.map { reason in
+            (reason, registry.counter("colorcam_inference_failed_total", help: "Inferences without a result, by reason.",
+                                      labels: [("reason", reason.name)]))
+        }
         previewConnections = registry.gauge("colorcam_preview_connections", help: "Open preview HTTP connections.")
         previewStreams = registry.gauge("colorcam_preview_streams", help: "Open MJPEG streams.")
         previewFramesEncoded = registry.counter(

@@ -66,7 +66,9 @@ public protocol FrameProcessor: AnyObject, Sendable {
     func prepareInference(_ frame: FrameBuffer, slot: Int) -> InferenceRequest?
     /// Runs the model on `slot`'s input and publishes the result (e.g. into a per-photo cache).
     /// `frame`/`captureTsNs` identify the frame the input came from.
-    func infer(slot: Int, frame: Int, captureTsNs: Int64)
+    /// - Returns: where it ran and whether it produced a result (a failed remote request publishes nothing: the
+    ///   colours in view keep their age); the pipeline writes it into the trace.
+    func infer(slot: Int, frame: Int, captureTsNs: Int64) -> InferenceOutcome
     /// Writes the cached results into `frame` in place.
     /// - Returns: the result the frame carries, or nil when it carries none.
     func composite(_ frame: FrameBuffer) -> CompositeStamp?

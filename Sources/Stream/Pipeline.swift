@@ -350,8 +350,9 @@ public final class Pipeline: @unchecked Sendable {
             startCondition.unlock()
             while true {
                 let startNs = clock.nowNs()
+                var outcome = InferenceOutcome.local
                 if let processor {
-                    processor.infer(slot: job.inputSlot, frame: job.frame, captureTsNs: job.captureTsNs)
+                    outcome = processor.infer(slot: job.inputSlot, frame: job.frame, captureTsNs: job.captureTsNs)
                 } else {
                     runner?.run(frame: job.frame)
                 }
@@ -362,7 +363,10 @@ public final class Pipeline: @unchecked Sendable {
                 span.count = (runner?.isSimulated ?? processor?.isSimulated ?? false) ? 1 : 0
                 span.photo = job.photo
                 span.inferReason = job.reason
+                span.backend = outcome.backend
+                span.failure = outcome.failure
                 trace.record(span)
+                if outcome.backend != .local { recordRemoteParts(outcome, frame: job.frame, startNs: startNs) }
                 if job.inputSlot >= 0 { freeSlots.withLock { $0.append(job.inputSlot) } }
                 let next = core.withLock { $0.finish(job, nowNs: endNs, trace: trace) }
                 resultCondition.lock()
@@ -372,6 +376,20 @@ public final class Pipeline: @unchecked Sendable {
                 job = next
             }
         }
+    }
+
+    /// A remote inference's send / wait / receive spans, laid end to end from the `infer` span's start (the
+    /// durations are measured by the client on the real clock; a fallback run after a failed request has none).
+    private func recordRemoteParts(_ outcome: InferenceOutcome, frame: Int, startNs: Int64) {
+        var at = startNs
+        func part(_ kind: TraceEvent.Kind, _ ns: Int64) {
+            guard ns > 0 else { return }
+            trace.record(TraceEvent.span(kind, frame: frame, startNs: at, endNs: at + ns))
+            at += ns
+        }
+        part(.inferSend, outcome.sendNs)
+        part(.inferWait, outcome.waitNs)
+        part(.inferReceive, outcome.receiveNs)
     }
 
     /// Busy-waits (with the CPU's spin hint, reading the clock every 256 turns) until a request is pending, the

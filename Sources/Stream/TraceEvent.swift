@@ -1,3 +1,5 @@
+import ColorcamCore
+
 /// Why a frame (or a frame's inference) was dropped. Raw values are the trace's `reason` strings.
 public enum DropReason: String, Sendable, CaseIterable {
     /// A frame waiting in the newest-wins slot was replaced by a newer one (its inference is dropped).
@@ -41,8 +43,14 @@ public struct TraceEvent: Sendable, Equatable {
         case capture
         /// `detect` span: `frame`, `count` = photos found.
         case detect
-        /// `infer` span: `frame`, `requestedNs`, `queuedNs`, `photo`, `inferReason`; `count` 1 = simulated.
+        /// `infer` span: `frame`, `requestedNs`, `queuedNs`, `photo`, `inferReason`, `backend`, `failure`;
+        /// `count` 1 = simulated.
         case infer
+        /// A remote inference's parts, inside its `infer` span: `infer_send` (connect + request written),
+        /// `infer_wait` (until the answer's first byte: server + network), `infer_receive` (the rest). `frame`.
+        case inferSend
+        case inferWait
+        case inferReceive
         /// `composite` span: `frame`, `resultFrame`.
         case composite
         /// `output` span: `frame`, `resultFrame`, `resultAgeNs`, `captureTsNs` (for latency).
@@ -71,6 +79,10 @@ public struct TraceEvent: Sendable, Equatable {
     public var photo: Int = -1
     /// `infer`: why.
     public var inferReason: InferenceReason = .frame
+    /// `infer`: where it ran.
+    public var backend: InferenceBackend = .local
+    /// `infer`: why it gave no result (`.none`: it did).
+    public var failure: InferenceFailure = .none
     public var reason: DropReason = .late
     public var track: TraceTrack = .control
 

@@ -27,6 +27,10 @@ extension TraceReport {
         var lagSamples: [(tsUs: Int64, lagUs: Int64)] = []
         var inferIntervals: [(startUs: Int64, endUs: Int64)] = []
         var inFlightCounterMax: Int64?
+        var remoteRequests = 0
+        var remoteFailed: [String: Int] = [:]
+        var fallbackRuns = 0
+        var remotePartsUs: [String: [Int64]] = ["infer_send": [], "infer_wait": [], "infer_receive": []]
 
         var malformedCount = 0
         var firstMalformed: String?
@@ -44,6 +48,9 @@ extension TraceReport {
                 if config == nil { config = event.args.dictionary }
             case ("summary", "i"), ("summary", "I"):
                 summary = event.args.dictionary
+            case ("infer_send", "X"), ("infer_wait", "X"), ("infer_receive", "X"):
+                guard let ts = event.tsUs, let end = event.endUs else { return malformed(event, "without ts") }
+                remotePartsUs[event.name, default: []].append(end - ts)
             case ("detect", "X"), ("composite", "X"), ("queue_depth", "C"):
                 break
             case ("frame", "s"), ("frame", "f"), ("process_name", "M"), ("thread_name", "M"):
@@ -93,6 +100,11 @@ extension TraceReport {
             }
             inferIntervals.append((min(requested ?? ts, ts), end))
             if event.args["simulated"]?.bool == true { anyInferSimulated = true }
+            if let backend = event.args["backend"]?.string, backend != "local" {
+                remoteRequests += 1
+                if backend == "fallback" { fallbackRuns += 1 }
+                if let failed = event.args["failed"]?.string { remoteFailed[failed, default: 0] += 1 }
+            }
         }
 
         private mutating func addDrop(_ event: TraceFileEvent) {
@@ -158,7 +170,7 @@ extension TraceReport {
             var allDrops: [DropReason: Int] = [:]
             for reason in DropReason.allCases { allDrops[reason] = drops[reason] ?? 0 }
             let lagSorted = lagSamples.sorted { $0.tsUs < $1.tsUs }
-            return TraceReport(
+            var report = TraceReport(
                 load: load, config: config, simulated: configSimulated == true || anyInferSimulated,
                 summary: summary, warnings: warnings, colorcamEventCount: colorcamEventCount,
                 ignoredEventCount: ignoredEventCount, runDurationUs: runUs, framesCaptured: framesCaptured,
@@ -170,6 +182,14 @@ extension TraceReport {
                 lagTrend: TraceReport.lagTrend(sortedSamples: lagSorted), latency: PercentileSummary(latencies),
                 resultAge: PercentileSummary(resultAgesUs), inFlightCounterMax: inFlightCounterMax,
                 inFlightSpansMax: spansMax)
+            if remoteRequests > 0 {
+                report.remote = RemoteStats(
+                    requests: remoteRequests, failed: remoteFailed, fallbackRuns: fallbackRuns,
+                    sendUs: PercentileSummary(remotePartsUs["infer_send"] ?? []),
+                    waitUs: PercentileSummary(remotePartsUs["infer_wait"] ?? []),
+                    receiveUs: PercentileSummary(remotePartsUs["infer_receive"] ?? []))
+            }
+            return report
         }
     }
 }

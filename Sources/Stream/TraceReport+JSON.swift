@@ -9,6 +9,8 @@
 /// `inference` {`count`, `per_second`, `duration_us`, `lag_us`} (percentile objects),
 /// `lag_trend` {`slope_us_per_s`, `first_quarter_mean_us`, `last_quarter_mean_us`, `samples`, `grows`} or null,
 /// `latency_us`, `result_age_us` (percentile objects), `in_flight` {`counter_max`, `spans_max`, `max`, `limit`},
+/// `remote` {`requests`, `failed` {reason: count}, `failed_total`, `fallback_runs`, `send_us`, `wait_us`,
+/// `receive_us`} or null (no remote inference),
 /// `summary` (the writer's summary args) or null, `warnings` [strings],
 /// `verdict` {`pass`, `exit_code`, `line`, `checks` [{`name`, `pass`, `detail`}],
 ///            `thresholds` {`max_lag_ms`, `max_in_flight`, `min_fps`}}.
@@ -74,6 +76,13 @@ extension TraceReport {
             "result_age_us": percentiles(resultAge),
             "in_flight": .object(["counter_max": integer(inFlightCounterMax), "spans_max": .int(inFlightSpansMax),
                                   "max": .int(maxInFlight), "limit": .int(Int64(verdict.maxInFlightLimit))]),
+            "remote": remote.map { r in
+                .object(["requests": .int(Int64(r.requests)),
+                         "failed": .object(r.failed.mapValues { .int(Int64($0)) }),
+                         "failed_total": .int(Int64(r.failedCount)), "fallback_runs": .int(Int64(r.fallbackRuns)),
+                         "send_us": percentiles(r.sendUs), "wait_us": percentiles(r.waitUs),
+                         "receive_us": percentiles(r.receiveUs)])
+            } ?? .null,
             "summary": summary.map(JSONValue.object) ?? .null,
             "warnings": .array(warnings.map(JSONValue.string)),
             "verdict": .object([

@@ -29,6 +29,17 @@ extension TraceReport {
         if let inferencesPerSecond { inference += ", \(formatFixed(inferencesPerSecond, decimals: 2))/s" }
         inference += "; duration " + TraceReport.describe(inferDuration)
         lines.append(inference)
+        if let remote {
+            var line = "remote inference: \(remote.requests) requests, \(remote.failedCount) without a server result"
+            if !remote.failed.isEmpty {
+                line += " (" + remote.failed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+                    .joined(separator: ", ") + ")"
+            }
+            if remote.fallbackRuns > 0 { line += ", \(remote.fallbackRuns) colorized locally instead" }
+            lines.append(line)
+            lines.append("remote send " + TraceReport.describe(remote.sendUs) + "; wait (server + network) "
+                         + TraceReport.describe(remote.waitUs) + "; receive " + TraceReport.describe(remote.receiveUs))
+        }
         lines.append("request→start lag: " + TraceReport.describe(lag))
         lines.append("lag trend: " + trendLine)
         lines.append("capture→output latency: " + TraceReport.describe(latency))

@@ -95,6 +95,24 @@ public struct TraceReport: Sendable {
     /// to the end of its `infer` span. Catches a writer whose counter is wrong.
     public var inFlightSpansMax: Int64
 
+    /// Inferences run on a remote server (`--infer-url`): how many, which failed and why, how their time split.
+    /// Nil when the trace has no remote inference.
+    public struct RemoteStats: Sendable, Equatable {
+        /// `infer` spans with `backend` `remote` or `fallback`.
+        public var requests: Int
+        /// By `failed` reason (`timeout`, `connection`, `http_status`, `bad_response`, `unavailable`).
+        public var failed: [String: Int]
+        /// Of the failed requests, those the local engine stood in for (`backend` `fallback`).
+        public var fallbackRuns: Int
+        public var sendUs: PercentileSummary?
+        public var waitUs: PercentileSummary?
+        public var receiveUs: PercentileSummary?
+
+        public var failedCount: Int { failed.values.reduce(0, +) }
+    }
+
+    public var remote: RemoteStats?
+
     /// Frames lost: drops whose reason drops the frame (`late`, `driver_gap`, `decode_error`).
     public var framesDropped: Int {
         DropReason.allCases.filter(\.dropsFrame).reduce(0) { $0 + (drops[$1] ?? 0) }

@@ -325,7 +325,12 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         case .infer:
             let requestedUs = e.requestedNs / 1000
             span("infer", .infer,
-                 #""frame":\#(e.frame),"requested_ts_us":\#(requestedUs),"lag_us":\#(ts - requestedUs),"queued_us":\#(e.queuedNs / 1000),"photo":\#(e.photo),"reason":"\#(e.inferReason.name)","simulated":\#(e.count != 0)"#)
+                 #""frame":\#(e.frame),"requested_ts_us":\#(requestedUs),"lag_us":\#(ts - requestedUs),"queued_us":\#(e.queuedNs / 1000),"photo":\#(e.photo),"reason":"\#(e.inferReason.name)","simulated":\#(e.count != 0)"#
+                 + (e.backend == .local ? "" : #","backend":"\#(e.backend.name)""#)
+                 + (e.failure == .none ? "" : #","failed":"\#(e.failure.name)""#))
+        case .inferSend, .inferWait, .inferReceive:
+            let name = e.kind == .inferSend ? "infer_send" : e.kind == .inferWait ? "infer_wait" : "infer_receive"
+            span(name, .infer, #""frame":\#(e.frame)"#)
         case .composite:
             span("composite", .composite, #""frame":\#(e.frame),"result_frame":\#(e.resultFrame)"#)
         case .output:

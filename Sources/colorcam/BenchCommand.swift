@@ -3,12 +3,15 @@ import Glibc
 #endif
 import ColorcamCore
 import Infer
+import Remote
 
 /// `colorcam bench infer MODEL.onnx`: prepares the model and reports p50/p95 latency and GFLOP/s.
 enum BenchCommand {
     static let help = """
     usage: colorcam bench infer MODEL.onnx [--size 256] [--shape NxCxHxW] [--threads N] [--runs N]
                                            [--mode fast|reference] [--profile [--steps]] [--input IN.f32 --output OUT.f32]
+                                           [--infer-url http://HOST:PORT/v2/models/NAME [--infer-timeout-ms N]
+                                            [--infer-encoding binary|json]]
            colorcam bench sgemm [--size 1024] [--threads N] [--runs N]
            colorcam bench lab [--runs N] | --mode rgb2lab|lab2rgb|rgb8-roundtrip --input IN.f32 --output OUT.f32
 
@@ -16,6 +19,9 @@ enum BenchCommand {
     --runs runs (default 20) after one warm-up run on --threads OpenBLAS threads (default 1).
     With --input, runs once on that raw little-endian float32 file and writes the result to --output
     (the conformance suite's interface). --profile adds time and GFLOP/s per op kind (e.g. `Conv 3x3`).
+    With --infer-url the same model runs on that Open Inference Protocol v2 server (its metadata checked against
+    MODEL): --input/--output run it there once; otherwise its round trip is timed beside the local engine and the
+    largest difference between the two outputs is printed.
     `bench sgemm` prints OpenBLAS's sgemm GFLOP/s on square matrices (the peak the convs are compared with).
     """
 
@@ -28,7 +34,8 @@ enum BenchCommand {
         if args.first != "composite" && !args.contains("--help") { try CPUSupport.requireInference("bench") }
         if args.first == "composite" { return try BenchCompositeCommand.run(args) }
         let a = try Arguments(args, command: "bench",
-                              valued: ["size", "shape", "threads", "runs", "mode", "input", "output"],
+                              valued: ["size", "shape", "threads", "runs", "mode", "input", "output", "infer-url",
+                                       "infer-timeout-ms", "infer-encoding"],
                               boolean: ["profile", "steps"])
         if a.positionals == ["lab"] { return try BenchLab.run(a) }
         if a.positionals == ["sgemm"] {
@@ -64,11 +71,29 @@ enum BenchCommand {
             shape = dims
         }
         let engine = try InferenceEngine(path: path, inputShape: shape, mode: mode)
+        var remote: RemoteModel?
+        if let text = a.string("infer-url") {
+            let encoding = try a.choice("infer-encoding", ["binary", "json"], default: "binary")
+            remote = try RemoteModel(url: try InferenceURL(text), matching: engine,
+                                     timeoutMs: try a.int("infer-timeout-ms", default: 5000, range: 10...600_000)!,
+                                     encoding: RemoteModel.TensorEncoding(rawValue: encoding)!)
+        } else if let other = ["infer-timeout-ms", "infer-encoding"].first(where: { a.string($0) != nil }) {
+            throw UsageError("bench: --\(other) needs --infer-url")
+        }
         if let inputPath = a.string("input") {
             guard let outputPath = a.string("output") else { throw UsageError("bench: --input needs --output") }
             let input = try RawFloatFile.read(inputPath, count: engine.inputCount)
-            let output = engine.run(Tensor(shape: engine.inputShape, data: input))
-            try RawFloatFile.write(output.data, to: outputPath)
+            if let remote {
+                var output = [Float](repeating: 0, count: engine.outputCount)
+                let outcome = input.withUnsafeBufferPointer { i in
+                    output.withUnsafeMutableBufferPointer { o in remote.runModel(input: i, output: o) }
+                }
+                guard outcome.succeeded else { throw ModelRunFailed(reason: outcome.failure) }
+                try RawFloatFile.write(output, to: outputPath)
+            } else {
+                let output = engine.run(Tensor(shape: engine.inputShape, data: input))
+                try RawFloatFile.write(output.data, to: outputPath)
+            }
             return 0
         }
         var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -84,6 +109,7 @@ enum BenchCommand {
         print("work       \(fmt(engine.flops / 1e9)) GFLOP per run (multiply-add = 2 FLOP)")
         print("latency    p50 \(fmt(result.p50Ms)) ms, p95 \(fmt(result.p95Ms)) ms, min \(fmt(result.minMs)) ms over \(result.runs) runs; cpu p50 \(fmt(result.cpuP50Ms)) ms")
         print("throughput \(fmt(result.gflopsPerSecond)) GFLOP/s at p50")
+        if let remote { try printRemote(remote, engine: engine, input: input, runs: runs) }
         if a.flag("profile") {
             print("profile    per run, by op kind:")
             for row in engine.profile(input: input, runs: runs, perStep: a.flag("steps")) {
@@ -92,6 +118,33 @@ enum BenchCommand {
             }
         }
         return 0
+    }
+
+    /// Times `runs` round trips to the server (after one warm-up) and compares its output with the local engine's.
+    static func printRemote(_ remote: RemoteModel, engine: InferenceEngine, input: [Float], runs: Int) throws {
+        var local = [Float](repeating: 0, count: engine.outputCount)
+        var served = local
+        input.withUnsafeBufferPointer { i in local.withUnsafeMutableBufferPointer { engine.run(input: i, output: $0) } }
+        var totalsMs: [Double] = [], waitsMs: [Double] = []
+        for run in 0...runs {
+            let startNs = SystemClock.rawNs()
+            let outcome = input.withUnsafeBufferPointer { i in
+                served.withUnsafeMutableBufferPointer { remote.runModel(input: i, output: $0) }
+            }
+            guard outcome.succeeded else { throw ModelRunFailed(reason: outcome.failure) }
+            if run > 0 {
+                totalsMs.append(Double(SystemClock.rawNs() - startNs) / 1e6)
+                waitsMs.append(Double(outcome.waitNs) / 1e6)
+            }
+        }
+        totalsMs.sort()
+        waitsMs.sort()
+        let maxDiff = zip(local, served).map { abs($0 - $1) }.max() ?? 0
+        let scale = local.map(abs).max() ?? 0
+        print("remote     \(remote.url): round trip p50 \(fmt(totalsMs[totalsMs.count / 2])) ms, "
+              + "p95 \(fmt(totalsMs[min(totalsMs.count - 1, totalsMs.count * 95 / 100)])) ms "
+              + "(wait for the answer p50 \(fmt(waitsMs[waitsMs.count / 2])) ms) over \(runs) runs")
+        print("agreement  max |remote - local| \(maxDiff) over \(local.count) outputs (largest |local| \(scale))")
     }
 
     static func fmt(_ v: Double) -> String {

@@ -10,6 +10,7 @@ enum ColorizeCommand {
     static let help = """
     usage: colorcam colorize IN OUT [--model DIR|FILE.onnx] [--preset colorcam|eccv16|siggraph17] [--whole]
                                     [--detect-model DIR|FILE.onnx|none] [--detector learned|classic|both]
+                                    [--infer-url URL [--infer-timeout-ms N] [--infer-fallback none|local]]
 
     Reads IN (PNG or JPEG; grey, palette and alpha PNGs are converted; 16-bit PNG and CMYK JPEG are refused),
     keeps its CIE L, predicts a and b with the model and writes OUT (.png, or .jpg/.jpeg at quality 95).
@@ -21,13 +22,15 @@ enum ColorizeCommand {
               Without it, the photos found in the image are colorized and the rest is kept exactly; an image
               with no photo found is written unchanged, and says so.
     \(DetectModelOptions.help)
+    \(RemoteInferenceOption.help)
     """
 
     static let command = Command(name: "colorize", summary: "colorize a black-and-white photo (PNG/JPEG)",
                                  help: help, run: run)
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, command: "colorize", valued: Set(["model", "preset"]).union(DetectModelOptions.valued),
+        let a = try Arguments(args, command: "colorize", valued: Set(["model", "preset"]).union(DetectModelOptions.valued)
+                                  .union(RemoteInferenceOption.valued),
                               boolean: ["whole"])
         let paths = try a.positionals(exactly: 2, usage: "colorize IN OUT [--model M] [--preset P] [--whole]")
         try CPUSupport.requireInference("colorize")
@@ -41,13 +44,14 @@ enum ColorizeCommand {
         let modelPath = try a.string("model") ?? defaultModel()
         let bundle = try ModelBundle.load(modelPath, preset: preset)
         let image = try ImageFile.read(paths[0])
+        let remote = try RemoteInferenceOption.resolve(a, command: "colorize", bundle: bundle)
         if a.flag("whole") {
-            let colorizer = try Colorizer(bundle: bundle)
+            let colorizer = try Colorizer(bundle: bundle, remote: remote?.model)
             try ImageFile.write(colorizer.colorize(image), to: paths[1])
         } else {
             let (detectModel, detectorMode) = try DetectModelOptions.resolve(a, command: "colorize")
             let (out, photos) = try StillImage.colorizePhotos(image, bundle: bundle, detectModel: detectModel,
-                                                              detectorMode: detectorMode)
+                                                              detectorMode: detectorMode, remote: remote?.model)
             try ImageFile.write(out, to: paths[1])
             printNote(photos == 0 ? "colorize: no photo found in \(paths[0]); written unchanged (--whole colorizes it all)"
                                   : "colorize: \(photos) photo\(photos == 1 ? "" : "s") found and colorized")

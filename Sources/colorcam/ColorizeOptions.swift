@@ -7,7 +7,7 @@ import Stream
 /// processor from them.
 enum ColorizeOptions {
     static let valued: Set<String> = Set(["model", "preset", "background", "save-photos", "color-range", "detect-every"])
-        .union(DetectModelOptions.valued)
+        .union(DetectModelOptions.valued).union(RemoteInferenceOption.valued)
     static let boolean: Set<String> = ["passthrough"]
 
     static let help = """
@@ -23,6 +23,7 @@ enum ColorizeOptions {
       --detect-every N          full photo search every N frames, tracking in between (default 3)
       --passthrough             no detection and no model: frames pass through untouched (timing, format tests)
     \(DetectModelOptions.help)
+    \(RemoteInferenceOption.help)
     """
 
     /// The processor the arguments ask for; nil for `--passthrough` or when a simulation is running instead.
@@ -54,6 +55,11 @@ enum ColorizeOptions {
         options.fullDetectionInterval = try a.int("detect-every", default: 3, range: 1...1000)!
         options.savePhotosDirectory = a.string("save-photos")
         (options.detectModel, options.detectorMode) = try DetectModelOptions.resolve(a, command: command)
+        if let remote = try RemoteInferenceOption.resolve(a, command: command, bundle: bundle) {
+            options.remote = remote.model
+            options.remoteFallbackLocal = remote.fallbackLocal
+            options.remoteLabel = remote.model.url.description
+        }
         if !geometry.chroma.hasChroma {
             Log.warning("\(command): the source has no chroma planes (\(geometry.chroma)); the output cannot show colour")
         }

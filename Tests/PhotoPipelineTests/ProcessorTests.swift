@@ -29,7 +29,7 @@ import Testing
             _ = processor.analyse(pooled)
             if let request = processor.prepareInference(pooled, slot: sequence % 3) {
                 requests.append(request)
-                processor.infer(slot: sequence % 3, frame: sequence, captureTsNs: pooled.captureTimestampNs)
+                _ = processor.infer(slot: sequence % 3, frame: sequence, captureTsNs: pooled.captureTimestampNs)
             }
             let stamp = processor.composite(pooled)
             frame.copy(from: pooled)

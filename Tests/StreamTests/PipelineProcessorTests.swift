@@ -43,13 +43,14 @@ final class ScriptedProcessor: FrameProcessor, @unchecked Sendable {
         }
     }
 
-    func infer(slot: Int, frame: Int, captureTsNs: Int64) {
+    func infer(slot: Int, frame: Int, captureTsNs: Int64) -> InferenceOutcome {
         state.withLock { s in
             let job = s.pending.removeValue(forKey: slot)!
             #expect(job.frame == frame)
             s.cache[job.photo] = CompositeStamp(resultFrame: frame, resultCaptureTsNs: captureTsNs)
             s.slotsInUse.remove(slot)
         }
+        return .local
     }
 
     func composite(_ frame: FrameBuffer) -> CompositeStamp? {

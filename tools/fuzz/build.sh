@@ -6,9 +6,9 @@
 # each, with coverage instrumentation, AddressSanitizer, `-O` (overflow and bounds checks ON, unlike the
 # `-Ounchecked` the package uses for Infer: a trap is exactly what a fuzzer should see) and `-enable-testing`, so a
 # target can `@testable import` internal parsers. Outputs go to $FUZZ_BUILD (default .build/fuzz):
-# fuzz-y4m, fuzz-onnx, fuzz-onnx-graph, fuzz-trace, fuzz-http.
+# fuzz-y4m, fuzz-onnx, fuzz-onnx-graph, fuzz-trace, fuzz-http, fuzz-infer-response.
 #
-# Usage: tools/fuzz/build.sh [TARGET ...]     (default: all five)
+# Usage: tools/fuzz/build.sh [TARGET ...]     (default: all six)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -49,6 +49,21 @@ decoder() {
     touch "$object"
 }
 
+# The remote inference client's parsers alone (HTTP response reader, v2 codec, URL), compiled as a module named
+# Remote into $OUT/remote-codec: the connection and RemoteModel need Infer, which the target does not.
+REMOTE_CODEC_SOURCES=(Sources/Remote/HTTPResponseReader.swift Sources/Remote/V2Codec.swift Sources/Remote/RemoteError.swift
+                      Sources/Remote/InferenceURL.swift)
+remote_codec() {
+    local object=$OUT/remote-codec/Remote.o
+    mkdir -p "$OUT/remote-codec"
+    if [[ -f $object ]] && [[ -z $(find "${REMOTE_CODEC_SOURCES[@]}" "$0" "$OUT/ColorcamCore.o" -newer "$object" -print -quit) ]]
+    then return; fi
+    echo "== fuzz build: the remote inference parsers (${#REMOTE_CODEC_SOURCES[@]} files of Remote)"
+    swiftc "${FLAGS[@]}" -module-name Remote -wmo -emit-module -emit-module-path "$OUT/remote-codec/Remote.swiftmodule" \
+        -c "${REMOTE_CODEC_SOURCES[@]}" -o "$object"
+    touch "$object"
+}
+
 # Links target $1 (tools/fuzz/targets/$1.swift) against the listed modules (`decoder`: the ONNX decoder alone).
 target() {
     local name=$1; shift
@@ -57,6 +72,7 @@ target() {
     local search=()
     for m in "${modules[@]}"; do
         if [[ $m == decoder ]]; then objects+=("$OUT/decoder/Infer.o"); search=(-I "$OUT/decoder")
+        elif [[ $m == remote-codec ]]; then objects+=("$OUT/remote-codec/Remote.o"); search=(-I "$OUT/remote-codec")
         else objects+=("$OUT/$m.o"); fi
     done
     local binary=$OUT/fuzz-$name
@@ -76,19 +92,22 @@ library() {
         onnx) echo decoder ;;
         onnx-graph) echo Infer ;;
         http) echo Preview ;;
-        *) echo "build.sh: unknown target '$1' (y4m, onnx, onnx-graph, trace, http)" >&2; return 64 ;;
+        infer-response) echo remote-codec ;;
+        *) echo "build.sh: unknown target '$1' (y4m, onnx, onnx-graph, trace, http, infer-response)" >&2; return 64 ;;
     esac
 }
 
 targets=("$@")
-[[ ${#targets[@]} -eq 0 ]] && targets=(y4m onnx onnx-graph trace http)
+[[ ${#targets[@]} -eq 0 ]] && targets=(y4m onnx onnx-graph trace http infer-response)
 libraries=()
 for t in "${targets[@]}"; do libraries+=("$(library "$t")"); done
 # ColorcamCore first; the others do not depend on each other, so they compile side by side.
 module ColorcamCore
 pids=()
 for m in $(printf '%s\n' "${libraries[@]}" | sort -u); do
-    if [[ $m == decoder ]]; then decoder & else module "$m" & fi
+    if [[ $m == decoder ]]; then decoder &
+    elif [[ $m == remote-codec ]]; then remote_codec &
+    else module "$m" & fi
     pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done

@@ -21,10 +21,10 @@ import sys
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TARGETS = ["y4m", "onnx", "onnx-graph", "trace", "http"]
+TARGETS = ["y4m", "onnx", "onnx-graph", "trace", "http", "infer-response"]
 # What runs without --target (make fuzz, make test). onnx-graph is opt-in: graph building is a much larger surface
-# than the four parsers, and its findings are not all fixed yet (tools/fuzz/README.md).
-DEFAULT_TARGETS = ["y4m", "onnx", "trace", "http"]
+# than the five parsers, and its findings are not all fixed yet (tools/fuzz/README.md).
+DEFAULT_TARGETS = ["y4m", "onnx", "trace", "http", "infer-response"]
 # Targets that share another's seeds.
 SEEDS = {"onnx-graph": "onnx"}
 

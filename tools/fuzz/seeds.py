@@ -1,6 +1,6 @@
 """Writes the seed corpora for the libFuzzer targets in tools/fuzz/targets, one small file per seed.
 
-    python3 tools/fuzz/seeds.py OUT_DIR        → OUT_DIR/{y4m,onnx,trace,http}/seed-*
+    python3 tools/fuzz/seeds.py OUT_DIR        → OUT_DIR/{y4m,onnx,trace,http,infer-response}/seed-*
 
 The seeds mirror what the project's own tests and tools produce: the Y4M streams the Stream tests write (every
 chroma tag, odd sizes, `Xts_us` frame parameters, truncated tails), the small conformance models of
@@ -202,6 +202,40 @@ def http_seeds(out):
     write(d, "long-line", b"\x01GET /" + b"a" * 100 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
 
 
+# ---- remote inference answers ----------------------------------------------------------------------------------
+
+def infer_response_seeds(out):
+    """HTTP responses a v2 server gives colorcam: binary and JSON outputs of a [1, 2, 4, 4] tensor, metadata,
+    chunked framing, errors. First byte: fragmentation/closed/limits (see targets/infer-response.swift)."""
+    import json
+    import struct
+    d = os.path.join(out, "infer-response")
+    values = struct.pack("<32f", *[i * 0.5 for i in range(32)])
+    header = json.dumps({"model_name": "m", "outputs": [{"name": "ab", "datatype": "FP32", "shape": [1, 2, 4, 4],
+                                                          "parameters": {"binary_data_size": 128}}]}).encode()
+    body = header + values
+    binary = (b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nInference-Header-Content-Length: "
+              + str(len(header)).encode() + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    json_body = json.dumps({"outputs": [{"name": "ab", "datatype": "FP32", "shape": [1, 2, 4, 4],
+                                         "data": [i * 0.5 for i in range(32)]}]}).encode()
+    as_json = b"HTTP/1.1 200 OK\r\ncontent-length: " + str(len(json_body)).encode() + b"\r\n\r\n" + json_body
+    chunked = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+               + b"".join(b"%x\r\n%s\r\n" % (len(json_body[i:i + 100]), json_body[i:i + 100])
+                          for i in range(0, len(json_body), 100)) + b"0\r\n\r\n")
+    meta_body = json.dumps({"name": "m", "inputs": [{"name": "L", "datatype": "FP32", "shape": [1, 1, 4, 4]}],
+                            "outputs": [{"name": "ab", "datatype": "FP32", "shape": [-1, 2, 4, 4]}]}).encode()
+    meta = b"HTTP/1.1 200 OK\r\nContent-Length: " + str(len(meta_body)).encode() + b"\r\n\r\n" + meta_body
+    answers = {
+        "binary": binary, "json": as_json, "chunked": chunked, "metadata": meta,
+        "error-500": b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 17\r\n\r\n{\"error\": \"boom\"}",
+        "unframed": b"HTTP/1.0 200 OK\r\n\r\n" + json_body,
+        "url": b"http://[::1]:8080/v2/models/colorcam-default/versions/1",
+    }
+    for name, answer in answers.items():
+        write(d, name + "-whole", b"\x00" + answer)
+        write(d, name + "-pieces-closed", b"\x1e" + answer)  # 7 bytes a step, peer closed, default limits
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: seeds.py OUT_DIR", file=sys.stderr)
@@ -211,6 +245,7 @@ def main():
     onnx_seeds(out)
     trace_seeds(out)
     http_seeds(out)
+    infer_response_seeds(out)
     return 0
 
 

@@ -1,33 +1,10 @@
+import ColorcamCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A non-blocking TCP socket descriptor owned by the preview server's event loop: the listener or one client.
-///
-/// Every call retries `EINTR`; `send` uses `MSG_NOSIGNAL` so a peer that went away gives `EPIPE`, never SIGPIPE.
-/// Ownership: the wrapper closes the descriptor in `close()` or deinit. Threading: event-loop thread only.
-final class Socket {
-    /// The raw descriptor, `-1` once closed.
-    private(set) var fd: Int32
-
-    init(fd: Int32) { self.fd = fd }
-    deinit { close() }
-
-    func close() {
-        if fd >= 0 { _ = Glibc.close(fd) }
-        fd = -1
-    }
-
-    /// What a non-blocking read or write did.
-    enum IOResult: Equatable {
-        /// This many bytes moved (> 0).
-        case transferred(Int)
-        /// The socket is not ready (`EAGAIN`); poll and try again.
-        case wouldBlock
-        /// The peer closed (read of 0 bytes) or the connection failed (errno).
-        case closed(errno: Int32)
-    }
-
+/// The preview server's side of `Socket`: a listening socket and accepting its clients. Event-loop thread only.
+extension Socket {
     /// Opens a listening socket on `address` (non-blocking, close-on-exec, `SO_REUSEADDR`).
     /// - Throws: `PreviewError(.unavailable)` when the address cannot be bound (in use, not local, no permission).
     static func listen(on address: SocketAddress, backlog: Int32) throws -> Socket {
@@ -84,38 +61,6 @@ final class Socket {
             if errno == EINTR { continue }
             lastAcceptErrno = errno
             return nil
-        }
-    }
-
-    /// errno of the last failed `accept` (`EAGAIN` when nothing was pending, `EMFILE` when out of descriptors).
-    private(set) var lastAcceptErrno: Int32 = 0
-
-    /// Shuts down the sending side (the peer reads end-of-stream after the data already sent).
-    func shutdownWrite() {
-        if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
-    }
-
-    /// Reads up to `buffer.count` bytes.
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
-        while true {
-            let n = recv(fd, buffer.baseAddress, buffer.count, 0)
-            if n > 0 { return .transferred(n) }
-            if n == 0 { return .closed(errno: 0) }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
-            return .closed(errno: errno)
-        }
-    }
-
-    /// Writes as much of `bytes` as the socket takes now.
-    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
-        if bytes.isEmpty { return .transferred(0) }
-        while true {
-            let n = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-            if n >= 0 { return n == 0 ? .wouldBlock : .transferred(n) }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
-            return .closed(errno: errno)
         }
     }
 }

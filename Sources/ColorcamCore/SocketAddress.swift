@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// An IPv4 or IPv6 address and TCP port to listen on, parsed from `HOST:PORT` (`127.0.0.1:8080`, `[::1]:8080`,
+/// An IPv4 or IPv6 address and TCP port (to listen on, or to connect to), parsed from `HOST:PORT` (`127.0.0.1:8080`, `[::1]:8080`,
 /// `localhost:0`). Port 0 asks the kernel for a free port (see `PreviewServer.boundPort`).
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     public enum Family: Sendable, Hashable { case ipv4, ipv6 }
@@ -49,6 +49,34 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
+    /// Resolves `host` (a name, or an IPv4/IPv6 literal without brackets) with getaddrinfo, first TCP answer;
+    /// nil when it does not resolve. Blocks while a name is looked up: call it off the hot paths.
+    public static func resolve(host: String, port: UInt16) -> SocketAddress? {
+        if let literal = SocketAddress(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)") { return literal }
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return nil }
+        defer { freeaddrinfo(list) }
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let e = entry {
+            if e.pointee.ai_family == AF_INET, let sa = e.pointee.ai_addr {
+                let bytes = sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { p in
+                    withUnsafeBytes(of: p.pointee.sin_addr) { Array($0) }
+                }
+                return SocketAddress(family: .ipv4, addressBytes: bytes, port: port)
+            }
+            if e.pointee.ai_family == AF_INET6, let sa = e.pointee.ai_addr {
+                let bytes = sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { p in
+                    withUnsafeBytes(of: p.pointee.sin6_addr) { Array($0) }
+                }
+                return SocketAddress(family: .ipv6, addressBytes: bytes, port: port)
+            }
+            entry = e.pointee.ai_next
+        }
+        return nil
+    }
+
     /// The same address with another port.
     public func withPort(_ port: UInt16) -> SocketAddress {
         SocketAddress(family: family, addressBytes: addressBytes, port: port)
@@ -71,7 +99,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Calls `body` with this address as a `sockaddr` and its length.
-    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    public func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         switch family {
         case .ipv4:
             var sa = sockaddr_in()
