@@ -312,3 +312,35 @@ def test_option_misuse_is_a_usage_error(colorcam, demo_scene):
                        (["--infer-url", "http://x:1/v2/models/m", "--passthrough"], "needs the model")):
         p = run(colorcam, "replay", scene, *args, check=False)
         assert p.returncode == 64 and text in p.stderr, (args, p.stderr)
+
+
+def test_live_counts_server_failures_in_metrics(colorcam, tmp_path):
+    import socket
+    import urllib.request
+    clip = flipbook(tmp_path / "flip.y4m", seconds=4, every=5)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = start_fake("status-500")
+    proc = subprocess.Popen([colorcam, "live", "--source", str(clip), "--listen", f"127.0.0.1:{port}",
+                             "--infer-url", server.url], stderr=subprocess.PIPE, text=True)
+    try:
+        metrics, deadline = "", time.monotonic() + 20
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            try:
+                metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            except OSError:
+                continue
+            failed = [l for l in metrics.splitlines()
+                      if l.startswith('colorcam_inference_failed_total{reason="http_status"}')]
+            frames = [l for l in metrics.splitlines() if l.startswith("colorcam_frames_output_total")]
+            # Failures counted, and the stream keeps going (two seconds of frames) meanwhile.
+            if failed and float(failed[0].split()[-1]) >= 2 and frames and float(frames[0].split()[-1]) >= 60:
+                break
+        else:
+            raise AssertionError(f"no http_status failures counted in /metrics, or frames stopped:\n{metrics}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0, proc.stderr.read()
+        server.stop()
