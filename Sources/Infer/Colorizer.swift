@@ -13,13 +13,18 @@ public final class Colorizer {
     let engine: InferenceEngine
     /// Runs the model instead of `engine` when set (a remote server); `engine` still defines the tensors.
     let remote: ModelRunner?
+    /// With `remote`: run `engine` when the server gives no result.
+    let fallbackLocal: Bool
     var modelInput: [Float]
     var modelOutput: [Float]
 
-    /// - Parameter remote: a runner (an inference server) used instead of the local engine for the model run.
-    public init(bundle: ModelBundle, remote: ModelRunner? = nil) throws {
+    /// - Parameters:
+    ///   - remote: a runner (an inference server) used instead of the local engine for the model run.
+    ///   - fallbackLocal: run the local engine when `remote` gives no result (else `colorize` throws).
+    public init(bundle: ModelBundle, remote: ModelRunner? = nil, fallbackLocal: Bool = false) throws {
         self.bundle = bundle
         self.remote = remote
+        self.fallbackLocal = fallbackLocal
         let n = bundle.inputSizePx
         engine = try InferenceEngine(path: bundle.modelPath, inputShape: [1, 1, n, n])
         guard engine.outputShape == [1, 2, n, n] else {
@@ -31,7 +36,7 @@ public final class Colorizer {
     }
 
     /// Colorizes `image` (its colours are ignored: only its L is used).
-    /// - Throws: `ModelRunFailed` when the remote runner gives no result (never for the local engine).
+    /// - Throws: `ModelRunFailed` when the remote runner gives no result and there is no local fallback.
     public func colorize(_ image: RGBImage) throws -> RGBImage {
         let w = image.widthPx, h = image.heightPx, n = bundle.inputSizePx
         var lightness = [Float](repeating: 0, count: w * h)
@@ -47,7 +52,10 @@ public final class Colorizer {
         let outcome = modelInput.withUnsafeBufferPointer { i in
             modelOutput.withUnsafeMutableBufferPointer { o in runner.runModel(input: i, output: o) }
         }
-        guard outcome.succeeded else { throw ModelRunFailed(reason: outcome.failure) }
+        if !outcome.succeeded {
+            guard fallbackLocal else { throw ModelRunFailed(reason: outcome.failure) }
+            modelInput.withUnsafeBufferPointer { i in modelOutput.withUnsafeMutableBufferPointer { engine.run(input: i, output: $0) } }
+        }
         var a = [Float](repeating: 0, count: w * h), b = [Float](repeating: 0, count: w * h)
         modelOutput.withUnsafeBufferPointer { out in
             Self.bilinear(Array(out[0..<(n * n)]), widthPx: n, heightPx: n, into: &a, outWidthPx: w, outHeightPx: h)

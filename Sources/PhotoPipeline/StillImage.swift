@@ -12,13 +12,15 @@ public enum StillImage {
     /// Returns the image with its photos colorized, and how many photos were found.
     /// - Parameters:
     ///   - detectModel, detectorMode: the detector's learned front-end and mode (see `PhotoPipelineOptions`).
-    ///   - remote: a colorizer on an inference server, used instead of the local engine (see `PhotoPipelineOptions`).
+    ///   - remote, remoteFallbackLocal: a colorizer on an inference server, used instead of the local engine, and
+    ///     whether the local engine stands in when it gives no result (see `PhotoPipelineOptions`).
     /// - Throws: `ModelRunFailed` when the server gives no result for a photo.
     public static func colorizePhotos(_ image: RGBImage, bundle: ModelBundle,
                                       detector: DetectorParameters = DetectorParameters(),
                                       detectModel: DetectModel? = nil,
                                       detectorMode: DetectorMode? = nil,
-                                      remote: (any ModelRunner & Sendable)? = nil) throws -> (RGBImage, Int) {
+                                      remote: (any ModelRunner & Sendable)? = nil,
+                                      remoteFallbackLocal: Bool = false) throws -> (RGBImage, Int) {
         let w = image.widthPx, h = image.heightPx
         let geometry = FrameGeometry(widthPx: w, heightPx: h, chroma: .yuv444)
         let codec = PixelCodec(encoding: .bt601Full)
@@ -39,6 +41,7 @@ public enum StillImage {
         options.detectModel = detectModel
         options.detectorMode = detectorMode
         options.remote = remote
+        options.remoteFallbackLocal = remoteFallbackLocal
         let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options)
         processor.prepare(framePoolSize: 1, inputSlotCount: 1)
         let frame = FrameBuffer(geometry: geometry, poolIndex: 0)

@@ -14,7 +14,8 @@ import Synchronization
 /// Threading: `runModel` from one thread at a time (the inference thread; it blocks up to `timeoutMs`);
 /// `acceptsRequests` from any thread.
 public final class RemoteModel: ModelRunner, @unchecked Sendable {
-    // @unchecked Sendable: everything but `nextAttemptNs` is touched by the one inference thread only.
+    // @unchecked Sendable: everything but the atomics `nextAttemptNs` and `refused` is touched by the one inference
+    // thread only.
     public let url: InferenceURL
     public let inputName: String
     public let outputName: String
@@ -33,8 +34,8 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
     private var failuresInRow = 0
     /// Whether the server's metadata was checked (at start, or before the first request when it was away then).
     private var verified = false
-    /// Set when the server's model turned out not to match: no request is sent again.
-    private var refusedReason: String?
+    /// Set when the server's model turned out not to match: no request is sent again (read from any thread).
+    private let refused = Atomic<Bool>(false)
 
     /// How a request carries its tensors.
     public enum TensorEncoding: String, Sendable, CaseIterable {
@@ -100,8 +101,9 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
             }
             let elapsedMs = Int((SystemClock.rawNs() - startNs) / 1_000_000)
             if elapsedMs >= maxMs {
-                throw RemoteError(.unavailable, url: url.description,
-                                  "inference server not ready after \(elapsedMs / 1000) s: \(lastProblem)")
+                throw RemoteError(.unavailable, url: url.description, maxMs == 0
+                                  ? "inference server not ready: \(lastProblem)"
+                                  : "inference server not ready after \(elapsedMs / 1000) s: \(lastProblem)")
             }
             if !announced {
                 Log.info("\(url.description): waiting for the inference server to be ready (\(lastProblem))")
@@ -140,13 +142,13 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
 
     /// False while backing off after a failure (no request would be sent now).
     public var acceptsRequests: Bool {
-        refusedReason == nil && SystemClock.rawNs() >= nextAttemptNs.load(ordering: .relaxed)
+        !refused.load(ordering: .relaxed) && SystemClock.rawNs() >= nextAttemptNs.load(ordering: .relaxed)
     }
 
     public func runModel(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>)
         -> InferenceOutcome {
         var outcome = InferenceOutcome(backend: .remote)
-        guard refusedReason == nil, SystemClock.rawNs() >= nextAttemptNs.load(ordering: .relaxed) else {
+        guard acceptsRequests else {
             outcome.failure = .unavailable
             return outcome
         }
@@ -156,7 +158,7 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
                 do {
                     try verify()
                 } catch let error as RemoteError where error.kind == .badData {
-                    refusedReason = error.description
+                    refused.store(true, ordering: .relaxed)
                     Log.error("\(error.description); no request will be sent to it")
                     outcome.failure = .badResponse
                     return outcome

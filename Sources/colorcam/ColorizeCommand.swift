@@ -46,12 +46,14 @@ enum ColorizeCommand {
         let image = try ImageFile.read(paths[0])
         let remote = try RemoteInferenceOption.resolve(a, command: "colorize", bundle: bundle)
         if a.flag("whole") {
-            let colorizer = try Colorizer(bundle: bundle, remote: remote?.model)
+            let colorizer = try Colorizer(bundle: bundle, remote: remote?.model,
+                                          fallbackLocal: remote?.fallbackLocal ?? false)
             try ImageFile.write(colorizer.colorize(image), to: paths[1])
         } else {
             let (detectModel, detectorMode) = try DetectModelOptions.resolve(a, command: "colorize")
             let (out, photos) = try StillImage.colorizePhotos(image, bundle: bundle, detectModel: detectModel,
-                                                              detectorMode: detectorMode, remote: remote?.model)
+                                                              detectorMode: detectorMode, remote: remote?.model,
+                                                              remoteFallbackLocal: remote?.fallbackLocal ?? false)
             try ImageFile.write(out, to: paths[1])
             printNote(photos == 0 ? "colorize: no photo found in \(paths[0]); written unchanged (--whole colorizes it all)"
                                   : "colorize: \(photos) photo\(photos == 1 ? "" : "s") found and colorized")

@@ -42,8 +42,9 @@ enum RemoteInferenceOption {
                                                                           default: "binary"))!
         let n = bundle.inputSizePx
         let local = try InferenceEngine(path: bundle.modelPath, inputShape: [1, 1, n, n])
+        // With a local fallback a server that is away is not waited for: the stream starts colorizing locally.
         let model = try RemoteModel(url: url, matching: local, timeoutMs: timeoutMs, encoding: encoding,
-                                    requireServer: !fallback)
+                                    startupWaitMs: fallback ? 0 : 10_000, requireServer: !fallback)
         Log.info("colorizing on \(url) (\(encoding.rawValue) tensors, timeout \(timeoutMs) ms"
                  + (fallback ? ", local fallback)" : ")"))
         return Remote(model: model, fallbackLocal: fallback)

@@ -344,3 +344,14 @@ def test_live_counts_server_failures_in_metrics(colorcam, tmp_path):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0, proc.stderr.read()
         server.stop()
+
+
+def test_colorize_falls_back_to_the_local_model_when_asked(colorcam, tmp_path):
+    photo = ROOT / "Assets/demo-photos/green-maple.png"
+    run(colorcam, "colorize", photo, tmp_path / "local.png", "--whole")
+    away = "http://127.0.0.1:9/v2/models/colorcam-default"
+    p = run(colorcam, "colorize", photo, tmp_path / "none.png", "--whole", "--infer-url", away, check=False)
+    assert p.returncode == 69 and away in p.stderr and not (tmp_path / "none.png").exists()
+    run(colorcam, "colorize", photo, tmp_path / "fallback.png", "--whole", "--infer-url", away,
+        "--infer-fallback", "local")
+    assert (tmp_path / "fallback.png").read_bytes() == (tmp_path / "local.png").read_bytes()
