@@ -32,6 +32,8 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
     private let nextAttemptNs = Atomic<Int64>(0)
     private var backoffMs = 0
     private var failuresInRow = 0
+    /// Whether any inference request got a result yet (a first failure may be the encoding, not the server).
+    private var everSucceeded = false
     /// Whether the server's metadata was checked (at start, or before the first request when it was away then).
     private var verified = false
     /// Set when the server's model turned out not to match: no request is sent again (read from any thread).
@@ -194,14 +196,18 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
             }
             failuresInRow = 0
             backoffMs = 0
+            everSucceeded = true
         } catch let failure as ExchangeFailure {
             outcome.failure = failure.reason
             failuresInRow += 1
             backoffMs = min(Self.maxBackoffMs, max(Self.firstBackoffMs, backoffMs * 2))
             nextAttemptNs.store(SystemClock.rawNs() + Int64(backoffMs) * 1_000_000, ordering: .relaxed)
             if failuresInRow == 1 {
-                Log.warning("remote inference failed (\(failure.reason.name)): \(failure.message); retrying with "
-                            + "back-off (colours keep their age meanwhile)")
+                let hint = !everSucceeded && encoding == .binary && failure.reason == .httpStatus
+                    ? " (a server without the binary tensor data extension, e.g. MLServer, needs --infer-encoding json)"
+                    : ""
+                Log.warning("remote inference failed (\(failure.reason.name)): \(failure.message)\(hint); retrying "
+                            + "with back-off (colours keep their age meanwhile)")
             }
         } catch {
             outcome.failure = .connection

@@ -80,15 +80,15 @@ public enum V2Codec {
     /// input's `data` as a flat list of shortest round-trip decimal floats, the output asked for as JSON.
     public static func requestJSON(input: V2TensorSpec, outputName: String, values: UnsafeBufferPointer<Float>)
         -> [UInt8] {
-        var text = "{\"inputs\":[{\"name\":\(JSONText.quoted(input.name)),\"shape\":["
-            + input.shape.map(String.init).joined(separator: ",") + "],\"datatype\":\"FP32\",\"data\":["
-        text.reserveCapacity(values.count * 12 + 200)
+        var bytes = Array(("{\"inputs\":[{\"name\":\(JSONText.quoted(input.name)),\"shape\":["
+            + input.shape.map(String.init).joined(separator: ",") + "],\"datatype\":\"FP32\",\"data\":[").utf8)
+        bytes.reserveCapacity(values.count * 12 + 200)
         for (k, v) in values.enumerated() {
-            if k > 0 { text += "," }
-            text += v.isFinite ? v.description : "0"
+            if k > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: (v.isFinite ? v : 0).description.utf8)
         }
-        text += "]}],\"outputs\":[{\"name\":\(JSONText.quoted(outputName))}]}"
-        return Array(text.utf8)
+        bytes.append(contentsOf: "]}],\"outputs\":[{\"name\":\(JSONText.quoted(outputName))}]}".utf8)
+        return bytes
     }
 
     /// Reads output `output` (FP32, exactly `output.shape`) from an inference answer into `into`
@@ -106,13 +106,20 @@ public enum V2Codec {
             }
             jsonLength = n
         }
-        guard let root = (try? JSONSerialization.jsonObject(with: Data(response.body[0..<jsonLength]))) as? [String: Any],
+        // Numeric data lists are read apart (fast); the rest goes to Foundation. `lists[n]` is the n-th `data`
+        // list in the text; they map to the outputs carrying `data` only when the counts agree.
+        let split = JSONNumberLists.extract(response.body[0..<jsonLength])
+        let text = split.map { Data($0.stripped) } ?? Data(response.body[0..<jsonLength])
+        guard let root = (try? JSONSerialization.jsonObject(with: text)) as? [String: Any],
               let outputs = root["outputs"] as? [Any] else {
             throw ExchangeFailure(.badResponse, "the answer is not a v2 inference response (no JSON 'outputs' list "
                                   + "in its first \(jsonLength) bytes)")
         }
         let count = output.shape.reduce(1, *)
         var binaryOffset = jsonLength
+        let withData = outputs.filter { ($0 as? [String: Any])?["data"] != nil }.count
+        let lists = split.flatMap { $0.lists.count == withData ? $0.lists : nil }
+        var dataIndex = 0
         for (i, item) in outputs.enumerated() {
             guard let entry = item as? [String: Any], let name = entry["name"] as? String else {
                 throw ExchangeFailure(.badResponse, "outputs[\(i)] has no name")
@@ -125,6 +132,7 @@ public enum V2Codec {
             }
             guard name == output.name else {
                 binaryOffset += binarySize ?? 0
+                if entry["data"] != nil { dataIndex += 1 }
                 continue
             }
             guard (entry["datatype"] as? String) == "FP32" else {
@@ -152,8 +160,15 @@ public enum V2Codec {
                 throw ExchangeFailure(.badResponse, "output '\(name)' has neither binary_data_size nor a data list")
             }
             var values: [Float] = []
-            values.reserveCapacity(count)
-            guard flatten(data, into: &values, limit: count), values.count == count else {
+            if let lists {
+                values = lists[dataIndex]
+            } else {
+                values.reserveCapacity(count)
+                guard flatten(data, into: &values, limit: count) else {
+                    throw ExchangeFailure(.badResponse, "output '\(name)': data is not \(count) numbers")
+                }
+            }
+            guard values.count == count else {
                 throw ExchangeFailure(.badResponse, "output '\(name)': data is not \(count) numbers")
             }
             for k in 0..<count { into[k] = values[k] }

@@ -116,3 +116,19 @@ import Testing
         }
     }
 }
+
+@Suite struct JSONNumberListsTests {
+    @Test func dataListsAreTakenOutInOrderAndTheRestKept() throws {
+        let text = #"{"outputs":[{"name":"a","data":[[1.5, -2e3],[3]]},{"name":"data","x":"\"data\":[9]","data":[ 4 ]}]}"#
+        let (stripped, lists) = try #require(JSONNumberLists.extract(Array(text.utf8)[...]))
+        #expect(lists == [[1.5, -2000, 3], [4]])
+        #expect(String(decoding: stripped, as: UTF8.self)
+            == #"{"outputs":[{"name":"a","data":[]},{"name":"data","x":"\"data\":[9]","data":[]}]}"#)
+    }
+
+    @Test func listsWithOtherThanNumbersAreLeftToTheSlowPath() {
+        for text in [#"{"data":[1,"a"]}"#, #"{"data":[1,true]}"#, #"{"data":[1e]}"#, #"{"data":[-]}"#, #"{"data":[1,2"#] {
+            #expect(JSONNumberLists.extract(Array(text.utf8)[...]) == nil, "\(text)")
+        }
+    }
+}

@@ -51,7 +51,7 @@ decoder() {
 
 # The remote inference client's parsers alone (HTTP response reader, v2 codec, URL), compiled as a module named
 # Remote into $OUT/remote-codec: the connection and RemoteModel need Infer, which the target does not.
-REMOTE_CODEC_SOURCES=(Sources/Remote/HTTPResponseReader.swift Sources/Remote/V2Codec.swift Sources/Remote/RemoteError.swift
+REMOTE_CODEC_SOURCES=(Sources/Remote/HTTPResponseReader.swift Sources/Remote/V2Codec.swift Sources/Remote/JSONNumberLists.swift Sources/Remote/RemoteError.swift
                       Sources/Remote/InferenceURL.swift)
 remote_codec() {
     local object=$OUT/remote-codec/Remote.o
