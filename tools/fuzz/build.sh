@@ -34,34 +34,32 @@ module() {
     touch "$object"  # swiftc leaves an unchanged object's mtime alone, which would make it look stale forever
 }
 
-# The ONNX decoder alone, compiled as a module named Infer into $OUT/decoder: all the `onnx` target calls, in a
-# fraction of the time the whole Infer module takes (its operators and kernels are what make that slow).
-DECODER_SOURCES=(Sources/Infer/InferError.swift Sources/Infer/Protobuf+Reader.swift Sources/Infer/ONNX+Model.swift
-                 Sources/Infer/ONNX+Decode.swift)
-decoder() {
-    local object=$OUT/decoder/Infer.o
-    mkdir -p "$OUT/decoder"
-    if [[ -f $object ]] && [[ -z $(find "${DECODER_SOURCES[@]}" "$0" "$OUT/ColorcamCore.o" -newer "$object" -print -quit) ]]
-    then return; fi
-    echo "== fuzz build: the ONNX decoder (${#DECODER_SOURCES[@]} files of Infer)"
-    swiftc "${FLAGS[@]}" -module-name Infer -wmo -emit-module -emit-module-path "$OUT/decoder/Infer.swiftmodule" \
-        -c "${DECODER_SOURCES[@]}" -o "$object"
+# Part of a module, compiled under the module's name into $OUT/DIR (so a target imports it as usual) when only that
+# part is fuzzed: partial DIR MODULE WHAT FILE... (rebuilt when a file, this script or ColorcamCore is newer).
+partial() {
+    local dir=$1 module=$2 what=$3; shift 3
+    local object=$OUT/$dir/$module.o
+    mkdir -p "$OUT/$dir"
+    if [[ -f $object ]] && [[ -z $(find "$@" "$0" "$OUT/ColorcamCore.o" -newer "$object" -print -quit) ]]; then return; fi
+    echo "== fuzz build: $what ($# files of $module)"
+    swiftc "${FLAGS[@]}" -module-name "$module" -wmo -emit-module -emit-module-path "$OUT/$dir/$module.swiftmodule" \
+        -c "$@" -o "$object"
     touch "$object"
 }
 
-# The remote inference client's parsers alone (HTTP response reader, v2 codec, URL), compiled as a module named
-# Remote into $OUT/remote-codec: the connection and RemoteModel need Infer, which the target does not.
-REMOTE_CODEC_SOURCES=(Sources/Remote/HTTPResponseReader.swift Sources/Remote/V2Codec.swift Sources/Remote/JSONNumberLists.swift Sources/Remote/RemoteError.swift
-                      Sources/Remote/InferenceURL.swift)
+# The ONNX decoder alone (module Infer, in $OUT/decoder): all the `onnx` target calls, in a fraction of the time the
+# whole Infer module takes (its operators and kernels are what make that slow).
+decoder() {
+    partial decoder Infer "the ONNX decoder" Sources/Infer/InferError.swift Sources/Infer/Protobuf+Reader.swift \
+        Sources/Infer/ONNX+Model.swift Sources/Infer/ONNX+Decode.swift
+}
+
+# The remote inference client's parsers alone (module Remote, in $OUT/remote-codec): HTTP response reader, v2 codec,
+# JSON number lists, URL; the connection and RemoteModel need Infer, which the target does not.
 remote_codec() {
-    local object=$OUT/remote-codec/Remote.o
-    mkdir -p "$OUT/remote-codec"
-    if [[ -f $object ]] && [[ -z $(find "${REMOTE_CODEC_SOURCES[@]}" "$0" "$OUT/ColorcamCore.o" -newer "$object" -print -quit) ]]
-    then return; fi
-    echo "== fuzz build: the remote inference parsers (${#REMOTE_CODEC_SOURCES[@]} files of Remote)"
-    swiftc "${FLAGS[@]}" -module-name Remote -wmo -emit-module -emit-module-path "$OUT/remote-codec/Remote.swiftmodule" \
-        -c "${REMOTE_CODEC_SOURCES[@]}" -o "$object"
-    touch "$object"
+    partial remote-codec Remote "the remote inference parsers" Sources/Remote/HTTPResponseReader.swift \
+        Sources/Remote/V2Codec.swift Sources/Remote/JSONNumberLists.swift Sources/Remote/RemoteError.swift \
+        Sources/Remote/InferenceURL.swift
 }
 
 # Links target $1 (tools/fuzz/targets/$1.swift) against the listed modules (`decoder`: the ONNX decoder alone).
