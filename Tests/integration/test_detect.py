@@ -68,13 +68,15 @@ def test_json_on_an_image_is_one_object_with_ordered_corners(colorcam, scene):
         hits, _ = metrics.match(s["photos"], [d["corners"] for d in obj["detections"]])
         matched += hits
         total += len(s["photos"])
-    assert total == 0 or matched >= total - 1, f"only {matched} of {total} prints found at JI >= 0.9"
+    assert total >= 3, f"the rendered scenes hold {total} prints: the check needs some (renderer or seed changed?)"
+    assert matched >= total - 1, f"only {matched} of {total} prints found at JI >= 0.9"
 
 
 def test_text_output_and_draw(colorcam, scene, tmp_path):
     directory, truth = scene
-    s = next(s for s in truth["scenes"] if s["photos"]) if any(s["photos"] for s in truth["scenes"]) \
-        else truth["scenes"][0]
+    with_prints = [s for s in truth["scenes"] if s["photos"]]
+    assert with_prints, "no rendered scene holds a print: the drawing check needs one (renderer or seed changed?)"
+    s = with_prints[0]
     drawn = tmp_path / "drawn.png"
     out = run(colorcam, "detect", directory / s["file"], "--draw", drawn).stdout
     assert out.splitlines()[0].endswith(("photo", "photos"))
