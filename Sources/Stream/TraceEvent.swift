@@ -19,6 +19,14 @@ public enum DropReason: String, Sendable, CaseIterable {
     case sinkError = "sink_error"
 }
 
+extension DropReason {
+    /// `late`, `driver_gap` and `decode_error` drop the frame; `superseded` and `busy` only its inference;
+    /// `sink_busy` and `sink_error` only one output sink's copy of it.
+    public var dropsFrame: Bool { self == .late || self == .driverGap || self == .decodeError }
+    /// `superseded` and `busy`.
+    public var dropsInference: Bool { self == .superseded || self == .busy }
+}
+
 /// The trace's stage tracks (`tid`s), one per pipeline stage plus a control track.
 public enum TraceTrack: Int, Sendable, CaseIterable {
     case capture = 1, detect = 2, infer = 3, composite = 4, output = 5, control = 6

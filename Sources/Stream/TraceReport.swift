@@ -5,21 +5,6 @@
 /// All times are microseconds on the trace's clock (`…Us`); rates are per second of that clock. Percentiles are
 /// nearest-rank (`NearestRank`). Events of other producers mixed into the file are counted and ignored.
 public struct TraceReport: Sendable {
-    /// Why a frame or its inference was dropped (the `reason` of a `drop` event, TRACE-FORMAT.md).
-    public enum DropReason: String, Sendable, CaseIterable {
-        case superseded, busy, late
-        case driverGap = "driver_gap"
-        case decodeError = "decode_error"
-        case sinkBusy = "sink_busy"
-        case sinkError = "sink_error"
-
-        /// `late`, `driver_gap` and `decode_error` drop the frame; `superseded` and `busy` only its inference;
-        /// `sink_busy` and `sink_error` only one output sink's copy of it.
-        public var dropsFrame: Bool { self == .late || self == .driverGap || self == .decodeError }
-        /// `superseded` and `busy`.
-        public var dropsInference: Bool { self == .superseded || self == .busy }
-    }
-
     /// Output rate over the run.
     public struct OutputRate: Sendable, Equatable {
         /// (outputs − 1) / (last output ts − first output ts); nil with fewer than 2 outputs or no time between them.

@@ -138,7 +138,7 @@ private func absolute(_ deltas: [Int64?], origin: Int64) -> [Int64] {
     let reasons = try #require(drops["reasons"] as? [String])
     let index = try #require(integers(drops["reason"]).first ?? nil)
     #expect(reasons[Int(index)] == "</script><b>\"x\"&")
-    #expect(Array(reasons.prefix(7)) == TraceReport.DropReason.allCases.map(\.rawValue))
+    #expect(Array(reasons.prefix(7)) == DropReason.allCases.map(\.rawValue))
 }
 
 @Test(arguments: [true, false])
