@@ -84,6 +84,7 @@ enum ColourCompositor {
                 let interior = centreInside >= interiorPx
                 let c = cy * g.chromaWidthPx + cx
                 let cbOrig = Float(originalCb[c]), crOrig = Float(originalCr[c])
+                let originalChroma = codec.chroma(cb: cbOrig, cr: crOrig)
                 let cbBack = Float(cbPlane[c]), crBack = Float(crPlane[c])
                 alpha[0] = 0; alpha[1] = 0; alpha[2] = 0; alpha[3] = 0
                 var pixels = 0, touched: Float = 0, weight: Float = 0, luminanceSum: Float = 0
@@ -103,7 +104,7 @@ enum ColourCompositor {
                             guard w > 0 else { continue }
                         }
                         let yLive = Float(luma[y * g.widthPx + x])
-                        let t = codec.luminance(y: yLive, cb: cbOrig, cr: crOrig)
+                        let t = codec.luminance(y: yLive, chroma: originalChroma)
                         alpha[k] = w; liveY[k] = yLive; live[k] = t
                         weight += w; luminanceSum += t; touched += 1
                     }
@@ -138,6 +139,7 @@ enum ColourCompositor {
                     }
                 }
                 cbPlane[c] = UInt8(cbOut); crPlane[c] = UInt8(crOut)
+                let outChroma = codec.chroma(cb: cbOut, cr: crOut)
                 // Each pixel's Y': its own live luminance under the block's new chroma.
                 for dy in 0..<blockH {
                     let y = (cy << shift.y) + dy
@@ -148,7 +150,7 @@ enum ColourCompositor {
                         guard x < g.widthPx, alpha[k] > 0 else { continue }
                         // Feathered pixels too: the block's chroma is a blend, the pixel's luminance stays its own.
                         let start = liveY[k] + alpha[k] * (target.x - greyY)
-                        let value = codec.luma(forLuminance: live[k], cb: cbOut, cr: crOut, start: start)
+                        let value = codec.luma(forLuminance: live[k], chroma: outChroma, start: start)
                         luma[y * g.widthPx + x] = UInt8(min(yMax, max(yMin, value)) + 0.5)
                     }
                 }

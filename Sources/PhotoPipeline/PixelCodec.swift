@@ -97,11 +97,26 @@ public final class PixelCodec: @unchecked Sendable {
         lightness(luminance: luminance(y: y, cb: cb, cr: cr))
     }
 
+    /// What a chroma pair adds to R', G', B' (each channel is Y' + its term): computed once per chroma block by
+    /// the compositor and shared by the block's pixels.
+    public struct ChromaTerms {
+        public let dr: Float, dg: Float, db: Float
+    }
+
+    @inline(__always) public func chroma(cb: Float, cr: Float) -> ChromaTerms {
+        let u = (cb - 128) * cStep, v = (cr - 128) * cStep
+        let dr = 2 * (1 - kr) * v, db = 2 * (1 - kb) * u
+        return ChromaTerms(dr: dr, dg: -(kr * dr + kb * db) * kgInverse, db: db)
+    }
+
     /// The relative luminance (CIE Y, 0…1) a decoder sees for these codes.
     @inline(__always) public func luminance(y: Float, cb: Float, cr: Float) -> Float {
-        let yy = (y - yOffset) * yStep, u = (cb - 128) * cStep, v = (cr - 128) * cStep
-        let dr = 2 * (1 - kr) * v, db = 2 * (1 - kb) * u
-        return luminance(yy, dr: dr, dg: -(kr * dr + kb * db) * kgInverse, db: db)
+        luminance(y: y, chroma: chroma(cb: cb, cr: cr))
+    }
+
+    /// The relative luminance a decoder sees for code `y` under chroma `c`.
+    @inline(__always) public func luminance(y: Float, chroma c: ChromaTerms) -> Float {
+        luminance((y - yOffset) * yStep, dr: c.dr, dg: c.dg, db: c.db)
     }
 
     /// Luminance of R'G'B' = (y + dr, y + dg, y + db), each clipped to 0…1.
@@ -120,9 +135,13 @@ public final class PixelCodec: @unchecked Sendable {
     /// monotonic in Y' for fixed chroma).
     @inline(__always) public func luma(forLuminance target: Float, cb: Float, cr: Float, start: Float,
                                        steps: Int = 1) -> Float {
-        let u = (cb - 128) * cStep, v = (cr - 128) * cStep
-        let dr = 2 * (1 - kr) * v, db = 2 * (1 - kb) * u
-        let dg = -(kr * dr + kb * db) * kgInverse
+        luma(forLuminance: target, chroma: chroma(cb: cb, cr: cr), start: start, steps: steps)
+    }
+
+    /// As `luma(forLuminance:cb:cr:start:steps:)`, with the chroma's terms computed once by the caller.
+    @inline(__always) public func luma(forLuminance target: Float, chroma c: ChromaTerms, start: Float,
+                                       steps: Int = 1) -> Float {
+        let dr = c.dr, dg = c.dg, db = c.db
         var y = (start - yOffset) * yStep
         for _ in 0..<steps {
             let r = y + dr, g = y + dg, b = y + db
