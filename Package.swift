@@ -39,7 +39,8 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .executableTarget(
-            name: "preview-harness", dependencies: ["ColorcamCore", "Preview"], path: "Sources/PreviewHarness"
+            name: "preview-harness", dependencies: ["ColorcamCore", "Preview"], path: "Sources/PreviewHarness",
+            exclude: ["README.md"]
         ),
         .target(
             name: "Live", dependencies: ["ColorcamCore", "Stream", "Preview"], path: "Sources/Live",
