@@ -74,20 +74,3 @@ func psnr(_ a: [Double], _ b: [Double], widthPx: Int, heightPx: Int, margin: Int
     #expect(size.widthPx == 256 && abs(size.heightPx - 192) <= 8, "\(size)")
 }
 
-/// Compositing a flat image: inside the quad the frame takes its value, outside is untouched, the edge is blended.
-@Test func compositeFeathersTheEdgeAndLeavesTheRest() {
-    let frame = FrameBuffer(geometry: FrameGeometry(widthPx: 200, heightPx: 160, chroma: .yuv420(.jpeg)))
-    frame.pixels.bindMemory(to: UInt8.self).update(repeating: 40)
-    let image = FrameBuffer(geometry: FrameGeometry(widthPx: 64, heightPx: 48, chroma: .yuv420(.jpeg)))
-    image.pixels.bindMemory(to: UInt8.self).update(repeating: 200)
-    let quad = Quad(PixelPoint(50, 40), PixelPoint(150, 45), PixelPoint(145, 120), PixelPoint(55, 115))
-    #expect(Compositor.composite(image, into: frame, at: quad, featherPx: 4))
-    let luma = frame.luma.bindMemory(to: UInt8.self)
-    #expect(luma[80 * 200 + 100] == 200)
-    #expect(luma[5 * 200 + 5] == 40)
-    #expect(luma[150 * 200 + 190] == 40)
-    // Just inside the left edge (x ≈ 52.7 at y = 80): between the two.
-    let edge = luma[80 * 200 + 54]
-    #expect(edge > 40 && edge < 200, "edge value \(edge)")
-    #expect(frame.cb.bindMemory(to: UInt8.self)[40 * 100 + 50] == 200)
-}
