@@ -54,12 +54,9 @@ struct BorderCompleter {
         guard found >= BorderCompleter.samples * 2 / 3, n > 0 else { return nil }
         let mean = sum / n, std = max(0, sumSquares / n - mean * mean).squareRoot()
         guard mean >= minimumBandLuma, std <= maximumBandStdDev else { return nil }
-        // Median width (insertion sort of the found lanes); most samples must agree with it.
-        for i in 1..<found {
-            let item = widths[i]
-            var j = i - 1
-            while j >= 0 && widths[j] > item { widths[j + 1] = widths[j]; j -= 1 }
-            widths[j + 1] = item
+        // Median width of the found lanes; most samples must agree with it.
+        withUnsafeMutableBytes(of: &widths) { raw in
+            insertionSort(UnsafeMutableBufferPointer(rebasing: raw.bindMemory(to: Double.self)[0..<found]), by: <)
         }
         let median = widths[found / 2]
         var agree = 0

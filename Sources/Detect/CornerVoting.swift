@@ -253,12 +253,7 @@ final class CornerVoting {
 
     /// Sorts `peaks` by score, highest first, in place (insertion sort: there are few).
     private func sortPeaksByScore() {
-        guard peaks.count > 1 else { return }
-        for i in 1..<peaks.count {
-            let v = peaks[i], s = scores[v]
-            var k = i - 1
-            while k >= 0 && scores[peaks[k]] < s { peaks[k + 1] = peaks[k]; k -= 1 }
-            peaks[k + 1] = v
-        }
+        let scores = self.scores
+        peaks.withUnsafeMutableBufferPointer { insertionSort($0) { scores[$0] > scores[$1] } }
     }
 }

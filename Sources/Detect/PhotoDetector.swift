@@ -180,16 +180,7 @@ public final class PhotoDetector {
 
     /// Sorts `candidates` by confidence, best first, in place without allocating (there are few).
     private func insertionSortByConfidence() {
-        guard candidates.count > 1 else { return }
-        for i in 1..<candidates.count {
-            let item = candidates[i]
-            var j = i - 1
-            while j >= 0 && candidates[j].confidence < item.confidence {
-                candidates[j + 1] = candidates[j]
-                j -= 1
-            }
-            candidates[j + 1] = item
-        }
+        candidates.withUnsafeMutableBufferPointer { insertionSort($0) { $0.confidence > $1.confidence } }
     }
 
     /// `result` with each side that under `weakSupport` of its samples support moved to where

@@ -104,13 +104,8 @@ extension PhotoMotionEstimator {
             var k = 0
             for c in 0..<cells where cellCount[c] >= 5 { means[k] = cellSum[c] / cellCount[c]; k += 1 }
             guard k >= 8 else { return }
-            // Median by insertion sort (at most 48 values).
-            for i in 1..<k {
-                let v = means[i]
-                var j = i - 1
-                while j >= 0 && means[j] > v { means[j + 1] = means[j]; j -= 1 }
-                means[j + 1] = v
-            }
+            // Median by sorting (at most 48 values).
+            insertionSort(UnsafeMutableBufferPointer(rebasing: means[0..<k]), by: <)
             let limit = max(Double(parameters.residualScale) * 0.75, 2 * means[k / 2])
             for c in 0..<cells where cellCount[c] >= 5 && cellSum[c] / cellCount[c] > limit {
                 excludedCells |= 1 << UInt64(c)

@@ -222,15 +222,7 @@ public final class PhotoTracker {
                 if best <= p.matchDistanceFraction * matchSize { pairs.append((best + penalty, t, o, bestShift)) }
             }
         }
-        // Insertion sort: few pairs, and no allocation.
-        if pairs.count > 1 {
-            for i in 1..<pairs.count {
-                let item = pairs[i]
-                var j = i - 1
-                while j >= 0 && pairs[j].cost > item.cost { pairs[j + 1] = pairs[j]; j -= 1 }
-                pairs[j + 1] = item
-            }
-        }
+        pairs.withUnsafeMutableBufferPointer { insertionSort($0) { $0.cost < $1.cost } }
         used.removeAll(keepingCapacity: true)
         used.append(contentsOf: repeatElement(false, count: observations.count))
         for pair in pairs where !states[pair.track].matched && !used[pair.observation] {
