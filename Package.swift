@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // colorcam: a real-time frame-stream processor. Layering (see each module's README):
-//   C shims (CPNG, …) → ColorcamCore (frames, clocks, errors) → Stream / Detect / Infer → PhotoPipeline (joins
-//   them: the product's frame processor) → colorcam (CLI). Stream never imports Detect or Infer.
+//   C shims (CPNG, …) → ColorcamCore (frames, clocks, errors, sockets) → Stream / Detect / Infer → PhotoPipeline
+//   (joins them: the product's frame processor), TraceAnalysis (reads traces back), Remote (inference servers)
+//   → colorcam (CLI). Stream never imports Detect or Infer.
 import PackageDescription
 
 let package = Package(
@@ -31,6 +32,10 @@ let package = Package(
             path: "Sources/Stream",
             exclude: ["README.md", "TRACE-FORMAT.md"]
         ),
+        .target(
+            name: "TraceAnalysis", dependencies: ["ColorcamCore", "Stream"], path: "Sources/TraceAnalysis",
+            exclude: ["README.md"]
+        ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
         .target(name: "Infer", dependencies: ["ColorcamCore", "CPNG", "CTurboJPEG"], path: "Sources/Infer",
                 exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked", "-Xcc", "-mavx2", "-Xcc", "-mfma"])]),
@@ -55,14 +60,19 @@ let package = Package(
         ),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream", "Preview", "Live", "Infer", "Detect", "PhotoPipeline", "Remote"],
+            dependencies: ["ColorcamCore", "Stream", "TraceAnalysis", "Preview", "Live", "Infer", "Detect", "PhotoPipeline",
+                           "Remote"],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),
         .testTarget(
             name: "StreamTests",
-            dependencies: ["Stream", "ColorcamCore", "CV4L2", "CTurboJPEG"],
+            dependencies: ["Stream", "TraceAnalysis", "ColorcamCore", "CV4L2", "CTurboJPEG"],
             path: "Tests/StreamTests"
+        ),
+        .testTarget(
+            name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Stream", "ColorcamCore"],
+            path: "Tests/TraceAnalysisTests"
         ),
         .testTarget(
             name: "PreviewTests", dependencies: ["Preview", "ColorcamCore", "CTurboJPEG"], path: "Tests/PreviewTests"

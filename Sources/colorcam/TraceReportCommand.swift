@@ -1,5 +1,6 @@
 import ColorcamCore
 import Stream
+import TraceAnalysis
 
 /// `colorcam trace-report TRACE.json [--json] [--html OUT.html] [--max-lag-ms X] [--max-in-flight N] [--min-fps F]`.
 enum TraceReportCommand {

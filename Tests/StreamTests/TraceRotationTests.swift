@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TraceAnalysis
 @testable import Stream
 
 /// `TraceWriter`'s size bound: numbered segments, each a whole trace, the oldest deleted beyond `keepSegments`.

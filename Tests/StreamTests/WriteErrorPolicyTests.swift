@@ -1,5 +1,6 @@
 import ColorcamCore
 import Testing
+import TraceAnalysis
 
 @testable import Stream
 

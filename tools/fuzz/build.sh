@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets in tools/fuzz/targets/ with `swiftc -sanitize=fuzzer,address`.
 #
 # Not a SwiftPM product on purpose: `swift build` must not change. The library modules a target needs
-# (ColorcamCore, Stream, Infer, Preview) are compiled straight from Sources/ by swiftc, one whole-module object
+# (ColorcamCore, Stream, TraceAnalysis, Infer, Preview) are compiled straight from Sources/ by swiftc, one whole-module object
 # each, with coverage instrumentation, AddressSanitizer, `-O` (overflow and bounds checks ON, unlike the
 # `-Ounchecked` the package uses for Infer: a trap is exactly what a fuzzer should see) and `-enable-testing`, so a
 # target can `@testable import` internal parsers. Outputs go to $FUZZ_BUILD (default .build/fuzz):
@@ -27,6 +27,7 @@ module() {
     local object=$OUT/$name.o
     local inputs=("${sources[@]}" "$0")
     [[ $name != ColorcamCore ]] && inputs+=("$OUT/ColorcamCore.o")
+    [[ $name == TraceAnalysis ]] && inputs+=("$OUT/Stream.o")
     if [[ -f $object ]] && [[ -z $(find "${inputs[@]}" -newer "$object" -print -quit) ]]; then return; fi
     echo "== fuzz build: module $name (${#sources[@]} files)"
     swiftc "${FLAGS[@]}" -module-name "$name" -wmo -emit-module -emit-module-path "$OUT/$name.swiftmodule" \
@@ -86,7 +87,8 @@ target() {
 # The library module each target links (besides ColorcamCore).
 library() {
     case $1 in
-        y4m|trace) echo Stream ;;
+        y4m) echo Stream ;;
+        trace) echo Stream TraceAnalysis ;;
         onnx) echo decoder ;;
         onnx-graph) echo Infer ;;
         http) echo Preview ;;
@@ -99,14 +101,18 @@ targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(y4m onnx onnx-graph trace http infer-response)
 libraries=()
 for t in "${targets[@]}"; do libraries+=("$(library "$t")"); done
-# ColorcamCore first; the others do not depend on each other, so they compile side by side.
+# ColorcamCore first; the others do not depend on each other, so they compile side by side, except TraceAnalysis,
+# which imports Stream and comes after.
 module ColorcamCore
 pids=()
-for m in $(printf '%s\n' "${libraries[@]}" | sort -u); do
-    if [[ $m == decoder ]]; then decoder &
+for m in $(printf '%s\n' ${libraries[@]} | sort -u); do
+    if [[ $m == TraceAnalysis ]]; then continue
+    elif [[ $m == decoder ]]; then decoder &
     elif [[ $m == remote-codec ]]; then remote_codec &
     else module "$m" & fi
     pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
-for t in "${targets[@]}"; do target "$t" "$(library "$t")"; done
+if printf '%s\n' ${libraries[@]} | grep -qx TraceAnalysis; then module TraceAnalysis; fi
+# shellcheck disable=SC2046  # the library list is words
+for t in "${targets[@]}"; do target "$t" $(library "$t"); done

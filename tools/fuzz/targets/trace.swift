@@ -4,7 +4,8 @@
 // Each input is the whole trace file. Thrown errors are the expected outcome for bad bytes (their message is built,
 // to cover it); a trap, an ASan report or a leak is a finding.
 import ColorcamCore
-@testable import Stream
+import Stream
+@testable import TraceAnalysis
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTrace(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 extension TraceReport {
     /// Gathers what the report needs from events one at a time (the reader streams them), then computes.
     ///

@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 extension TraceReportPage {
     /// The timeline script (ES5-style, no modules): reads `#trace-data`, draws lanes, drops and graphs, handles
     /// hover, zoom and pan. Times inside are µs relative to the data's `origin_us`.

@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// Nearest-rank percentiles: the p-th percentile of n sorted values is the value at 1-based rank ⌈p·n/100⌉
 /// (rank 1 for p = 0). Always one of the samples, never interpolated. This is the only percentile method in
 /// colorcam, so every report agrees with every other.

@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// Why a JSON parse stopped: the input ended inside a value, or a byte broke the grammar.
 enum TraceJSONFailure: Error {
     /// The input ended before the value was complete (a truncated file).

@@ -1,6 +1,7 @@
 import ColorcamCore
 import Testing
-@testable import Stream
+@testable import TraceAnalysis
+import Stream
 
 private func load(_ text: String) throws -> (TraceLoadInfo, [TraceFileEvent]) {
     var events: [TraceFileEvent] = []

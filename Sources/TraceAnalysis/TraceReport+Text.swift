@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// The human-readable summary: one fact per line, times in ms, the verdict last.
 extension TraceReport {
     /// Multi-line summary ending with `verdict.line` and a newline.

@@ -1,7 +1,8 @@
 import ColorcamCore
 import Foundation
 import Testing
-@testable import Stream
+@testable import TraceAnalysis
+import Stream
 
 /// Builds colorcam-style traces in memory: `[` + first event, then one `,{…}` line per event, `]` last.
 struct TraceBuilder {

@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// Every span, drop and counter sample of a trace, per stage, for drawing a timeline (`trace-report --html`).
 ///
 /// Built by feeding events one at a time (`add`, in any order), then `finish()` sorts each lane by start time.

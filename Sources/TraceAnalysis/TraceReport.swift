@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// The statistics `colorcam trace-report` prints for one trace: frame counts and drops, output rate, inference
 /// duration and request→start lag, latency, result age, in-flight count and whether lag grows over the run.
 ///

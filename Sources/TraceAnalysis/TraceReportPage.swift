@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// The HTML report's fixed parts: markup skeleton, CSS and the timeline script (written for colorcam, no libraries,
 /// no network).
 ///

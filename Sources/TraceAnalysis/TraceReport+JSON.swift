@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// The machine-readable report: one JSON object, keys sorted, times in integer microseconds.
 ///
 /// Keys (stable; absent measures are `null`):

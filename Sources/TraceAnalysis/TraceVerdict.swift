@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// Limits a trace must meet (the `trace-report` options).
 public struct TraceThresholds: Sendable, Equatable {
     /// Request→start lag p99 must be at most this (`--max-lag-ms`, default 5 ms).

@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// The report's pure computations, separate from event collection so tests can call them on plain arrays.
 extension TraceReport {
     static let microsecondsPerSecond: Int64 = 1_000_000

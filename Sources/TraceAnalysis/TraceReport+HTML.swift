@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 #if canImport(Glibc)
 import Glibc
 #endif

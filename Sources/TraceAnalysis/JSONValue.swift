@@ -1,4 +1,7 @@
 import ColorcamCore
+import Stream
+
+import ColorcamCore
 
 /// A JSON value as the trace reader sees it: numbers without a fraction or exponent stay exact integers.
 ///

@@ -1,7 +1,8 @@
 import ColorcamCore
 import Foundation
 import Testing
-@testable import Stream
+@testable import TraceAnalysis
+import Stream
 
 @Test func queueingPredictionsFailWithGrowingLag() throws {
     // Inference takes 53.3 ms at 30 fps: each starts when the previous ends, lag grows by 20 ms per frame.

@@ -1,3 +1,6 @@
+import ColorcamCore
+import Stream
+
 /// One Chrome-trace event as read from a file (any producer, not only colorcam).
 ///
 /// Timestamps and durations are microseconds (fractional values from other tools are rounded down). Fields the

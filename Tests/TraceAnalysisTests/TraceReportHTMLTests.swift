@@ -1,7 +1,8 @@
 import ColorcamCore
 import Foundation
 import Testing
-@testable import Stream
+@testable import TraceAnalysis
+import Stream
 
 /// The HTML report: timeline collection, the embedded data, escaping, self-containment and writing the file.
 /// (The rendered page is checked in headless Chromium by Tests/integration/test_report_html.py.)
