@@ -5,7 +5,7 @@
 The seeds mirror what the project's own tests and tools produce: the Y4M streams the Stream tests write (every
 chroma tag, odd sizes, `Xts_us` frame parameters, truncated tails), the small conformance models of
 tools/conformance/models.py (when the `onnx` package is installed; a hand-encoded model otherwise), colorcam traces
-as Tests/StreamTests/TraceReportTests.swift builds them (array and object form, cut at several points like a killed
+as Tests/TraceAnalysisTests/TraceReportTests.swift builds them (array and object form, cut at several points like a killed
 writer), and the preview server's requests (Tests/PreviewTests). Deterministic: the same files every run.
 """
 import os
