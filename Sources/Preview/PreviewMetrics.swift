@@ -17,8 +17,9 @@ public final class PreviewMetrics: Sendable {
     public let inferenceSecondsTotal: Counter
     /// Inference requests in flight.
     public let inFlight: Gauge
-    /// Inferences that gave no result (a remote server's timeout, lost connection, HTTP error, malformed answer,
-    /// or a request not sent during the retry back-off), by the trace's `failed` reason (label `reason`).
+    /// Remote inference requests that failed (timeout, lost connection, HTTP error, malformed answer, or not sent
+    /// during the retry back-off), by the trace's `failed` reason (label `reason`); with `--infer-fallback local`
+    /// the local model then gave the result.
     public let inferenceFailures: [(reason: InferenceFailure, counter: Counter)]
     /// Clients connected to the preview server (any endpoint) and MJPEG streams open.
     public let previewConnections: Gauge
@@ -58,7 +59,9 @@ public final class PreviewMetrics: Sendable {
             "colorcam_inference_seconds_total", help: "Seconds spent running inference.")
         inFlight = registry.gauge("colorcam_inference_in_flight", help: "Inference requests in flight.")
         inferenceFailures = InferenceFailure.allCases.filter { $0 != .none }.map { reason in
-            (reason, registry.counter("colorcam_inference_failed_total", help: "Inferences without a result, by reason.",
+            (reason, registry.counter("colorcam_inference_failed_total",
+                                      help: "Remote inference requests that failed, by reason (with a local fallback, "
+                                          + "the local model then gave the result).",
                                       labels: [("reason", reason.name)]))
         }
         previewConnections = registry.gauge("colorcam_preview_connections", help: "Open preview HTTP connections.")

@@ -111,7 +111,8 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
                 Log.info("\(url.description): waiting for the inference server to be ready (\(lastProblem))")
                 announced = true
             }
-            SystemClock().sleep(untilNs: SystemClock().nowNs() + 250_000_000)
+            let clock = SystemClock()
+            clock.sleep(untilNs: clock.nowNs() + 250_000_000)
         }
     }
 
