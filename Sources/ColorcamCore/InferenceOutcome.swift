@@ -1,49 +1,30 @@
 /// Where one colorization ran: the process's own engine, a remote inference server, or the own engine standing in
-/// for a server that is away (`--infer-fallback local`). Written in the trace's `infer` events as `backend`.
-public enum InferenceBackend: UInt8, Sendable, CaseIterable {
-    case local = 0
-    case remote = 1
-    case fallback = 2
+/// for a server that is away (`--infer-fallback local`). Written in the trace's `infer` events as `backend` (the raw
+/// value).
+public enum InferenceBackend: String, Sendable, CaseIterable {
+    case local, remote, fallback
 
-    public var name: String {
-        switch self {
-        case .local: return "local"
-        case .remote: return "remote"
-        case .fallback: return "fallback"
-        }
-    }
+    /// The trace's spelling.
+    public var name: String { rawValue }
 }
 
 /// Why a colorization gave no result (the colours in view keep their age). Written in the trace's `infer` events
-/// as `failed`; `.none` is omitted.
-public enum InferenceFailure: UInt8, Sendable, CaseIterable {
-    case none = 0
+/// as `failed` (the raw value); `.none` is omitted.
+public enum InferenceFailure: String, Sendable, CaseIterable {
+    case none
     /// The server did not answer within `--infer-timeout-ms`: the request was abandoned (its connection closed).
-    case timeout = 1
+    case timeout
     /// No connection, or it broke mid-request.
-    case connection = 2
+    case connection
     /// The server answered with an HTTP status other than 200.
-    case httpStatus = 3
+    case httpStatus = "http_status"
     /// The answer was not a v2 inference response of the expected shape (malformed, truncated, too large).
-    case badResponse = 4
+    case badResponse = "bad_response"
     /// Not tried: the server failed recently and the retry back-off has not run out.
-    case unavailable = 5
+    case unavailable
 
-    public var name: String {
-        switch self {
-        case .none: return "none"
-        case .timeout: return "timeout"
-        case .connection: return "connection"
-        case .httpStatus: return "http_status"
-        case .badResponse: return "bad_response"
-        case .unavailable: return "unavailable"
-        }
-    }
-
-    public init?(name: String) {
-        guard let match = Self.allCases.first(where: { $0.name == name }) else { return nil }
-        self = match
-    }
+    /// The trace's spelling.
+    public var name: String { rawValue }
 }
 
 /// What one model run did, for the trace: where it ran, whether it produced a result, and for a remote run how its
