@@ -51,4 +51,7 @@ public struct InferenceOutcome: Sendable, Equatable {
     public static let local = InferenceOutcome()
 
     public var succeeded: Bool { failure == .none }
+
+    /// Whether there is a result to publish: the run succeeded, or the local engine stood in for a failed server.
+    public var gaveResult: Bool { failure == .none || backend == .fallback }
 }

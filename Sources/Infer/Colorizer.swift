@@ -48,14 +48,12 @@ public final class Colorizer {
         if bundle.inputScale != 1 || bundle.inputOffset != 0 {
             for i in modelInput.indices { modelInput[i] = modelInput[i] * bundle.inputScale + bundle.inputOffset }
         }
-        let runner: ModelRunner = remote ?? engine
         let outcome = modelInput.withUnsafeBufferPointer { i in
-            modelOutput.withUnsafeMutableBufferPointer { o in runner.runModel(input: i, output: o) }
+            modelOutput.withUnsafeMutableBufferPointer { o in
+                runColorizer(local: engine, remote: remote, fallbackLocal: fallbackLocal, input: i, output: o)
+            }
         }
-        if !outcome.succeeded {
-            guard fallbackLocal else { throw ModelRunFailed(reason: outcome.failure) }
-            modelInput.withUnsafeBufferPointer { i in modelOutput.withUnsafeMutableBufferPointer { engine.run(input: i, output: $0) } }
-        }
+        guard outcome.gaveResult else { throw ModelRunFailed(reason: outcome.failure) }
         var a = [Float](repeating: 0, count: w * h), b = [Float](repeating: 0, count: w * h)
         modelOutput.withUnsafeBufferPointer { out in
             Self.bilinear(Array(out[0..<(n * n)]), widthPx: n, heightPx: n, into: &a, outWidthPx: w, outHeightPx: h)

@@ -17,6 +17,21 @@ public protocol ModelRunner: AnyObject {
     func runModel(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) -> InferenceOutcome
 }
 
+/// Runs the colorizer once: on `remote` when given (else on `local`), and with `fallbackLocal` on `local` when the
+/// server gives no result (the outcome then says `.fallback` and keeps why the server was not used). The one place
+/// that decides between a server and the local engine, for the pipeline's processor and `Colorizer`.
+public func runColorizer(local: InferenceEngine, remote: ModelRunner?, fallbackLocal: Bool,
+                         input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>)
+    -> InferenceOutcome {
+    guard let remote else { return local.runModel(input: input, output: output) }
+    var outcome = remote.runModel(input: input, output: output)
+    if !outcome.succeeded && fallbackLocal {
+        local.run(input: input, output: output)
+        outcome.backend = .fallback
+    }
+    return outcome
+}
+
 extension InferenceEngine: ModelRunner {
     public var acceptsRequests: Bool { true }
 

@@ -282,19 +282,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let inputCount = inputSizePx * inputSizePx, abCount = 2 * abWidthPx * abHeightPx
         let inputBuffer = UnsafeBufferPointer(start: input, count: inputCount)
         let outputBuffer = UnsafeMutableBufferPointer(start: output, count: abCount)
-        var outcome = InferenceOutcome.local
-        if let remote = options.remote {
-            outcome = remote.runModel(input: inputBuffer, output: outputBuffer)
-            if !outcome.succeeded && options.remoteFallbackLocal {
-                // The trace keeps why the server was not used (`failed`); the local engine gives the result.
-                engine.run(input: inputBuffer, output: outputBuffer)
-                outcome.backend = .fallback
-            }
-        } else {
-            engine.run(input: inputBuffer, output: outputBuffer)
-        }
+        let outcome = runColorizer(local: engine, remote: options.remote, fallbackLocal: options.remoteFallbackLocal,
+                                   input: inputBuffer, output: outputBuffer)
         models.release(engine, generation: generation)
-        guard outcome.succeeded || outcome.backend == .fallback else { return outcome }  // colours keep their age
+        guard outcome.gaveResult else { return outcome }  // colours keep their age
         let job = slotJobs![slot]
         let side = FrameSampler.thumbnailSide
         table.withLock { t in

@@ -53,7 +53,7 @@ public enum StillImage {
             photos = processor.analyse(frame)
             if let _ = processor.prepareInference(frame, slot: 0) {
                 let outcome = processor.infer(slot: 0, frame: step, captureTsNs: frame.captureTimestampNs)
-                if !outcome.succeeded && outcome.backend != .fallback {
+                if !outcome.gaveResult {
                     throw ModelRunFailed(reason: outcome.failure)
                 }
             } else if step >= 3 {
