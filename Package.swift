@@ -25,10 +25,10 @@ let package = Package(
         ),
         .systemLibrary(name: "CSched", path: "Sources/CSched"),
         .systemLibrary(name: "CSanitizer", path: "Sources/CSanitizer"),
-        .target(name: "ColorcamCore", dependencies: ["CSanitizer"], path: "Sources/ColorcamCore", exclude: ["README.md"]),
+        .target(name: "ColorcamCore", dependencies: ["CSanitizer", "CPNG"], path: "Sources/ColorcamCore", exclude: ["README.md"]),
         .target(
             name: "Stream",
-            dependencies: ["ColorcamCore", "CPNG", "CV4L2", "CTurboJPEG", "CSched"],
+            dependencies: ["ColorcamCore", "CV4L2", "CTurboJPEG", "CSched"],
             path: "Sources/Stream",
             exclude: ["README.md", "TRACE-FORMAT.md"]
         ),
@@ -37,7 +37,7 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
-        .target(name: "Infer", dependencies: ["ColorcamCore", "CPNG", "CTurboJPEG"], path: "Sources/Infer",
+        .target(name: "Infer", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Infer",
                 exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked", "-Xcc", "-mavx2", "-Xcc", "-mfma"])]),
         .target(
             name: "Preview", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Preview",

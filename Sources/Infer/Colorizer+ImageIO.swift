@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CPNG
 import CTurboJPEG
 import ColorcamCore
 
@@ -32,7 +31,7 @@ public struct ImageFileError: ColorcamError {
     public var description: String { "\(file): \(message)" }
 }
 
-/// PNG and JPEG files in and out (libpng's simplified API, TurboJPEG), chosen by the file's first bytes on
+/// PNG and JPEG files in and out (ColorcamCore's `PNGDecoder`/`PNGEncoder`, TurboJPEG), chosen by the file's first bytes on
 /// read and by the extension on write. Grey, palette and alpha PNGs are converted to RGB (alpha composited on
 /// black); grey JPEGs too. 16-bit PNGs and CMYK/YCCK JPEGs are refused with a one-line `badData` error, as are
 /// empty, truncated and oversized (> 16384 px a side) images. Not thread-confined; allocates per call.
@@ -68,36 +67,28 @@ public enum ImageFile {
     }
 
     static func readPNG(_ bytes: [UInt8], path: String) throws -> RGBImage {
-        // libpng reads from the buffer until finish_read, so the whole read stays inside one closure.
-        try bytes.withUnsafeBytes { raw in
-            var image = png_image()
-            image.version = ccpng_image_version
-            if png_image_begin_read_from_memory(&image, raw.baseAddress, raw.count) == 0 {
-                throw ImageFileError(.badData, file: path, "PNG header: \(message(&image))")
+        let decoder = PNGDecoder()
+        // libpng reads from the buffer until finishRGB, so the whole read stays inside one closure.
+        return try bytes.withUnsafeBytes { raw in
+            let header: PNGHeader
+            do {
+                header = try decoder.begin(bytes: raw)
+            } catch {
+                throw ImageFileError(.badData, file: path, "PNG header: \(error)")
             }
-            defer { png_image_free(&image) }
-            // PNG_FORMAT_FLAG_LINEAR (0x04): 16-bit channels, which the simplified API treats as linear light.
-            if image.format & 0x04 != 0 {
+            defer { decoder.cancel() }
+            if header.sixteenBit {
                 throw ImageFileError(.badData, file: path, "16-bit PNG is not supported (convert it to 8 bits per channel)")
             }
-            let w = Int(image.width), h = Int(image.height)
+            let w = header.widthPx, h = header.heightPx
             try checkSize(w, h, path: path)
-            image.format = ccpng_format_rgb
             var pixels = [UInt8](repeating: 0, count: w * h * 3)
-            var black = png_color(red: 0, green: 0, blue: 0)
-            let ok = pixels.withUnsafeMutableBytes { png_image_finish_read(&image, &black, $0.baseAddress, 0, nil) }
-            if ok == 0 || ccpng_image_failed(&image) != 0 {
-                throw ImageFileError(.badData, file: path, "PNG data: \(message(&image))")
+            do {
+                try pixels.withUnsafeMutableBytes { try decoder.finishRGB(into: $0.baseAddress!) }
+            } catch {
+                throw ImageFileError(.badData, file: path, "PNG data: \(error)")
             }
             return RGBImage(widthPx: w, heightPx: h, pixels: pixels)
-        }
-    }
-
-    static func message(_ image: inout png_image) -> String {
-        withUnsafeBytes(of: &image.message) { raw in
-            let chars = raw.bindMemory(to: CChar.self)
-            let end = chars.firstIndex(of: 0) ?? chars.count
-            return String(decoding: raw[0..<end], as: UTF8.self)
         }
     }
 
@@ -133,16 +124,13 @@ public enum ImageFile {
     public static func write(_ image: RGBImage, to path: String, jpegQuality: Int = 95) throws {
         let lower = path.lowercased()
         if lower.hasSuffix(".png") {
-            var png = png_image()
-            png.version = ccpng_image_version
-            png.width = UInt32(image.widthPx)
-            png.height = UInt32(image.heightPx)
-            png.format = ccpng_format_rgb
-            let ok = image.pixels.withUnsafeBytes {
-                png_image_write_to_file(&png, path, 0, $0.baseAddress, Int32(image.widthPx * 3), nil)
+            do {
+                try image.pixels.withUnsafeBytes {
+                    try PNGEncoder.writeRGB($0, widthPx: image.widthPx, heightPx: image.heightPx, to: path)
+                }
+            } catch {
+                throw ImageFileError(.ioError, file: path, "cannot write PNG: \(error)")
             }
-            if ok == 0 { throw ImageFileError(.ioError, file: path, "cannot write PNG: \(message(&png))") }
-            png_image_free(&png)
         } else if lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") {
             guard let handle = tjInitCompress() else { throw ImageFileError(.internalError, file: path, "TurboJPEG init failed") }
             defer { tjDestroy(handle) }

@@ -1,11 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CPNG
 import ColorcamCore
 
 /// A folder of PNG files played as a stream: its `*.png` files (dot-files skipped), sorted byte-wise by name,
-/// decoded with libpng's simplified API and converted to BT.601 full-range YCbCr 4:2:0 (`420jpeg`).
+/// decoded with `PNGDecoder` and converted to BT.601 full-range YCbCr 4:2:0 (`420jpeg`).
 ///
 /// Every file must have the first file's size. Transparent pixels are composited onto black. Frames carry no
 /// source timestamps; the pipeline paces them at `fps`. The file list and one RGB scratch frame are made at
@@ -29,9 +28,7 @@ public final class PNGFolderSource: FrameSource {
 
     /// Packed RGB for one decoded image (`widthPx × heightPx × 3` bytes).
     private let rgb: UnsafeMutableRawBufferPointer
-    /// libpng's control structure. It must not move between `begin_read` and `finish_read`: libpng keeps its
-    /// address as the error handler's context, so it lives at a fixed heap address, never in a Swift variable.
-    private let image: UnsafeMutablePointer<png_image>
+    private let decoder = PNGDecoder()
     private var nextIndex = 0
 
     /// Lists `directory` and reads the first PNG's size.
@@ -59,11 +56,9 @@ public final class PNGFolderSource: FrameSource {
         frameRate = PNGFolderSource.fraction(fps)
         nominalFrameIntervalNs = Int64((1e9 / fps).rounded())
         self.files = files
-        let probe = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
-        defer { probe.deallocate() }
-        try PNGFolderSource.beginRead(first, frame: 0, into: probe)
-        png_image_free(probe)
-        let widthPx = Int(probe.pointee.width), heightPx = Int(probe.pointee.height)
+        let header = try PNGFolderSource.beginRead(first, frame: 0, with: decoder)
+        decoder.cancel()
+        let widthPx = header.widthPx, heightPx = header.heightPx
         guard widthPx <= FrameGeometry.maxDimensionPx, heightPx <= FrameGeometry.maxDimensionPx,
               widthPx * heightPx * 3 <= FrameGeometry.maxFrameBytes
         else {
@@ -73,14 +68,9 @@ public final class PNGFolderSource: FrameSource {
         }
         geometry = FrameGeometry(widthPx: widthPx, heightPx: heightPx, chroma: .yuv420(.jpeg))
         rgb = UnsafeMutableRawBufferPointer.allocate(byteCount: widthPx * heightPx * 3, alignment: 64)
-        image = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
-        image.initialize(to: png_image())
     }
 
-    deinit {
-        rgb.deallocate()
-        image.deallocate()
-    }
+    deinit { rgb.deallocate() }
 
     /// Decodes the next PNG into `buffer` (`sequence` = its index in `files`, no source timestamp).
     /// - Returns: false after the last file.
@@ -92,21 +82,17 @@ public final class PNGFolderSource: FrameSource {
                               "frame buffer is \(buffer.geometry), the folder is \(geometry)")
         }
         let path = files[nextIndex]
-        try PNGFolderSource.beginRead(path, frame: nextIndex, into: image)
-        let (widthPx, heightPx) = (image.pointee.width, image.pointee.height)
-        guard Int(widthPx) == geometry.widthPx && Int(heightPx) == geometry.heightPx else {
-            png_image_free(image)
+        let header = try PNGFolderSource.beginRead(path, frame: nextIndex, with: decoder)
+        guard header.widthPx == geometry.widthPx && header.heightPx == geometry.heightPx else {
+            decoder.cancel()
             throw StreamError(.badData, file: path, frame: nextIndex,
-                              "image is \(widthPx)x\(heightPx) but the folder's first image "
+                              "image is \(header.widthPx)x\(header.heightPx) but the folder's first image "
                               + "(\(files[0])) is \(geometry.widthPx)x\(geometry.heightPx)")
         }
-        image.pointee.format = ccpng_format_rgb
-        var black = png_color(red: 0, green: 0, blue: 0)
-        let ok = png_image_finish_read(image, &black, rgb.baseAddress, 0, nil)
-        if ok == 0 || ccpng_image_failed(image) != 0 {
-            let reason = PNGFolderSource.message(of: image)
-            png_image_free(image)
-            throw StreamError(.badData, file: path, frame: nextIndex, "PNG does not decode: \(reason)")
+        do {
+            try decoder.finishRGB(into: rgb.baseAddress!)
+        } catch {
+            throw StreamError(.badData, file: path, frame: nextIndex, "PNG does not decode: \(error)")
         }
         RGBToYCbCr.convert(rgb: UnsafeRawBufferPointer(rgb), widthPx: geometry.widthPx, heightPx: geometry.heightPx,
                            into: buffer)
@@ -130,22 +116,12 @@ public final class PNGFolderSource: FrameSource {
     /// Starts again at the first file.
     public func rewind() throws { nextIndex = 0 }
 
-    /// Reads a PNG's header into `image` (reset first) with `png_image_begin_read_from_file`.
-    private static func beginRead(_ path: String, frame: Int, into image: UnsafeMutablePointer<png_image>) throws {
-        image.pointee = png_image()
-        image.pointee.version = ccpng_image_version
-        if png_image_begin_read_from_file(image, path) == 0 {
-            let reason = message(of: image)
-            png_image_free(image)
-            throw StreamError(.badData, file: path, frame: frame, "not a readable PNG: \(reason)")
-        }
-    }
-
-    /// libpng's message for a failed `png_image` call (a fixed 64-byte C string inside the struct).
-    private static func message(of image: UnsafeMutablePointer<png_image>) -> String {
-        withUnsafeBytes(of: &image.pointee.message) { bytes in
-            let text = bytes.prefix(while: { $0 != 0 })
-            return text.isEmpty ? "unknown libpng error" : String(decoding: text, as: UTF8.self)
+    /// Reads a PNG's header with `decoder` (which then holds the image begun).
+    private static func beginRead(_ path: String, frame: Int, with decoder: PNGDecoder) throws -> PNGHeader {
+        do {
+            return try decoder.begin(file: path)
+        } catch {
+            throw StreamError(.badData, file: path, frame: frame, "not a readable PNG: \(error)")
         }
     }
 

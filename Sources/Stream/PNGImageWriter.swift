@@ -1,11 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CPNG
 import ColorcamCore
 
 /// Writes one frame as an 8-bit RGB PNG (BT.601 full-range YCbCr → RGB, chroma nearest-sampled) with libpng's
-/// simplified API. For diagnostics (`colorcam detect --draw`), not the real-time path: it allocates an RGB buffer
+/// `PNGEncoder`. For diagnostics (`colorcam detect --draw`), not the real-time path: it allocates an RGB buffer
 /// per call. Threading: any thread; the frame must not change during the call.
 public enum PNGImageWriter {
     /// - Throws: `StreamError(.ioError)` naming `path` when libpng cannot write it.
@@ -30,18 +29,10 @@ public enum PNGImageWriter {
                 rgb[o + 2] = clampByte(l + 1.772 * u)
             }
         }
-        var image = png_image()
-        image.version = ccpng_image_version
-        image.width = UInt32(g.widthPx)
-        image.height = UInt32(g.heightPx)
-        image.format = ccpng_format_rgb
-        let ok = rgb.withUnsafeBytes { png_image_write_to_file(&image, path, 0, $0.baseAddress, 0, nil) }
-        if ok == 0 {
-            let reason = withUnsafeBytes(of: &image.message) { bytes in
-                String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            png_image_free(&image)
-            throw StreamError(.ioError, file: path, "cannot write the PNG: \(reason)")
+        do {
+            try rgb.withUnsafeBytes { try PNGEncoder.writeRGB($0, widthPx: g.widthPx, heightPx: g.heightPx, to: path) }
+        } catch {
+            throw StreamError(.ioError, file: path, "cannot write the PNG: \(error)")
         }
     }
 
