@@ -109,21 +109,16 @@ public final class V4L2OutputDevice {
     }
 
     /// Queues the last image again (a repeat for a device faster than the frames) if at least `keepingFree` + 1
-    /// buffers are free, so `keepingFree` stay for the next frame. Costs no conversion: the last image's own buffer
-    /// is queued again when the driver has given it back, else its bytes are copied into a free one. Never blocks.
+    /// buffers are free, so `keepingFree` stay for the next frame. Costs a copy of the image into another buffer, no
+    /// conversion. Never blocks.
     /// - Returns: whether it was queued (false also before any image was submitted).
     /// - Throws: as `submit`.
     public func resubmitLast(keepingFree: Int) throws -> Bool {
         try reclaim()
         guard let last = lastQueued, free.count > keepingFree else { return false }
-        if let position = free.firstIndex(of: last) {
-            free.remove(at: position)
-            try queue(last)
-        } else {
-            let index = free.removeLast()
-            buffers[index].address.copyMemory(from: buffers[last].address, byteCount: converter.imageBytes)
-            try queue(index)
-        }
+        let index = free.removeLast()
+        buffers[index].address.copyMemory(from: buffers[last].address, byteCount: converter.imageBytes)
+        try queue(index)
         return true
     }
 
@@ -281,7 +276,7 @@ public final class V4L2OutputDevice {
         guard actual.framesPerSecond > 0 else { return nil }
         if actual.framesPerSecond > rate.framesPerSecond * 1.01 {
             notes.append("device runs its output at \(actual) fps, faster than the \(rate) fps written: each frame is "
-                         + "shown again until the next")
+                         + "queued with repeats to fill its interval")
         } else if actual.framesPerSecond < rate.framesPerSecond * 0.99 {
             notes.append("device runs its output at \(actual) fps, slower than the \(rate) fps written: frames it "
                          + "cannot take are skipped (sink_busy)")

@@ -13,8 +13,13 @@ import Synchronization
 /// backoff (`initialBackoffMs` doubling to `maxBackoffMs`), like a lost camera; frames meanwhile are `sink_error`.
 ///
 /// Pacing: the frames arrive at the pipeline's output rate (real-time pace), and the node's `timeperframe` is set
-/// to the source rate; a device that keeps a faster rate of its own gets the last frame again whenever no new one
-/// came within its interval (`framesRepeated`), so every frame stays on it until the next.
+/// to the source rate. A device that keeps a faster rate of its own (vivid's HDMI output at 59.94 Hz) retires one
+/// queued buffer per tick of its own clock, so each frame is queued together with its repeats (`repeatsPerFrame`,
+/// `framesRepeated`: one for 30 fps on 59.94 Hz): the frame then stays on the device for at least its whole
+/// interval even when frames reach the device unevenly (two within one tick would otherwise leave the first on it
+/// for a single tick, which a reader at the device's rate can miss). When the source pauses, nothing is queued:
+/// V4L2 output drivers hold the last buffer until another one is queued (vivid retires a buffer only once a newer
+/// one is pending), so the last frame stays on the device.
 ///
 /// Lifecycle: `init` opens and configures the device (a missing or unsuitable device fails here, exit 69) and starts
 /// the writer thread → `write`… → `finish` (delivers the last pending frame, stops the thread, closes the device) or
@@ -22,14 +27,15 @@ import Synchronization
 /// `init(…, startsWriterThread: false)` leaves the writer to the caller's `pump()` calls (deterministic tests).
 public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     // Invariant for @unchecked Sendable: `pending`, `pendingFull`, `stopping` are guarded by `condition`; `device`,
-    // `working`, `nextRetryNs`, `backoffMs`, `hasDelivered` are touched only by the writer (thread or `pump` caller).
+    // `working`, `nextRetryNs`, `backoffMs` are touched only by the writer (thread or `pump` caller).
     public struct Options: Sendable {
         public var path: String
         /// A specific output format, or nil: the first of `V4L2OutputConverter.offeredFormats` the node accepts.
         public var pixelFormat: V4L2PixelFormat?
-        /// mmap buffers: one the consumer shows, one just queued, one for a repeat, one always kept for the next
-        /// frame (a repeat never takes the last).
-        public var bufferCount = 4
+        /// mmap buffers: one the consumer shows, two frames with their repeats queued behind it (a consumer whose
+        /// clock runs a tick late still gets each frame's repeat), one always kept for the next frame (a repeat never
+        /// takes the last).
+        public var bufferCount = 6
         public var initialBackoffMs = 250
         public var maxBackoffMs = 2_000
         public init(path: String, pixelFormat: V4L2PixelFormat? = nil) {
@@ -55,12 +61,10 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     private var writer: Thread?
     private let writerDone = DispatchSemaphore(value: 0)
     private var finished = false
-    /// Whether `working` holds a frame that reached the device (what a repeat shows). Writer only.
-    private var hasDelivered = false
 
     /// Frames queued to the device.
     public let framesWritten = Atomic<Int>(0)
-    /// Frames queued again to keep a faster device fed (not counted in `framesWritten`).
+    /// Copies of a frame queued right behind it for a faster device (not counted in `framesWritten`).
     public let framesRepeated = Atomic<Int>(0)
     /// Frames dropped for this sink: the consumer held every buffer, or a newer frame replaced a pending one.
     public let framesBusy = Atomic<Int>(0)
@@ -121,27 +125,13 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The writer's step: takes the pending frame (waiting for one when `waiting`) and delivers it. When the device
-    /// runs faster than the frames come (vivid's HDMI output at 59.94 Hz, a v4l2loopback device set to 60 fps) and no
-    /// new frame arrives within one device interval, the waiting writer shows the last frame again
-    /// (`repeatLastFrame`), so the device is fed at its own rate and each frame stays on it for its whole interval.
+    /// The writer's step: takes the pending frame (waiting for one when `waiting`) and delivers it.
     /// - Returns: false once the sink is stopping and nothing is pending (the writer thread then ends); with
     ///   `waiting: false`, also false when nothing was pending.
     @discardableResult
     public func pump(waiting: Bool = false) -> Bool {
         condition.lock()
-        while !pendingFull && !stopping && waiting {
-            guard let intervalNs = repeatIntervalNs, hasDelivered else {
-                condition.wait()
-                continue
-            }
-            if !condition.wait(until: Date(timeIntervalSinceNow: Double(intervalNs) / 1e9)) && !pendingFull
-                && !stopping {
-                condition.unlock()
-                repeatLastFrame()
-                condition.lock()
-            }
-        }
+        while !pendingFull && !stopping && waiting { condition.wait() }
         guard pendingFull else {
             condition.unlock()
             return false
@@ -153,23 +143,12 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         return true
     }
 
-    /// The device's frame interval when it is shorter than the frames' own (by more than 1 %), else nil.
-    private var repeatIntervalNs: Int64? {
+    /// How many times each frame is queued again right behind itself: the device's ticks per frame interval, less
+    /// one (1 for 30 fps frames on a 59.94 Hz device; 0 when the device is not faster by more than 1 %).
+    public var repeatsPerFrame: Int {
         guard let interval = device?.frameInterval, interval.intervalNs > 0,
-              interval.intervalNs * 101 < frameRate.intervalNs * 100 else { return nil }
-        return interval.intervalNs
-    }
-
-    /// Queues the last delivered frame again, if two buffers are free: a repeat never takes the last free buffer,
-    /// which stays for the next real frame. A repeat that does not fit is simply skipped (it is not a frame of the
-    /// stream, so nothing is traced). Writer only.
-    public func repeatLastFrame() {
-        guard hasDelivered, let device else { return }
-        do {
-            if try device.resubmitLast(keepingFree: 1) { framesRepeated.add(1, ordering: .relaxed) }
-        } catch {
-            lose(device, error)
-        }
+              interval.intervalNs * 101 < frameRate.intervalNs * 100 else { return 0 }
+        return Int((frameRate.intervalNs + interval.intervalNs / 2) / interval.intervalNs) - 1
     }
 
     private func deliver(_ frame: FrameBuffer) {
@@ -182,7 +161,12 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         do {
             if try device.submit(frame) {
                 framesWritten.add(1, ordering: .relaxed)
-                hasDelivered = true
+                // A repeat never takes the last free buffer, which stays for the next frame; one that does not fit
+                // is skipped (it is not a frame of the stream, so nothing is traced).
+                for _ in 0..<repeatsPerFrame {
+                    guard try device.resubmitLast(keepingFree: 1) else { break }
+                    framesRepeated.add(1, ordering: .relaxed)
+                }
             } else {
                 drop(frame, reason: .sinkBusy)
             }

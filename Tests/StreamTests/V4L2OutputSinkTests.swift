@@ -164,11 +164,13 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
         return f
     }
 
+    /// A sink with four buffers (the counts below assume four; the default has more).
     func makeSink(_ device: ScriptedV4L2Output, format: V4L2PixelFormat? = nil, trace: TraceSink = NullTraceSink(),
                   clock: ManualClock = ManualClock()) throws -> V4L2OutputSink {
-        try V4L2OutputSink(options: V4L2OutputSink.Options(path: "/dev/video7", pixelFormat: format), geometry: geometry,
-                           framesPerSecond: (30, 1), trace: trace, clock: clock, syscalls: device.syscalls,
-                           startsWriterThread: false)
+        var options = V4L2OutputSink.Options(path: "/dev/video7", pixelFormat: format)
+        options.bufferCount = 4
+        return try V4L2OutputSink(options: options, geometry: geometry, framesPerSecond: (30, 1), trace: trace,
+                                  clock: clock, syscalls: device.syscalls, startsWriterThread: false)
     }
 
     @Test func framesReachTheDeviceConvertedAndTheRateIsSet() throws {
@@ -242,32 +244,45 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
         #expect(device.with { $0.format } == .yuv420, "the reopened device gets the format first negotiated")
     }
 
-    @Test func aFasterDeviceGetsTheLastFrameAgainAsARepeat() throws {
-        let device = ScriptedV4L2Output()  // its output runs at 60 fps whatever S_PARM asks
+    @Test func aFasterDeviceGetsEachFrameQueuedWithItsRepeat() throws {
+        let device = ScriptedV4L2Output()  // its output runs at 60 fps whatever S_PARM asks (vivid's HDMI output)
         device.with { $0.fixedRate = true }
         let trace = DropRecorder()
         let sink = try makeSink(device, format: .yuyv, trace: trace)
-        sink.repeatLastFrame()
-        #expect(device.with { $0.shown.count } == 0, "nothing delivered yet: nothing to repeat")
+        #expect(sink.repeatsPerFrame == 1, "30 fps frames on a 60 Hz device: each shown for two ticks")
         try sink.write(frame(0))
         sink.pump()
-        sink.repeatLastFrame()
-        #expect(device.with { $0.shown.count } == 2)
-        #expect(device.with { $0.shown[0] == $0.shown[1] }, "a repeat shows the same image")
+        sink.pump()  // nothing pending: nothing more is queued (no timer repeats)
+        #expect(device.with { $0.shown.count } == 2, "the frame and its repeat are queued together")
+        #expect(device.with { $0.shown[0] == $0.shown[1] && $0.shownIndices[0] != $0.shownIndices[1] },
+                "the repeat is a copy of the same image in another buffer")
         #expect(sink.framesWritten.load(ordering: .relaxed) == 1 && sink.framesRepeated.load(ordering: .relaxed) == 1)
-        sink.repeatLastFrame()  // the third buffer
-        sink.repeatLastFrame()  // one buffer left: it stays for the next real frame
-        #expect(sink.framesRepeated.load(ordering: .relaxed) == 2 && device.with { $0.shown.count } == 3)
+        // The consumer took nothing: two buffers are free, the frame takes one, its repeat would take the last.
         try sink.write(frame(1))
         sink.pump()
-        #expect(sink.framesWritten.load(ordering: .relaxed) == 2, "the kept buffer took the next frame")
+        #expect(device.with { $0.shown.count } == 3 && sink.framesRepeated.load(ordering: .relaxed) == 1,
+                "a repeat never takes the last free buffer")
+        try sink.write(frame(2))
+        sink.pump()
+        #expect(sink.framesWritten.load(ordering: .relaxed) == 3, "the kept buffer took the next frame")
         #expect(trace.drops.isEmpty, "repeats never cost a frame")
-        // Once the consumer gives the last image's buffer back, a repeat queues that very buffer (no copy).
-        device.consume(4)
-        sink.repeatLastFrame()
-        #expect(device.with { d in d.shownIndices.last == d.shownIndices[d.shownIndices.count - 2] })
-        #expect(device.with { d in d.shown.last == d.shown[d.shown.count - 2] })
-        #expect(sink.notes.contains { $0.contains("faster than the 30 fps written") })
+        device.consume(3)
+        try sink.write(frame(3))
+        sink.pump()
+        #expect(device.with { d in d.shown.count == 6 && d.shown[4] == d.shown[5] && d.shown[4] != d.shown[3] })
+        #expect(sink.notes.contains { $0.contains("faster than the 30 fps written: each frame is queued with repeats") })
+    }
+
+    @Test func aDeviceAtTheFramesRateGetsNoRepeats() throws {
+        let device = ScriptedV4L2Output()  // S_PARM sets 30 fps
+        let sink = try makeSink(device, format: .yuyv, trace: DropRecorder())
+        #expect(sink.repeatsPerFrame == 0)
+        for n in 0..<3 {
+            try sink.write(frame(n))
+            sink.pump()
+            device.consume()
+        }
+        #expect(device.with { $0.shown.count } == 3 && sink.framesRepeated.load(ordering: .relaxed) == 0)
     }
 
     @Test func unsuitableDevicesFailAtStartWithTheirPath() {
