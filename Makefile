@@ -8,7 +8,7 @@ PYTHON ?= python3
 RELEASE_BIN := .build/release/colorcam
 DEMO := demo
 
-.PHONY: demo test deps build release unit integration conformance vivid fuzz profile test-sanitize clean
+.PHONY: demo test deps build release lint format unit integration conformance vivid fuzz profile test-sanitize clean
 
 deps:
 	@tools/deps.sh
@@ -50,6 +50,15 @@ demo: release $(DEMO)/scene.y4m
 	$(PYTHON) tools/demo/check_output.py --input $(DEMO)/scene.y4m --output $(DEMO)/out.y4m \
 	    --truth $(DEMO)/truth.json --background gray --dl-percentile 100 --quiet
 
+# Formatting: .swift-format (120 columns, 4-space indent, ordered imports; no rewriting rules). `make format` applies
+# it; `make lint` (part of `make test`) fails on any difference.
+SWIFT_SOURCES := Package.swift Sources Tests tools/fuzz/targets
+lint:
+	swift-format lint --strict --recursive --configuration .swift-format $(SWIFT_SOURCES)
+
+format:
+	swift-format format --in-place --recursive --configuration .swift-format $(SWIFT_SOURCES)
+
 unit: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
@@ -74,7 +83,7 @@ FUZZ_JOBS ?= 2
 fuzz: deps
 	$(PYTHON) tools/fuzz/run.py --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
-test: unit integration conformance vivid fuzz
+test: lint unit integration conformance vivid fuzz
 
 # The unit tests under AddressSanitizer (+ LeakSanitizer) and then ThreadSanitizer, each built into its own scratch
 # path (.build/asan, .build/tsan; the normal .build is untouched). Any report fails it. Not part of `make test`: from

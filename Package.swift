@@ -9,7 +9,7 @@ let package = Package(
     name: "colorcam",
     products: [
         .executable(name: "colorcam", targets: ["colorcam"]),
-        .executable(name: "preview-harness", targets: ["preview-harness"]),
+        .executable(name: "preview-harness", targets: ["preview-harness"])
     ],
     targets: [
         .systemLibrary(
@@ -25,7 +25,9 @@ let package = Package(
         ),
         .systemLibrary(name: "CSched", path: "Sources/CSched"),
         .systemLibrary(name: "CSanitizer", path: "Sources/CSanitizer"),
-        .target(name: "ColorcamCore", dependencies: ["CSanitizer", "CPNG"], path: "Sources/ColorcamCore", exclude: ["README.md"]),
+        .target(
+            name: "ColorcamCore", dependencies: ["CSanitizer", "CPNG"], path: "Sources/ColorcamCore",
+            exclude: ["README.md"]),
         .target(
             name: "Stream",
             dependencies: ["ColorcamCore", "CV4L2", "CTurboJPEG", "CSched"],
@@ -37,8 +39,9 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
-        .target(name: "Infer", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Infer",
-                exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked", "-Xcc", "-mavx2", "-Xcc", "-mfma"])]),
+        .target(
+            name: "Infer", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Infer",
+            exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked", "-Xcc", "-mavx2", "-Xcc", "-mfma"])]),
         .target(
             name: "Preview", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Preview",
             exclude: ["README.md"]
@@ -60,8 +63,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "colorcam",
-            dependencies: ["ColorcamCore", "Stream", "TraceAnalysis", "Preview", "Live", "Infer", "Detect", "PhotoPipeline",
-                           "Remote"],
+            dependencies: [
+                "ColorcamCore", "Stream", "TraceAnalysis", "Preview", "Live", "Infer", "Detect", "PhotoPipeline",
+                "Remote"
+            ],
             path: "Sources/colorcam",
             exclude: ["README.md"]
         ),
@@ -84,6 +89,6 @@ let package = Package(
         .testTarget(
             name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "Stream", "Detect", "Infer", "ColorcamCore"],
             path: "Tests/PhotoPipelineTests"
-        ),
+        )
     ]
 )

@@ -38,8 +38,10 @@ public struct InferenceOutcome: Sendable, Equatable {
     public var waitNs: Int64
     public var receiveNs: Int64
 
-    public init(backend: InferenceBackend = .local, failure: InferenceFailure = .none, sendNs: Int64 = 0,
-                waitNs: Int64 = 0, receiveNs: Int64 = 0) {
+    public init(
+        backend: InferenceBackend = .local, failure: InferenceFailure = .none, sendNs: Int64 = 0,
+        waitNs: Int64 = 0, receiveNs: Int64 = 0
+    ) {
         self.backend = backend
         self.failure = failure
         self.sendNs = sendNs

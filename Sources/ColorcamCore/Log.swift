@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Levelled logging to stderr, one line per message: `colorcam: LEVEL: message`. For daemons (systemd's journal
 /// adds timestamps). Threading: any thread; each line is one `write(2)`, so lines never interleave.

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The pipeline's single time base. Every timestamp colorcam records (trace, frame capture times, deadlines)
 /// comes from one clock, in nanoseconds since that clock's origin.

@@ -66,8 +66,9 @@ public final class PNGDecoder {
         }
         open = true
         // PNG_FORMAT_FLAG_LINEAR (0x04): 16-bit channels.
-        return PNGHeader(widthPx: Int(image.pointee.width), heightPx: Int(image.pointee.height),
-                         sixteenBit: image.pointee.format & 0x04 != 0)
+        return PNGHeader(
+            widthPx: Int(image.pointee.width), heightPx: Int(image.pointee.height),
+            sixteenBit: image.pointee.format & 0x04 != 0)
     }
 
     /// Decodes the image begun into `rgb` as packed 8-bit RGB (`widthPx × heightPx × 3` bytes, the caller's), and

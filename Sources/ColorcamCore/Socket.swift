@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A non-blocking TCP socket descriptor: the preview server's listener and clients (Preview adds `listen`/`accept`),
@@ -100,8 +100,10 @@ public final class Socket {
     /// - Returns: the socket, or the errno that stopped it (`ETIMEDOUT` when the deadline passed).
     public static func connect(to address: SocketAddress, timeoutMs: Int) -> Result<Socket, SocketFailure> {
         let domain = address.family == .ipv4 ? AF_INET : AF_INET6
-        let fd = Glibc.socket(domain, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-            | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Glibc.socket(
+            domain,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(SocketFailure(errno: errno)) }
         let socket = Socket(fd: fd)
         var one: Int32 = 1

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An IPv4 or IPv6 address and TCP port (to listen on, or to connect to), parsed from `HOST:PORT` (`127.0.0.1:8080`, `[::1]:8080`,
@@ -107,7 +107,9 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             sa.sin_port = port.bigEndian
             withUnsafeMutableBytes(of: &sa.sin_addr) { $0.copyBytes(from: addressBytes) }
             return withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         case .ipv6:
             var sa = sockaddr_in6()
@@ -115,7 +117,9 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             sa.sin6_port = port.bigEndian
             withUnsafeMutableBytes(of: &sa.sin6_addr) { $0.copyBytes(from: addressBytes) }
             return withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         }
     }

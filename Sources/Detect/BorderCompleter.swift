@@ -131,10 +131,10 @@ struct BorderCompleter {
             }
         }
         guard moved,
-              let c0 = EdgeRefiner.intersect(linePoint[3], lineDirection[3], linePoint[0], lineDirection[0]),
-              let c1 = EdgeRefiner.intersect(linePoint[0], lineDirection[0], linePoint[1], lineDirection[1]),
-              let c2 = EdgeRefiner.intersect(linePoint[1], lineDirection[1], linePoint[2], lineDirection[2]),
-              let c3 = EdgeRefiner.intersect(linePoint[2], lineDirection[2], linePoint[3], lineDirection[3])
+            let c0 = EdgeRefiner.intersect(linePoint[3], lineDirection[3], linePoint[0], lineDirection[0]),
+            let c1 = EdgeRefiner.intersect(linePoint[0], lineDirection[0], linePoint[1], lineDirection[1]),
+            let c2 = EdgeRefiner.intersect(linePoint[1], lineDirection[1], linePoint[2], lineDirection[2]),
+            let c3 = EdgeRefiner.intersect(linePoint[2], lineDirection[2], linePoint[3], lineDirection[3])
         else { return nil }
         return Quad(c0, c1, c2, c3)
     }

@@ -179,8 +179,9 @@ final class CornerVoting {
         for k in 0..<8 { start[k] = outlines[8 * reference + k] }
         var mean = average(near: x, y, radius2: r2, reference: start, weightedFrom: nil)
         mean = average(near: x, y, radius2: r2, reference: mean, weightedFrom: mean)
-        let quad = Quad(PixelPoint(Double(mean[0]), Double(mean[1])), PixelPoint(Double(mean[2]), Double(mean[3])),
-                        PixelPoint(Double(mean[4]), Double(mean[5])), PixelPoint(Double(mean[6]), Double(mean[7])))
+        let quad = Quad(
+            PixelPoint(Double(mean[0]), Double(mean[1])), PixelPoint(Double(mean[2]), Double(mean[3])),
+            PixelPoint(Double(mean[4]), Double(mean[5])), PixelPoint(Double(mean[6]), Double(mean[7])))
         let accepted = Float(count) >= parameters.minimumCellFraction * Float(clippedAreaCells(quad))
         let label = Int32(quads.count)
         for m in 0..<memberCount where !taken[m] {
@@ -194,8 +195,10 @@ final class CornerVoting {
 
     /// The mean of the gathered members' outlines, each first turned to the corner order nearest `reference`;
     /// with `weightedFrom`, each weighted 1 / (1 + d²/4), d its mean corner distance (cells) from that outline.
-    private func average(near x: Float, _ y: Float, radius2 r2: Float, reference: SIMD8<Float>,
-                         weightedFrom centre: SIMD8<Float>?) -> SIMD8<Float> {
+    private func average(
+        near x: Float, _ y: Float, radius2 r2: Float, reference: SIMD8<Float>,
+        weightedFrom centre: SIMD8<Float>?
+    ) -> SIMD8<Float> {
         var sum = SIMD8<Float>(repeating: 0), total: Float = 0
         for m in 0..<memberCount where !taken[m] {
             let dx = centres[2 * m] - x, dy = centres[2 * m + 1] - y

@@ -27,15 +27,25 @@ public struct DetectorParameters: Sendable, Hashable {
 
     /// Checks ranges; returns a one-line description of the first bad field, or nil when all are valid.
     public func validationError() -> String? {
-        if !(0...1).contains(minimumAspectRatio) { return "minimumAspectRatio must be in 0...1, got \(minimumAspectRatio)" }
-        if !(0...1).contains(maximumAspectRatio) { return "maximumAspectRatio must be in 0...1, got \(maximumAspectRatio)" }
+        if !(0...1).contains(minimumAspectRatio) {
+            return "minimumAspectRatio must be in 0...1, got \(minimumAspectRatio)"
+        }
+        if !(0...1).contains(maximumAspectRatio) {
+            return "maximumAspectRatio must be in 0...1, got \(maximumAspectRatio)"
+        }
         if minimumAspectRatio > maximumAspectRatio {
             return "minimumAspectRatio \(minimumAspectRatio) exceeds maximumAspectRatio \(maximumAspectRatio)"
         }
-        if !(0...45).contains(quadratureTolerance) { return "quadratureTolerance must be in 0...45, got \(quadratureTolerance)" }
+        if !(0...45).contains(quadratureTolerance) {
+            return "quadratureTolerance must be in 0...45, got \(quadratureTolerance)"
+        }
         if !(0...1).contains(minimumSize) { return "minimumSize must be in 0...1, got \(minimumSize)" }
-        if !(0...1).contains(minimumConfidence) { return "minimumConfidence must be in 0...1, got \(minimumConfidence)" }
-        if maximumObservations < 0 { return "maximumObservations must be 0 (unlimited) or more, got \(maximumObservations)" }
+        if !(0...1).contains(minimumConfidence) {
+            return "minimumConfidence must be in 0...1, got \(minimumConfidence)"
+        }
+        if maximumObservations < 0 {
+            return "maximumObservations must be 0 (unlimited) or more, got \(maximumObservations)"
+        }
         return nil
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Refines a coarse quad at full resolution: along each side it samples points, finds the photo's edge along the
@@ -85,9 +85,11 @@ struct EdgeRefiner {
     ///     line fitted to texture would wander).
     ///   - nearestPeak: pick the clear peak nearest the given side instead of the outermost (tracking: stay on the
     ///     edge followed so far).
-    mutating func refine(_ quad: Quad, in sampler: PlaneSampler, inwardPx: Double, outwardPx: Double,
-                         firstFromInside: Bool = false, keepingUnfoundSides: Bool = false,
-                         nearestPeak: Bool = false) -> Result? {
+    mutating func refine(
+        _ quad: Quad, in sampler: PlaneSampler, inwardPx: Double, outwardPx: Double,
+        firstFromInside: Bool = false, keepingUnfoundSides: Bool = false,
+        nearestPeak: Bool = false
+    ) -> Result? {
         var linePoint = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var lineDir = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
         var support = (0.0, 0.0, 0.0, 0.0)
@@ -119,7 +121,8 @@ struct EdgeRefiner {
                 if keepingUnfoundSides {
                     let inner = base - n * (inwardPx + 2), outer = base + n * (outwardPx + 2)
                     if min(inner.x, outer.x) < 1 || min(inner.y, outer.y) < 1
-                        || max(inner.x, outer.x) > maxX || max(inner.y, outer.y) > maxY {
+                        || max(inner.x, outer.x) > maxX || max(inner.y, outer.y) > maxY
+                    {
                         outOfViewSamples += 1
                         continue
                     }
@@ -136,8 +139,10 @@ struct EdgeRefiner {
                 var chosen = -1.0e9, chosenK = -1
                 for k in 1...(steps + 1) {
                     let previous = profile[k - 1], current = profile[k], next = profile[k + 1]
-                    let clear = firstFromInside || nearestPeak ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
-                                                               : current >= 0.5 * maxValue
+                    let clear =
+                        firstFromInside || nearestPeak
+                        ? current >= max(minimumEdgeStrength, 0.3 * maxValue)
+                        : current >= 0.5 * maxValue
                     guard clear && current >= previous && current >= next else { continue }
                     let candidate = peakOffsetPx(k, inwardPx: inwardPx)
                     if nearestPeak && chosen > -1.0e8 && abs(chosen) <= abs(candidate) { continue }
@@ -148,8 +153,10 @@ struct EdgeRefiner {
                 points.append(base + n * chosen)
                 guard testingShadows else { continue }
                 var inner = chosen
-                if let edge = shadowedEdge(outside: chosenK, inwardPx: inwardPx, base: base, normal: n,
-                                           maxValue: maxValue, in: sampler) {
+                if let edge = shadowedEdge(
+                    outside: chosenK, inwardPx: inwardPx, base: base, normal: n,
+                    maxValue: maxValue, in: sampler)
+                {
                     inner = edge
                     shadowedSamples += 1
                 }
@@ -163,9 +170,10 @@ struct EdgeRefiner {
             let enough = points.count >= max(4, samples / 4)
             var line = enough ? EdgeRefiner.supportedLine(points) : nil
             if enough, Double(shadowedSamples) >= shadowMinimumFraction * Double(samples),
-               let outermost = line, let shadowFree = EdgeRefiner.supportedLine(shadowFreePoints),
-               shadowFree.inliers > outermost.inliers
-                || (shadowFree.inliers == outermost.inliers && 2 * shadowedSamples > samples) {
+                let outermost = line, let shadowFree = EdgeRefiner.supportedLine(shadowFreePoints),
+                shadowFree.inliers > outermost.inliers
+                    || (shadowFree.inliers == outermost.inliers && 2 * shadowedSamples > samples)
+            {
                 line = shadowFree
             }
             // Tracking: a line on texture, too few samples agree with it.
@@ -211,12 +219,13 @@ struct EdgeRefiner {
         }
         // Corner i is where side i-1 meets side i.
         guard let c0 = EdgeRefiner.intersect(linePoint.3, lineDir.3, linePoint.0, lineDir.0),
-              let c1 = EdgeRefiner.intersect(linePoint.0, lineDir.0, linePoint.1, lineDir.1),
-              let c2 = EdgeRefiner.intersect(linePoint.1, lineDir.1, linePoint.2, lineDir.2),
-              let c3 = EdgeRefiner.intersect(linePoint.2, lineDir.2, linePoint.3, lineDir.3)
+            let c1 = EdgeRefiner.intersect(linePoint.0, lineDir.0, linePoint.1, lineDir.1),
+            let c2 = EdgeRefiner.intersect(linePoint.1, lineDir.1, linePoint.2, lineDir.2),
+            let c3 = EdgeRefiner.intersect(linePoint.2, lineDir.2, linePoint.3, lineDir.3)
         else { failedSide = -1; return nil }
-        return Result(quad: Quad(c0, c1, c2, c3), sideSupport: support, outOfViewSides: outOfViewSides,
-                      keptSides: keptSides)
+        return Result(
+            quad: Quad(c0, c1, c2, c3), sideSupport: support, outOfViewSides: outOfViewSides,
+            keptSides: keptSides)
     }
 
     /// The paper's edge inside a drop shadow's far edge: when the outermost clear peak `outside` (profile index) is
@@ -225,8 +234,10 @@ struct EdgeRefiner {
     /// beyond it (a print lying flat casts a faint shadow; a dark stripe in the picture can be black), the outer peak is
     /// the shadow's soft far side and the inner one the paper's edge. Returns the inner peak's offset along the
     /// normal, pixels (sub-pixel), or nil.
-    private func shadowedEdge(outside: Int, inwardPx: Double, base: PixelPoint, normal n: PixelPoint,
-                              maxValue: Double, in s: PlaneSampler) -> Double? {
+    private func shadowedEdge(
+        outside: Int, inwardPx: Double, base: PixelPoint, normal n: PixelPoint,
+        maxValue: Double, in s: PlaneSampler
+    ) -> Double? {
         @inline(__always) func at(_ k: Int) -> PixelPoint { base + n * (-inwardPx - 1 + Double(k)) }
         @inline(__always) func rise(_ k: Int) -> Double { s.lumaAt(at(k) + n) - s.lumaAt(at(k) - n) }
         guard rise(outside) > 0 else { return nil }
@@ -236,7 +247,8 @@ struct EdgeRefiner {
         while k >= lowest {
             let current = profile[k]
             if current >= 0.5 * maxValue && current >= profile[k - 1] && current >= profile[k + 1]
-                && rise(k) < 0 && (best < 0 || current > profile[best]) {
+                && rise(k) < 0 && (best < 0 || current > profile[best])
+            {
                 best = k
             }
             k -= 1
@@ -260,8 +272,10 @@ struct EdgeRefiner {
 
     /// Total-least-squares line through `points`; with `excludingBeyond` = (point, direction, distance), only points
     /// within `distance` of that line take part. Nil when fewer than 3 points take part.
-    static func fitLine(_ points: [PixelPoint],
-                        excludingBeyond: (PixelPoint, PixelPoint, Double)?) -> (point: PixelPoint, direction: PixelPoint)? {
+    static func fitLine(
+        _ points: [PixelPoint],
+        excludingBeyond: (PixelPoint, PixelPoint, Double)?
+    ) -> (point: PixelPoint, direction: PixelPoint)? {
         var count = 0.0
         var mean = PixelPoint.zero
         func keep(_ p: PixelPoint) -> Bool {
@@ -307,8 +321,10 @@ struct EdgeRefiner {
     /// points between the two neighbouring sides' lines that sit on a clear edge, and moves the side to the best
     /// position (the innermost of equals) when it scores at least 0.6 and clearly beats the current one.
     /// - Returns: the repaired quad, or nil when no better position was found.
-    func repairSide(_ quad: Quad, side: Int, currentSupport: Double, in sampler: PlaneSampler,
-                    maximumOffsetPx: Double, inwardPx: Double = 2) -> Quad? {
+    func repairSide(
+        _ quad: Quad, side: Int, currentSupport: Double, in sampler: PlaneSampler,
+        maximumOffsetPx: Double, inwardPx: Double = 2
+    ) -> Quad? {
         let oppositeStart = quad[side + 2], oppositeEnd = quad[side + 3]
         var d = oppositeStart - oppositeEnd  // runs the same way as the weak side
         let length = (d * d).sum().squareRoot()
@@ -324,7 +340,7 @@ struct EdgeRefiner {
         while offset <= startOffset + maximumOffsetPx {
             let anchor = oppositeStart + n * offset
             guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
-                  let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
+                let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
             else { offset += 1; continue }
             var hits = 0
             for k in 0..<16 {
@@ -338,7 +354,7 @@ struct EdgeRefiner {
         guard bestScore >= 0.6, bestScore >= currentSupport + 0.15 else { return nil }
         let anchor = oppositeStart + n * bestOffset
         guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
-              let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
+            let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
         else { return nil }
         var repaired = quad
         repaired[side] = a

@@ -18,7 +18,8 @@ public struct Homography: Sendable, Hashable {
     /// The map taking `from[i]` to `to[i]` for the four corners; nil when three points are collinear.
     /// Solves the 8×8 DLT system (h8 = 1) with partial pivoting in stack scratch (`LinearSystem`): no heap allocation.
     public init?(from: Quad, to: Quad) {
-        let solution = withUnsafeTemporaryAllocation(of: Double.self, capacity: 72) { a -> (Double, Double, Double, Double, Double, Double, Double, Double)? in
+        let solution = withUnsafeTemporaryAllocation(of: Double.self, capacity: 72) {
+            a -> (Double, Double, Double, Double, Double, Double, Double, Double)? in
             a.initialize(repeating: 0)
             for i in 0..<4 {
                 let (x, y, u, v) = (from[i].x, from[i].y, to[i].x, to[i].y)
@@ -46,13 +47,18 @@ public struct Homography: Sendable, Hashable {
         let c00 = e * j - f * i, c01 = -(d * j - f * g), c02 = d * i - e * g
         let det = a * c00 + b * c01 + c * c02
         guard abs(det) > 1e-15 else { return nil }
-        let m = (c00, -(b * j - c * i), b * f - c * e,
-                 c01, a * j - c * g, -(a * f - c * d),
-                 c02, -(a * i - b * g), a * e - b * d)
+        let m = (
+            c00, -(b * j - c * i), b * f - c * e,
+            c01, a * j - c * g, -(a * f - c * d),
+            c02, -(a * i - b * g), a * e - b * d
+        )
         let inv = (m.0 / det, m.1 / det, m.2 / det, m.3 / det, m.4 / det, m.5 / det, m.6 / det, m.7 / det, m.8 / det)
         guard abs(inv.8) > 1e-15 else { return Homography(inv) }
-        return Homography((inv.0 / inv.8, inv.1 / inv.8, inv.2 / inv.8, inv.3 / inv.8, inv.4 / inv.8, inv.5 / inv.8,
-                           inv.6 / inv.8, inv.7 / inv.8, 1))
+        return Homography(
+            (
+                inv.0 / inv.8, inv.1 / inv.8, inv.2 / inv.8, inv.3 / inv.8, inv.4 / inv.8, inv.5 / inv.8,
+                inv.6 / inv.8, inv.7 / inv.8, 1
+            ))
     }
 }
 
@@ -63,9 +69,11 @@ extension Homography {
     /// `l · r`: the map applying `r` first, then `l`; normalised so that `h[8]` is 1 (unless it is 0).
     public static func * (l: Homography, r: Homography) -> Homography {
         let a = l.h, b = r.h
-        let m = (a.0 * b.0 + a.1 * b.3 + a.2 * b.6, a.0 * b.1 + a.1 * b.4 + a.2 * b.7, a.0 * b.2 + a.1 * b.5 + a.2 * b.8,
-                 a.3 * b.0 + a.4 * b.3 + a.5 * b.6, a.3 * b.1 + a.4 * b.4 + a.5 * b.7, a.3 * b.2 + a.4 * b.5 + a.5 * b.8,
-                 a.6 * b.0 + a.7 * b.3 + a.8 * b.6, a.6 * b.1 + a.7 * b.4 + a.8 * b.7, a.6 * b.2 + a.7 * b.5 + a.8 * b.8)
+        let m = (
+            a.0 * b.0 + a.1 * b.3 + a.2 * b.6, a.0 * b.1 + a.1 * b.4 + a.2 * b.7, a.0 * b.2 + a.1 * b.5 + a.2 * b.8,
+            a.3 * b.0 + a.4 * b.3 + a.5 * b.6, a.3 * b.1 + a.4 * b.4 + a.5 * b.7, a.3 * b.2 + a.4 * b.5 + a.5 * b.8,
+            a.6 * b.0 + a.7 * b.3 + a.8 * b.6, a.6 * b.1 + a.7 * b.4 + a.8 * b.7, a.6 * b.2 + a.7 * b.5 + a.8 * b.8
+        )
         guard abs(m.8) > 1e-15 else { return Homography(m) }
         return Homography((m.0 / m.8, m.1 / m.8, m.2 / m.8, m.3 / m.8, m.4 / m.8, m.5 / m.8, m.6 / m.8, m.7 / m.8, 1))
     }

@@ -13,7 +13,8 @@ public struct Observation: Sendable, Hashable {
     /// (a re-find's "provisional" sides). Includes `outOfViewSides`.
     public var unmeasuredSides: Int
 
-    public init(quad: Quad, confidence: Double, aspectRatio: Double, outOfViewSides: Int = 0, unmeasuredSides: Int = 0) {
+    public init(quad: Quad, confidence: Double, aspectRatio: Double, outOfViewSides: Int = 0, unmeasuredSides: Int = 0)
+    {
         self.quad = quad
         self.confidence = confidence
         self.aspectRatio = aspectRatio

@@ -44,7 +44,8 @@ extension Quad {
         }
         var start = self, direction = self  // per side (no allocation)
         for side in 0..<4 {
-            let (p, q) = unmeasuredSides & (1 << side) != 0
+            let (p, q) =
+                unmeasuredSides & (1 << side) != 0
                 ? (moved(reference[side]), moved(reference[side + 1])) : (self[side], self[side + 1])
             start[side] = p
             direction[side] = q - p

@@ -21,13 +21,15 @@ extension PhotoDetector {
                 out[i] = interior[i] >= p.interiorThreshold && edge[i] < p.edgeThreshold ? 1 : 0
             }
         }
-        learnedRegions.extract(foreground: foreground, minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)),
-                               openingRadius: p.openingRadiusCells)
+        learnedRegions.extract(
+            foreground: foreground, minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)),
+            openingRadius: p.openingRadiusCells)
         trace?("learned: \(learnedRegions.regions.count) regions")
         for region in learnedRegions.regions {
             let before = candidates.count
-            considerRegion(region, of: learnedRegions, sampler: sampler, scale: c, search: regionSearch(p, c),
-                           minimumSidePx: minimumSidePx)
+            considerRegion(
+                region, of: learnedRegions, sampler: sampler, scale: c, search: regionSearch(p, c),
+                minimumSidePx: minimumSidePx)
             if candidates.count == before, maps.corners != nil {
                 considerVotedPrints(in: region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
@@ -37,26 +39,31 @@ extension PhotoDetector {
     /// A region that could not be placed as one print (prints touching or overlapping that the edge map did not
     /// separate, a print and a hand's shadow, …): its cells grouped by the outline they predict (`CornerVoting`),
     /// each group's hull placed as a region.
-    private func considerVotedPrints(in region: RegionExtractor.Region, maps: SegmentationMaps, sampler: PlaneSampler,
-                                     minimumSidePx: Double) {
+    private func considerVotedPrints(
+        in region: RegionExtractor.Region, maps: SegmentationMaps, sampler: PlaneSampler,
+        minimumSidePx: Double
+    ) {
         guard let learnedRegions, let cornerVoting, let voteGroups else { return }
         let c = Double(cornerVoting.cellPx)
         cornerVoting.decode(maps) { learnedRegions.contains(region, pixel: $0) }
         guard cornerVoting.quads.count > 1 || cornerVoting.quads.first?.cells != region.pixelCount else { return }
-        voteGroups.extract(labels: cornerVoting.cellLabels, labelCount: cornerVoting.quads.count,
-                           minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)))
+        voteGroups.extract(
+            labels: cornerVoting.cellLabels, labelCount: cornerVoting.quads.count,
+            minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)))
         trace?("region split by votes: \(cornerVoting.quads.count) outlines, \(voteGroups.regions.count) groups")
         for group in voteGroups.regions {
-            considerRegion(group, of: voteGroups, sampler: sampler, scale: c, search: regionSearch(learnedParameters, c),
-                           minimumSidePx: minimumSidePx)
+            considerRegion(
+                group, of: voteGroups, sampler: sampler, scale: c, search: regionSearch(learnedParameters, c),
+                minimumSidePx: minimumSidePx)
         }
     }
 
     /// Where a learned region's edges are searched (`p` in cells, `c` frame pixels per cell).
     private func regionSearch(_ p: LearnedRegionParameters, _ c: Double) -> RegionSearch {
-        RegionSearch(outlineOffsetPx: p.outlineOffsetCells * c, inwardPx: p.searchInwardCells * c,
-                     outwardPx: p.searchOutwardCells * c, wideInwardPx: p.wideSearchInwardCells * c,
-                     wideOutwardPx: p.wideSearchOutwardCells * c, maximumCornerShiftPx: p.maximumCornerShiftCells * c)
+        RegionSearch(
+            outlineOffsetPx: p.outlineOffsetCells * c, inwardPx: p.searchInwardCells * c,
+            outwardPx: p.searchOutwardCells * c, wideInwardPx: p.wideSearchInwardCells * c,
+            wideOutwardPx: p.wideSearchOutwardCells * c, maximumCornerShiftPx: p.maximumCornerShiftCells * c)
     }
 
     /// `both` mode: drops the candidates found so far (the classic passes') that the segmenter does not see as a

@@ -51,7 +51,9 @@ public final class PhotoDetector {
     /// by before the background flood (closes gaps in an outline, but also joins prints lying close together) and
     /// the opening radius (removes fingers and edge bands thinner than 2r+1 coarse px). The third pass bridges
     /// outlines with long weak stretches (a print whose picture matches the table along part of its edge).
-    var passes: [(sensitivity: Float, dilationRadius: Int, openingRadius: Int)] = [(1.0, 1, 2), (0.6, 0, 2), (0.55, 2, 3)]
+    var passes: [(sensitivity: Float, dilationRadius: Int, openingRadius: Int)] = [
+        (1.0, 1, 2), (0.6, 0, 2), (0.55, 2, 3)
+    ]
     /// A candidate needs this fraction of edge samples on its weakest side and on average.
     var minimumSideSupport = 0.15
     var minimumMeanSupport = 0.5
@@ -70,8 +72,10 @@ public final class PhotoDetector {
     ///   - mode: default `both` with a segmenter, `classic` without.
     /// - Precondition: `parameters.validationError() == nil`; a mode other than `classic` has a segmenter, and the
     ///   segmenter's grid is `SegmentationGrid(geometry: geometry)`.
-    public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
-                segmenter: PrintSegmenter? = nil, mode: DetectorMode? = nil) {
+    public init(
+        geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
+        segmenter: PrintSegmenter? = nil, mode: DetectorMode? = nil
+    ) {
         precondition(parameters.validationError() == nil, parameters.validationError() ?? "")
         let mode = mode ?? (segmenter == nil ? .classic : .both)
         precondition(!mode.usesSegmenter || segmenter != nil, "detector mode \(mode) needs a segmenter")
@@ -139,7 +143,8 @@ public final class PhotoDetector {
                 // The larger outline wins when it encloses the other (a picture inside its own white border; prints
                 // do not lie inside prints) and is itself well supported.
                 if candidate.quad.area > 1.1 * kept.quad.area && candidate.quad.contains(kept.quad.centroid)
-                    && (candidate.confidence >= 0.6 || candidate.confidence >= kept.confidence - 0.2) {
+                    && (candidate.confidence >= 0.6 || candidate.confidence >= kept.confidence - 0.2)
+                {
                     results[duplicateOf] = candidate
                 }
                 continue
@@ -160,20 +165,23 @@ public final class PhotoDetector {
         // The hull runs through the centres of the region's outer pixels, which include the 1-px dilation around
         // the edge: search from 4 coarse px inside to 2 outside (twice that when a side finds no edge: the region
         // took in a shadow or lost a corner, so the coarse sides lie several px off).
-        let search = RegionSearch(outlineOffsetPx: 0, inwardPx: 4 * f, outwardPx: 2 * f, wideInwardPx: 8 * f,
-                                  wideOutwardPx: 4 * f, maximumCornerShiftPx: 6 * f)
+        let search = RegionSearch(
+            outlineOffsetPx: 0, inwardPx: 4 * f, outwardPx: 2 * f, wideInwardPx: 8 * f,
+            wideOutwardPx: 4 * f, maximumCornerShiftPx: 6 * f)
         for (index, pass) in passes.enumerated() {
             if index == 0 {
                 edgeDetector.detect(coarse, useChroma: parameters.useChroma, sensitivity: pass.sensitivity)
             } else {
                 edgeDetector.relink(sensitivity: pass.sensitivity)
             }
-            regions.extract(edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide,
-                            dilationRadius: pass.dilationRadius, openingRadius: pass.openingRadius)
+            regions.extract(
+                edges: edgeDetector.edges, minimumSidePx: minimumCoarseSide,
+                dilationRadius: pass.dilationRadius, openingRadius: pass.openingRadius)
             trace?("pass \(index): \(regions.regions.count) regions")
             for region in regions.regions {
-                considerRegion(region, of: regions, sampler: sampler, scale: f, search: search,
-                               minimumSidePx: minimumSidePx)
+                considerRegion(
+                    region, of: regions, sampler: sampler, scale: f, search: search,
+                    minimumSidePx: minimumSidePx)
             }
         }
     }
@@ -187,21 +195,25 @@ public final class PhotoDetector {
     /// `EdgeRefiner.repairSide` finds the edge (searching from `inwardPx` inside the side to `outwardPx` outside it)
     /// and refined tightly. Sides 0…3 in turn, each on the outline as repaired so far; a move is kept when the mean
     /// support rises and every side then has at least `minimumSupportAfter`.
-    private func repairingWeakSides(_ result: EdgeRefiner.Result, below weakSupport: Double, inwardPx: Double,
-                                    outwardPx: Double, minimumSupportAfter: Double,
-                                    in sampler: PlaneSampler) -> EdgeRefiner.Result {
+    private func repairingWeakSides(
+        _ result: EdgeRefiner.Result, below weakSupport: Double, inwardPx: Double,
+        outwardPx: Double, minimumSupportAfter: Double,
+        in sampler: PlaneSampler
+    ) -> EdgeRefiner.Result {
         var result = result
         for side in 0..<4 {
             let support = result.support(of: side)
             guard support < weakSupport,
-                  let repaired = refiner.repairSide(result.quad, side: side, currentSupport: support, in: sampler,
-                                                    maximumOffsetPx: outwardPx, inwardPx: inwardPx),
-                  repaired.isConvex,
-                  let tight = refiner.refine(repaired, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex,
-                  tight.meanSupport > result.meanSupport, tight.minSupport >= minimumSupportAfter
+                let repaired = refiner.repairSide(
+                    result.quad, side: side, currentSupport: support, in: sampler,
+                    maximumOffsetPx: outwardPx, inwardPx: inwardPx),
+                repaired.isConvex,
+                let tight = refiner.refine(repaired, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex,
+                tight.meanSupport > result.meanSupport, tight.minSupport >= minimumSupportAfter
             else { continue }
-            trace?("side \(side) (support \(support)) repaired: \(tracedCorners(result.quad))"
-                   + " -> \(tracedCorners(tight.quad))")
+            trace?(
+                "side \(side) (support \(support)) repaired: \(tracedCorners(result.quad))"
+                    + " -> \(tracedCorners(tight.quad))")
             result = tight
         }
         return result
@@ -212,10 +224,12 @@ public final class PhotoDetector {
     /// it and the band between is bright (paper). Nil otherwise.
     private func whiteBorderOutline(around inner: Quad, sampler: PlaneSampler) -> EdgeRefiner.Result? {
         let size = inner.area.squareRoot()
-        guard let outer = refiner.refine(inner, in: sampler, inwardPx: -2.5, outwardPx: 0.15 * size,
-                                         firstFromInside: true),
-              outer.quad.isConvex, outer.minSupport >= 0.5, outer.meanSupport >= 0.7,
-              outer.quad.area > inner.area * 1.04
+        guard
+            let outer = refiner.refine(
+                inner, in: sampler, inwardPx: -2.5, outwardPx: 0.15 * size,
+                firstFromInside: true),
+            outer.quad.isConvex, outer.minSupport >= 0.5, outer.meanSupport >= 0.7,
+            outer.quad.area > inner.area * 1.04
         else { return nil }
         guard PhotoDetector.bandIsPaper(between: inner, and: outer.quad, sampler: sampler) else { return nil }
         guard let tight = refiner.refine(outer.quad, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex
@@ -273,12 +287,14 @@ public final class PhotoDetector {
         // lines, moved with the opposite sides, while the others are clearly there. Each edge search keeps to the
         // peak nearest the predicted side, so the outline does not creep from one edge to another.
         guard start.isConvex,
-              let first = refiner.refine(start, in: sampler, inwardPx: 3, outwardPx: 3, keepingUnfoundSides: true,
-                                         nearestPeak: true),
-              first.quad.isConvex,
-              let second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2,
-                                          keepingUnfoundSides: true, nearestPeak: true),
-              second.quad.isConvex
+            let first = refiner.refine(
+                start, in: sampler, inwardPx: 3, outwardPx: 3, keepingUnfoundSides: true,
+                nearestPeak: true),
+            first.quad.isConvex,
+            let second = refiner.refine(
+                first.quad, in: sampler, inwardPx: 2, outwardPx: 2,
+                keepingUnfoundSides: true, nearestPeak: true),
+            second.quad.isConvex
         else { return nil }
         var weakSides = 0, weakMask = 0
         for side in 0..<4 where second.support(of: side) < minimumSideSupport { weakSides += 1; weakMask |= 1 << side }
@@ -295,10 +311,10 @@ public final class PhotoDetector {
         let sides = result.meanSideLengthsPx
         let shortPx = min(sides.width, sides.height), longPx = max(sides.width, sides.height)
         guard longPx > 0, shortPx >= parameters.minimumSize * shortSide,
-              case let fit = shape(of: result), fit.angleDeviationDegrees <= parameters.quadratureTolerance,
-              fit.aspect >= parameters.minimumAspectRatio - 1e-9,
-              fit.aspect <= parameters.maximumAspectRatio + 1e-9,
-              second.meanSupport >= parameters.minimumConfidence
+            case let fit = shape(of: result), fit.angleDeviationDegrees <= parameters.quadratureTolerance,
+            fit.aspect >= parameters.minimumAspectRatio - 1e-9,
+            fit.aspect <= parameters.maximumAspectRatio + 1e-9,
+            second.meanSupport >= parameters.minimumConfidence
         else { return nil }
         // The kept and out-of-view sides in the canonical numbering (a rotation of `second.quad`'s).
         var outOfViewSides = 0, keptSides = 0
@@ -306,8 +322,9 @@ public final class PhotoDetector {
             outOfViewSides = Quad.sideMask(second.outOfViewSides, shiftedBy: start)
             keptSides = Quad.sideMask(second.keptSides, shiftedBy: start)
         }
-        return Observation(quad: result, confidence: min(1, second.meanSupport), aspectRatio: fit.aspect,
-                           outOfViewSides: outOfViewSides, unmeasuredSides: keptSides)
+        return Observation(
+            quad: result, confidence: min(1, second.meanSupport), aspectRatio: fit.aspect,
+            outOfViewSides: outOfViewSides, unmeasuredSides: keptSides)
     }
 
     /// Where `considerRegion` searches for a region's edges at full resolution, frame pixels.
@@ -329,12 +346,16 @@ public final class PhotoDetector {
     /// - Parameters:
     ///   - extractor: the extractor `region` came from (its hull points are in its grid's units).
     ///   - f: frame pixels per grid unit (the coarse factor, or the segmenter's cell size).
-    func considerRegion(_ region: RegionExtractor.Region, of extractor: RegionExtractor, sampler: PlaneSampler,
-                        scale f: Double, search: RegionSearch, minimumSidePx: Double) {
+    func considerRegion(
+        _ region: RegionExtractor.Region, of extractor: RegionExtractor, sampler: PlaneSampler,
+        scale f: Double, search: RegionSearch, minimumSidePx: Double
+    ) {
         let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
         func q(_ quad: Quad) -> String { tracedCorners(quad) }
         func reject(_ why: @autoclosure () -> String) {  // builds the text only when tracing
-            trace?("region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why())")
+            trace?(
+                "region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why())"
+            )
         }
         guard let coarseQuad = fitter.fit(hull) else { reject("no quad"); return }
         let quadArea = coarseQuad.area
@@ -346,7 +367,9 @@ public final class PhotoDetector {
             hullArea += p.x * q.y - q.x * p.y
         }
         hullArea = abs(hullArea) / 2
-        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else { reject("not solid/quad-shaped"); return }
+        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else {
+            reject("not solid/quad-shaped"); return
+        }
         var scaled = coarseQuad
         for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
         guard scaled.isConvex else { reject("coarse not convex"); return }
@@ -358,32 +381,45 @@ public final class PhotoDetector {
         }
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
-        for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }  // found in an earlier pass
+        // Found in an earlier pass.
+        for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }
         let coarseFit = shape(of: scaled)
-        guard coarseFit.angleDeviationDegrees <= parameters.quadratureTolerance + 15 else { reject("coarse angles"); return }
+        guard coarseFit.angleDeviationDegrees <= parameters.quadratureTolerance + 15 else {
+            reject("coarse angles"); return
+        }
         let coarseSides = scaled.meanSideLengthsPx
         let coarseShort = min(coarseSides.width, coarseSides.height)
         guard coarseShort >= 0.8 * minimumSidePx, coarseFit.aspect >= parameters.minimumAspectRatio - 0.15
         else { reject("coarse size/aspect"); return }
         // Search the edges near the region's sides (`search`), wider when a side finds none there, then once more
         // tightly.
-        guard let first = refiner.refine(scaled, in: sampler, inwardPx: search.inwardPx, outwardPx: search.outwardPx)
-                ?? refiner.refine(scaled, in: sampler, inwardPx: search.wideInwardPx,
-                                  outwardPx: search.wideOutwardPx),
-              first.quad.isConvex,
-              var second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
-              second.quad.isConvex
-        else { reject("refine failed from \(q(scaled)) side \(refiner.failedSide) \(refiner.failedSidePoints)/\(refiner.failedSideSamples)"); return }
+        guard
+            let first = refiner.refine(scaled, in: sampler, inwardPx: search.inwardPx, outwardPx: search.outwardPx)
+                ?? refiner.refine(
+                    scaled, in: sampler, inwardPx: search.wideInwardPx,
+                    outwardPx: search.wideOutwardPx),
+            first.quad.isConvex,
+            var second = refiner.refine(first.quad, in: sampler, inwardPx: 2, outwardPx: 2),
+            second.quad.isConvex
+        else {
+            reject(
+                "refine failed from \(q(scaled)) side \(refiner.failedSide) \(refiner.failedSidePoints)/\(refiner.failedSideSamples)"
+            ); return
+        }
         // A side with little support may be a cut across a lost corner: try moving it out to the real edge.
         let size = second.quad.area.squareRoot()
-        second = repairingWeakSides(second, below: 0.85, inwardPx: 2, outwardPx: 0.6 * size, minimumSupportAfter: 0,
-                                    in: sampler)
+        second = repairingWeakSides(
+            second, below: 0.85, inwardPx: 2, outwardPx: 0.6 * size, minimumSupportAfter: 0,
+            in: sampler)
         // A side that under half of its samples support may lie on the table beside the print (the coarse region
         // took in a shadow or a strip of textured table, and the search near it found only that): look inwards for
         // the paper's edge, keeping the move only when every side then has its edge under at least half its samples.
-        second = repairingWeakSides(second, below: 0.5, inwardPx: 0.1 * size, outwardPx: 2, minimumSupportAfter: 0.5,
-                                    in: sampler)
-        guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else { reject("low support \(second.sideSupport) \(q(second.quad))"); return }
+        second = repairingWeakSides(
+            second, below: 0.5, inwardPx: 0.1 * size, outwardPx: 2, minimumSupportAfter: 0.5,
+            in: sampler)
+        guard second.minSupport >= minimumSideSupport, second.meanSupport >= minimumMeanSupport else {
+            reject("low support \(second.sideSupport) \(q(second.quad))"); return
+        }
         // The refined quad must stay near the coarse one (a line that wandered off found some other edge).
         var moved = 0
         let shift = search.maximumCornerShiftPx
@@ -392,7 +428,9 @@ public final class PhotoDetector {
             if (d * d).sum() > shift * shift { moved += 1 }
         }
         // A clearly supported outline may move further: the coarse region took in a shadow or a neighbour.
-        if moved > 2 && !(second.minSupport >= strongSideSupport && second.meanSupport >= strongMeanSupport) { reject("moved from \(q(scaled)) to \(q(second.quad))"); return }
+        if moved > 2 && !(second.minSupport >= strongSideSupport && second.meanSupport >= strongMeanSupport) {
+            reject("moved from \(q(scaled)) to \(q(second.quad))"); return
+        }
         var quad = second.quad.canonicallyOrdered()
         var support = second.meanSupport
         if let outer = whiteBorderOutline(around: second.quad, sampler: sampler) {
@@ -402,7 +440,8 @@ public final class PhotoDetector {
             // Some sides ran along the picture inside a white border: move them out to the paper's edge (refined
             // where that edge is visible).
             if let tight = refiner.refine(completed, in: sampler, inwardPx: 1.5, outwardPx: 1.5), tight.quad.isConvex,
-               tight.minSupport >= 0.5 {
+                tight.minSupport >= 0.5
+            {
                 quad = tight.quad.canonicallyOrdered()
             } else {
                 quad = completed.canonicallyOrdered()

@@ -123,7 +123,8 @@ public final class PhotoMotionEstimator {
             return nil
         }
         guard let warp = register(pyramid, from: lastMotion * previousWarp),
-              let previousInverse = previousWarp.inverse else {
+            let previousInverse = previousWarp.inverse
+        else {
             makeKey(pyramid, region: region)
             return nil
         }
@@ -167,8 +168,9 @@ public final class PhotoMotionEstimator {
                 for cx in 0..<cellsX {
                     let x0 = bx0 + (bx1 - bx0) * cx / cellsX, x1 = bx0 + (bx1 - bx0) * (cx + 1) / cellsX
                     let y0 = by0 + (by1 - by0) * cy / cellsY, y1 = by0 + (by1 - by0) * (cy + 1) / cellsY
-                    selectSamples(pyramid, level: level, x: x0..<x1, y: y0..<y1, quota: quota, cell: cy * cellsX + cx,
-                                  region: region)
+                    selectSamples(
+                        pyramid, level: level, x: x0..<x1, y: y0..<y1, quota: quota, cell: cy * cellsX + cx,
+                        region: region)
                 }
             }
         }
@@ -192,8 +194,10 @@ public final class PhotoMotionEstimator {
 
     /// Appends to `level`'s samples up to `quota` pixels of the cell with the strongest gradients (a magnitude
     /// histogram of 64 bins of 2 grey levels per pixel sets the threshold; flat pixels, under 4, are never taken).
-    private func selectSamples(_ pyramid: LumaPyramid, level: Int, x: Range<Int>, y: Range<Int>, quota: Int, cell: Int,
-                               region: Quad) {
+    private func selectSamples(
+        _ pyramid: LumaPyramid, level: Int, x: Range<Int>, y: Range<Int>, quota: Int, cell: Int,
+        region: Quad
+    ) {
         let w = pyramid.width(level), plane = pyramid.plane(level), f = pyramid.factor(level)
         let threshold = withUnsafeTemporaryAllocation(of: Int.self, capacity: 64) { histogram -> Int in
             histogram.initialize(repeating: 0)
@@ -236,7 +240,8 @@ public final class PhotoMotionEstimator {
     }
 
     @inline(__always) static func gradient(_ p: UnsafeMutablePointer<Float>, _ w: Int, _ i: Int, _ j: Int)
-        -> SIMD2<Float> {
+        -> SIMD2<Float>
+    {
         let c = j * w + i
         return SIMD2((p[c + 1] - p[c - 1]) * 0.5, (p[c + w] - p[c - w]) * 0.5)
     }
@@ -261,15 +266,19 @@ public final class PhotoMotionEstimator {
             // Residuals at the starting warp (the last frame's: close) show which cells move on their own.
             if level <= 1 {
                 voteCells(pyramid, level: level, warp: warp, photometric: photometric)
-            } else if gaussNewtonStep(pyramid, level: level, warp: warp, photometric: photometric, scale: scale) != nil {
+            } else if gaussNewtonStep(pyramid, level: level, warp: warp, photometric: photometric, scale: scale) != nil
+            {
                 excludeDisagreeingCells()
             }
             for iteration in 0..<iterations {
                 if iteration == 3 { excludeDisagreeingCells() }
-                guard let (step, photometricStep, fraction, sigma) = gaussNewtonStep(pyramid, level: level, warp: warp,
-                                                                                     photometric: photometric,
-                                                                                     scale: scale),
-                      let stepInverse = step.inverse else { return nil }
+                guard
+                    let (step, photometricStep, fraction, sigma) = gaussNewtonStep(
+                        pyramid, level: level, warp: warp,
+                        photometric: photometric,
+                        scale: scale),
+                    let stepInverse = step.inverse
+                else { return nil }
                 photometric += photometricStep
                 warp = warp * stepInverse
                 inliers = fraction

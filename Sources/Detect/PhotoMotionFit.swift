@@ -70,7 +70,8 @@ extension PhotoMotionEstimator {
                     // Well determined: the weaker direction still has real gradient (per sample, in grey levels
                     // per full-resolution pixel squared; the rows are per normalised unit).
                     guard used >= 8, det > 0,
-                          minEigen / Double(used) > minimumGradient * scalePx * scalePx else { ok = false; break }
+                        minEigen / Double(used) > minimumGradient * scalePx * scalePx
+                    else { ok = false; break }
                     dx -= (hyy * bx - hxy * by) / det
                     dy -= (hxx * by - hxy * bx) / det
                     ok = true
@@ -119,8 +120,10 @@ extension PhotoMotionEstimator {
     ///
     /// The key frame's brightness is modelled as `T · (1 + g0 + g1·x + g2·y) + g3` (x, y normalised): exposure
     /// changes, and light that stays with the camera while the photo moves under it, are not taken for motion.
-    func gaussNewtonStep(_ pyramid: LumaPyramid, level: Int, warp: Homography, photometric q: SIMD4<Double>,
-                         scale: Float) -> (Homography, SIMD4<Double>, Double, Float)? {
+    func gaussNewtonStep(
+        _ pyramid: LumaPyramid, level: Int, warp: Homography, photometric q: SIMD4<Double>,
+        scale: Float
+    ) -> (Homography, SIMD4<Double>, Double, Float)? {
         let s = samples[level], stride = PhotoMotionEstimator.sampleStride
         let count = sampleCounts[level]
         guard count >= parameters.minimumSamples else { return nil }
@@ -137,10 +140,14 @@ extension PhotoMotionEstimator {
         do {
             let hm = scratch, histogram = hm + n * columns
             // The normal equations' rows, 8 + 2 lanes each (the Jacobian: 6 affine, then gain, x-ramp, y-ramp, bias).
-            var rows8 = (SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(),
-                         SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>())
-            var rows2 = (SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(),
-                         SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>())
+            var rows8 = (
+                SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(),
+                SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>(), SIMD8<Double>()
+            )
+            var rows2 = (
+                SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(),
+                SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>(), SIMD2<Double>()
+            )
             var b8 = SIMD8<Double>(), b2 = SIMD2<Double>()
             var used = 0, inliers = 0
             for index in 0..<count {
@@ -156,8 +163,9 @@ extension PhotoMotionEstimator {
                 histogram[min(63, Int(abs(r) / 2))] += 1
                 used += 1
                 let weight = 1 / (1 + Double(r * r) * c2)
-                let j8 = SIMD8<Double>(Double(row[3]), Double(row[4]), Double(row[5]), Double(row[6]),
-                                       Double(row[7]), Double(row[8]), t, t * x)
+                let j8 = SIMD8<Double>(
+                    Double(row[3]), Double(row[4]), Double(row[5]), Double(row[6]),
+                    Double(row[7]), Double(row[8]), t, t * x)
                 let j2 = SIMD2<Double>(t * y, 1)
                 let w8 = weight * j8, w2 = weight * j2
                 b8 += w8 * Double(r); b2 += w2 * Double(r)

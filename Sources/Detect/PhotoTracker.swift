@@ -142,7 +142,8 @@ public final class PhotoTracker {
                 return 0
             }
             let d = angles - bentAnglesDegrees
-            if bentFrames > 0 && max(max(abs(d[0]), abs(d[1])), max(abs(d[2]), abs(d[3]))) <= p.bendToleranceDegrees / 2 {
+            if bentFrames > 0 && max(max(abs(d[0]), abs(d[1])), max(abs(d[2]), abs(d[3]))) <= p.bendToleranceDegrees / 2
+            {
                 bentFrames += 1
             } else {
                 bentFrames = 1
@@ -193,8 +194,10 @@ public final class PhotoTracker {
     ///     different edges): as with `corrected` the track moves there keeping its velocity, but the area checks
     ///     apply.
     /// - Returns: the shown tracks, by id. Shares storage with the tracker: copy it to keep it past the next call.
-    public func update(_ observations: [Observation], corrected: UInt64 = 0, placed: UInt64 = 0,
-                       timestampNs: Int64) -> [Track] {
+    public func update(
+        _ observations: [Observation], corrected: UInt64 = 0, placed: UInt64 = 0,
+        timestampNs: Int64
+    ) -> [Track] {
         let p = parameters
         // Predict.
         predicted.removeAll(keepingCapacity: true)
@@ -252,28 +255,34 @@ public final class PhotoTracker {
                 unmeasuredSides |= state.bentSides(of: quad, measured: ~unmeasuredSides & 0b1111, parameters: p)
             }
             if unmeasuredSides != 0, let whole = state.wholeOutline,
-               let completed = quad.completingUnmeasuredSides(unmeasuredSides, from: whole) {
+                let completed = quad.completingUnmeasuredSides(unmeasuredSides, from: whole)
+            {
                 quad = completed
             }
             let areaRatio = quad.area / max(1e-9, state.raw.area)
             if !isCorrection && state.id >= 0 && areaRatio < 1 - p.shapeTolerance
-                && state.shapeRejections < p.shapeRejectionLimit {
+                && state.shapeRejections < p.shapeRejectionLimit
+            {
                 state.shapeRejections += 1
                 state.history = (state.history << 1) | 1
                 state.missed = 0
                 state.raw = predicted[pair.track]
                 let moved = state.motionApplied
                 for i in 0..<4 {
-                    let x = state.filters[2 * i].coast(timestampNs: timestampNs, alreadyMoved: moved)
+                    let x =
+                        state.filters[2 * i].coast(timestampNs: timestampNs, alreadyMoved: moved)
                         ?? state.smoothed[i].x
-                    let y = state.filters[2 * i + 1].coast(timestampNs: timestampNs, alreadyMoved: moved)
+                    let y =
+                        state.filters[2 * i + 1].coast(timestampNs: timestampNs, alreadyMoved: moved)
                         ?? state.smoothed[i].y
                     state.smoothed[i] = PixelPoint(x, y)
                 }
                 continue
             }
             if !isCorrection
-                && (state.shapeRejections >= p.shapeRejectionLimit || (state.id >= 0 && areaRatio > 1 + p.shapeTolerance)) {
+                && (state.shapeRejections >= p.shapeRejectionLimit
+                    || (state.id >= 0 && areaRatio > 1 + p.shapeTolerance))
+            {
                 // The new outline persisted: restart the smoothing on it.
                 for k in 0..<8 { state.filters[k] = AlphaBetaFilter(alpha: p.smoothingAlpha, beta: p.smoothingBeta) }
                 for i in 0..<4 { state.velocityPxPerFrame[i] = .zero; state.raw[i] = quad[i] }
@@ -281,14 +290,18 @@ public final class PhotoTracker {
             state.shapeRejections = 0
             if isPlacement {
                 // Moved, not moving: the velocities stay as they were — unless the photo slid away from the re-find.
-                let slide = isCorrection ? .zero
+                let slide =
+                    isCorrection
+                    ? .zero
                     : state.slidePerFrame(to: quad, from: predicted[pair.track], minimumPx: p.placementSlidePxPerFrame)
                 for i in 0..<4 {
                     state.velocityPxPerFrame[i] += slide
-                    state.filters[2 * i].rebase(to: quad[i].x, timestampNs: timestampNs,
-                                                velocityChangePerSample: slide.x)
-                    state.filters[2 * i + 1].rebase(to: quad[i].y, timestampNs: timestampNs,
-                                                    velocityChangePerSample: slide.y)
+                    state.filters[2 * i].rebase(
+                        to: quad[i].x, timestampNs: timestampNs,
+                        velocityChangePerSample: slide.x)
+                    state.filters[2 * i + 1].rebase(
+                        to: quad[i].y, timestampNs: timestampNs,
+                        velocityChangePerSample: slide.y)
                 }
                 state.smoothed = quad
             } else if state.motionApplied && quad.meanCornerDistance(to: state.raw) <= p.stillGatePx {
@@ -308,8 +321,9 @@ public final class PhotoTracker {
                 }
                 var smoothed = quad
                 for i in 0..<4 {
-                    smoothed[i] = PixelPoint(state.filters[2 * i].filter(quad[i].x, timestampNs: timestampNs),
-                                             state.filters[2 * i + 1].filter(quad[i].y, timestampNs: timestampNs))
+                    smoothed[i] = PixelPoint(
+                        state.filters[2 * i].filter(quad[i].x, timestampNs: timestampNs),
+                        state.filters[2 * i + 1].filter(quad[i].y, timestampNs: timestampNs))
                 }
                 state.smoothed = smoothed
             }
@@ -328,9 +342,11 @@ public final class PhotoTracker {
             states[t].raw = predicted[t]
             let moved = states[t].motionApplied
             for i in 0..<4 {
-                let x = states[t].filters[2 * i].coast(timestampNs: timestampNs, alreadyMoved: moved)
+                let x =
+                    states[t].filters[2 * i].coast(timestampNs: timestampNs, alreadyMoved: moved)
                     ?? states[t].smoothed[i].x
-                let y = states[t].filters[2 * i + 1].coast(timestampNs: timestampNs, alreadyMoved: moved)
+                let y =
+                    states[t].filters[2 * i + 1].coast(timestampNs: timestampNs, alreadyMoved: moved)
                     ?? states[t].smoothed[i].y
                 states[t].smoothed[i] = PixelPoint(x, y)
             }
@@ -347,17 +363,19 @@ public final class PhotoTracker {
             for i in 0..<4 {
                 for axis in 0..<2 {
                     var filter = AlphaBetaFilter(alpha: p.smoothingAlpha, beta: p.smoothingBeta)
-                    let v = filter.filter(axis == 0 ? observation.quad[i].x : observation.quad[i].y,
-                                          timestampNs: timestampNs)
+                    let v = filter.filter(
+                        axis == 0 ? observation.quad[i].x : observation.quad[i].y,
+                        timestampNs: timestampNs)
                     if axis == 0 { smoothed[i].x = v } else { smoothed[i].y = v }
                     filters.append(filter)
                 }
             }
-            var state = State(id: -1, serial: nextSerial, filters: filters, raw: observation.quad, smoothed: smoothed,
-                              velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
-                              confidence: observation.confidence, aspectRatio: observation.aspectRatio,
-                              matched: true, shapeRejections: 0, wholeOutline: nil, shapeAnglesDegrees: nil,
-                              bentFrames: 0, bentAnglesDegrees: .zero)
+            var state = State(
+                id: -1, serial: nextSerial, filters: filters, raw: observation.quad, smoothed: smoothed,
+                velocityPxPerFrame: [.zero, .zero, .zero, .zero], history: 1, missed: 0,
+                confidence: observation.confidence, aspectRatio: observation.aspectRatio,
+                matched: true, shapeRejections: 0, wholeOutline: nil, shapeAnglesDegrees: nil,
+                bentFrames: 0, bentAnglesDegrees: .zero)
             if observation.unmeasuredSides == 0 { state.rememberWholeOutline(averagingWeight: p.shapeAveragingWeight) }
             nextSerial += 1
             states.append(state)
@@ -366,7 +384,8 @@ public final class PhotoTracker {
         // Confirm, expire, report.
         let windowMask: UInt32 = p.appearWindow >= 32 ? ~0 : (1 << UInt32(p.appearWindow)) - 1
         states.removeAll { state in
-            state.id < 0 ? (state.history & windowMask) == 0 || state.missed >= p.appearWindow
+            state.id < 0
+                ? (state.history & windowMask) == 0 || state.missed >= p.appearWindow
                 : state.missed > p.disappearMisses
         }
         output.removeAll(keepingCapacity: true)
@@ -376,9 +395,11 @@ public final class PhotoTracker {
                 nextID += 1
             }
             guard states[t].id >= 0 else { continue }
-            output.append(Track(id: states[t].id, quad: states[t].smoothed.canonicallyOrdered(),
-                                confidence: states[t].confidence, aspectRatio: states[t].aspectRatio,
-                                missedFrames: states[t].missed))
+            output.append(
+                Track(
+                    id: states[t].id, quad: states[t].smoothed.canonicallyOrdered(),
+                    confidence: states[t].confidence, aspectRatio: states[t].aspectRatio,
+                    missedFrames: states[t].missed))
         }
         // States are appended in creation order and ids are assigned in state order, so `output` is already by id
         // except when an older tentative state is confirmed after a newer one: fix with an insertion pass.
@@ -409,7 +430,7 @@ public final class PhotoTracker {
     /// is not measured coasts on it).
     public func applyMotion(_ motion: Homography, toTrackAt t: Int) {
         guard states.indices.contains(t), !states[t].motionApplied,
-              let raw = states[t].raw.mapped(by: motion), let smoothed = states[t].smoothed.mapped(by: motion)
+            let raw = states[t].raw.mapped(by: motion), let smoothed = states[t].smoothed.mapped(by: motion)
         else { return }
         // Work on a copy (it takes the arrays' only reference: no copy-on-write), written back at the end.
         var state = states[t]

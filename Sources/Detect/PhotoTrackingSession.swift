@@ -70,10 +70,12 @@ public final class PhotoTrackingSession {
     public var immediateCorrectionMargin = 0.1
 
     /// `segmenter` and `detectorMode` go to the session's `PhotoDetector` (see its init), which owns the segmenter.
-    public init(geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
-                trackerParameters: TrackerParameters = TrackerParameters(),
-                motionParameters: PhotoMotionParameters = PhotoMotionParameters(), fullDetectionInterval: Int = 3,
-                segmenter: PrintSegmenter? = nil, detectorMode: DetectorMode? = nil) {
+    public init(
+        geometry: FrameGeometry, parameters: DetectorParameters = DetectorParameters(),
+        trackerParameters: TrackerParameters = TrackerParameters(),
+        motionParameters: PhotoMotionParameters = PhotoMotionParameters(), fullDetectionInterval: Int = 3,
+        segmenter: PrintSegmenter? = nil, detectorMode: DetectorMode? = nil
+    ) {
         precondition(fullDetectionInterval >= 1, "fullDetectionInterval must be at least 1")
         detector = PhotoDetector(geometry: geometry, parameters: parameters, segmenter: segmenter, mode: detectorMode)
         tracker = PhotoTracker(parameters: trackerParameters)
@@ -122,7 +124,9 @@ public final class PhotoTrackingSession {
             for found in detector.detect(frame) {
                 var same = -1
                 for k in 0..<refoundCount
-                where observations[k].quad.contains(found.quad.centroid) || found.quad.contains(observations[k].quad.centroid) {
+                where observations[k].quad.contains(found.quad.centroid)
+                    || found.quad.contains(observations[k].quad.centroid)
+                {
                     same = k
                     break
                 }
@@ -136,13 +140,15 @@ public final class PhotoTrackingSession {
                 if observations[same].outOfViewSides != 0 { continue }
                 let refound = observations[same]
                 if found.quad.area * maximumAreaChange < refound.quad.area
-                    && found.confidence >= refound.confidence + mergedOutlineConfidenceMargin {
+                    && found.confidence >= refound.confidence + mergedOutlineConfidenceMargin
+                {
                     enclosedPhotos[same] += 1
                     enclosedFound.append((found, same))
                     continue
                 }
-                let judgement = judge(found, against: refound, provisional: provisional[same],
-                                      motionApplied: tracker.isMotionApplied(at: refoundTrack[same]), in: frame)
+                let judgement = judge(
+                    found, against: refound, provisional: provisional[same],
+                    motionApplied: tracker.isMotionApplied(at: refoundTrack[same]), in: frame)
                 switch judgement {
                 case .keep:
                     continue
@@ -225,14 +231,20 @@ public final class PhotoTrackingSession {
     ///   track follows — and only when the previous full search proposed the same outline (one search alone may
     ///   have taken a shadow's or a picture's edge), or when it is better supported by `immediateCorrectionMargin`
     ///   (a track born on a wrong outline would otherwise keep it until two searches in a row agree).
-    func judge(_ found: Observation, against refound: Observation, provisional: Bool, motionApplied: Bool,
-               in frame: FrameBuffer) -> Judgement {
+    func judge(
+        _ found: Observation, against refound: Observation, provisional: Bool, motionApplied: Bool,
+        in frame: FrameBuffer
+    ) -> Judgement {
         let sizePx = refound.quad.area.squareRoot()
         var distancePx = Double.infinity
-        for shift in 0..<4 { distancePx = min(distancePx, refound.quad.meanCornerDistance(to: found.quad, shift: shift)) }
+        for shift in 0..<4 {
+            distancePx = min(distancePx, refound.quad.meanCornerDistance(to: found.quad, shift: shift))
+        }
         let areaRatio = found.quad.area / max(1e-9, refound.quad.area)
-        let recovers = areaRatio > 1
-            && ((areaRatio <= maximumRecoveryAreaChange && found.confidence >= refound.confidence + recoveryConfidenceMargin)
+        let recovers =
+            areaRatio > 1
+            && ((areaRatio <= maximumRecoveryAreaChange
+                && found.confidence >= refound.confidence + recoveryConfidenceMargin)
                 || (found.confidence >= refound.confidence && found.quad.encloses(refound.quad, tolerancePx: 2)))
         guard areaRatio >= 1 / maximumAreaChange, areaRatio <= maximumAreaChange || recovers else { return .keep }
         if provisional && found.confidence >= refound.confidence && distancePx <= provisionalReplaceFraction * sizePx {
@@ -240,7 +252,10 @@ public final class PhotoTrackingSession {
             // no better edge for it than the re-find did takes a shadow or a line in the picture (benchmark seed
             // 12: a dark print's bottom on a dark table, taken at 80° and 100°, again and again).
             if found.quad.maxRightAngleDeviationDegrees
-                > refound.quad.maxRightAngleDeviationDegrees + provisionalShapeToleranceDegrees { return .keep }
+                > refound.quad.maxRightAngleDeviationDegrees + provisionalShapeToleranceDegrees
+            {
+                return .keep
+            }
             // A track averaging a still print's corners (its motion measured) takes it only when two searches
             // agree, and averages it in: taken at once, such a correction moved a corner of benchmark seed 12's
             // dark print 3.5 px at frame 249, to an outline no nearer the truth than the one it left.
@@ -249,8 +264,8 @@ public final class PhotoTrackingSession {
         }
         let inside = areaRatio < 1 && refound.quad.encloses(found.quad, tolerancePx: 2)
         guard distancePx > disagreementFraction * sizePx,
-              found.confidence >= refound.confidence + (inside ? insideConfidenceMargin : 0),
-              !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)
+            found.confidence >= refound.confidence + (inside ? insideConfidenceMargin : 0),
+            !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)
         else { return .keep }
         if found.confidence >= refound.confidence + immediateCorrectionMargin { return .replace }
         return isConfirmed(found.quad, sizePx: sizePx) ? .replace : .propose

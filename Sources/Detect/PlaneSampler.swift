@@ -33,8 +33,10 @@ struct PlaneSampler {
     }
 
     /// Bilinear sample of `plane` (`w × h`) at continuous coordinates `(x, y)` (pixel centres at +0.5).
-    @inline(__always) static func bilinear(_ plane: UnsafePointer<UInt8>, _ w: Int, _ h: Int,
-                                           _ x: Double, _ y: Double) -> Double {
+    @inline(__always) static func bilinear(
+        _ plane: UnsafePointer<UInt8>, _ w: Int, _ h: Int,
+        _ x: Double, _ y: Double
+    ) -> Double {
         let fx = min(max(x - 0.5, 0), Double(w - 1)), fy = min(max(y - 0.5, 0), Double(h - 1))
         let x0 = Int(fx), y0 = Int(fy)
         let x1 = min(x0 + 1, w - 1), y1 = min(y0 + 1, h - 1)
@@ -52,7 +54,9 @@ struct PlaneSampler {
     @inline(__always) func chromaAt(_ p: PixelPoint) -> (Double, Double) {
         guard let cb, let cr else { return (128, 128) }
         let x = p.x * chromaScaleX, y = p.y * chromaScaleY
-        return (PlaneSampler.bilinear(cb, chromaWidthPx, chromaHeightPx, x, y),
-                PlaneSampler.bilinear(cr, chromaWidthPx, chromaHeightPx, x, y))
+        return (
+            PlaneSampler.bilinear(cb, chromaWidthPx, chromaHeightPx, x, y),
+            PlaneSampler.bilinear(cr, chromaWidthPx, chromaHeightPx, x, y)
+        )
     }
 }

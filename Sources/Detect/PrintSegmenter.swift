@@ -52,8 +52,10 @@ public struct SegmentationMaps {
     /// Floats from one corner plane to the next.
     public let planeStride: Int
 
-    public init(interior: UnsafePointer<Float>, edge: UnsafePointer<Float>, rowStride: Int,
-                corners: UnsafePointer<Float>? = nil, planeStride: Int = 0) {
+    public init(
+        interior: UnsafePointer<Float>, edge: UnsafePointer<Float>, rowStride: Int,
+        corners: UnsafePointer<Float>? = nil, planeStride: Int = 0
+    ) {
         precondition(corners == nil || planeStride > 0, "corner planes need their stride")
         self.interior = interior
         self.edge = edge

@@ -46,12 +46,14 @@ extension Quad {
     public func rectangleFit(frameWidthPx: Int, frameHeightPx: Int) -> (angleDeviationDegrees: Double, aspect: Double) {
         let sides = meanSideLengthsPx
         let longPx = max(sides.width, sides.height)
-        var best = (angleDeviationDegrees: maxRightAngleDeviationDegrees,
-                    aspect: longPx > 0 ? min(sides.width, sides.height) / longPx : 0)
+        var best = (
+            angleDeviationDegrees: maxRightAngleDeviationDegrees,
+            aspect: longPx > 0 ? min(sides.width, sides.height) / longPx : 0
+        )
         let centre = PixelPoint(x: Double(frameWidthPx) / 2, y: Double(frameHeightPx) / 2)
         for fraction in Quad.focalFractionsOfWidth {
             guard let shape = rectifiedShape(centre: centre, focalPx: fraction * Double(frameWidthPx)),
-                  shape.angleDeviationDegrees < best.angleDeviationDegrees - 0.5
+                shape.angleDeviationDegrees < best.angleDeviationDegrees - 0.5
             else { continue }
             best = shape
         }

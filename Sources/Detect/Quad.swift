@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A point in frame pixel coordinates: the frame spans `[0, widthPx] × [0, heightPx]`, pixel `(i, j)` covers
@@ -72,7 +72,9 @@ public struct Quad: Sendable, Hashable {
     /// Mean length of sides 0–1 and 2–3 (width) and of sides 1–2 and 3–0 (height), pixels.
     public var meanSideLengthsPx: (width: Double, height: Double) {
         func len(_ a: PixelPoint, _ b: PixelPoint) -> Double { ((a - b) * (a - b)).sum().squareRoot() }
-        return ((len(self[0], self[1]) + len(self[2], self[3])) / 2, (len(self[1], self[2]) + len(self[3], self[0])) / 2)
+        return (
+            (len(self[0], self[1]) + len(self[2], self[3])) / 2, (len(self[1], self[2]) + len(self[3], self[0])) / 2
+        )
     }
 
     /// Interior angle at corner `i`, degrees (0 when a side there has no length).
@@ -85,8 +87,9 @@ public struct Quad: Sendable, Hashable {
 
     /// Interior angles at corners 0…3, degrees.
     var interiorAnglesDegrees: SIMD4<Double> {
-        SIMD4(interiorAngleDegrees(at: 0), interiorAngleDegrees(at: 1), interiorAngleDegrees(at: 2),
-              interiorAngleDegrees(at: 3))
+        SIMD4(
+            interiorAngleDegrees(at: 0), interiorAngleDegrees(at: 1), interiorAngleDegrees(at: 2),
+            interiorAngleDegrees(at: 3))
     }
 
     /// Largest deviation of an interior angle from 90°, degrees (90 when a side has no length).
@@ -157,7 +160,7 @@ public struct Quad: Sendable, Hashable {
         var result = self
         for i in 0..<4 {
             guard let before = line(i + 3), let after = line(i),
-                  let corner = EdgeRefiner.intersect(before.point, before.direction, after.point, after.direction)
+                let corner = EdgeRefiner.intersect(before.point, before.direction, after.point, after.direction)
             else { return nil }
             result[i] = corner
         }

@@ -33,12 +33,16 @@ struct QuadFitter {
             for j in (i + 2)..<(i + n - 1) {
                 // k in (i, j): the farthest vertex from the diagonal i–j on one side.
                 if k <= i { k = i + 1 }
-                while k + 1 < j && QuadFitter.triangleArea(v(i), v(k + 1), v(j)) >= QuadFitter.triangleArea(v(i), v(k), v(j)) {
+                while k + 1 < j
+                    && QuadFitter.triangleArea(v(i), v(k + 1), v(j)) >= QuadFitter.triangleArea(v(i), v(k), v(j))
+                {
                     k += 1
                 }
                 // l in (j, i + n): the farthest on the other side.
                 if l <= j { l = j + 1 }
-                while l + 1 < i + n && QuadFitter.triangleArea(v(j), v(l + 1), v(i)) >= QuadFitter.triangleArea(v(j), v(l), v(i)) {
+                while l + 1 < i + n
+                    && QuadFitter.triangleArea(v(j), v(l + 1), v(i)) >= QuadFitter.triangleArea(v(j), v(l), v(i))
+                {
                     l += 1
                 }
                 let area = QuadFitter.triangleArea(v(i), v(k), v(j)) + QuadFitter.triangleArea(v(j), v(l), v(i))

@@ -191,8 +191,10 @@ final class RegionExtractor {
         }
         let hullStart = hullPoints.count
         hull.compute(&scratch, into: &hullPoints)
-        regions.append(Region(label: label, pixelCount: count, minX: minX, minY: minY, maxX: maxX, maxY: maxY,
-                              hullStart: hullStart, hullCount: hullPoints.count - hullStart))
+        regions.append(
+            Region(
+                label: label, pixelCount: count, minX: minX, minY: minY, maxX: maxX, maxY: maxY,
+                hullStart: hullStart, hullCount: hullPoints.count - hullStart))
     }
 
     /// Erodes (min) or dilates (max) `mask` in place with a (2r+1)² square; outside the frame counts as background.
@@ -220,7 +222,9 @@ final class RegionExtractor {
         for y in 0..<min(r, h) { for i in 0..<w { columnOnes[i] &+= Int32(maskScratch[y * w + i]) } }
         for j in 0..<h {
             if j + r < h { let row = maskScratch + (j + r) * w; for i in 0..<w { columnOnes[i] &+= Int32(row[i]) } }
-            if j - r - 1 >= 0 { let row = maskScratch + (j - r - 1) * w; for i in 0..<w { columnOnes[i] &-= Int32(row[i]) } }
+            if j - r - 1 >= 0 {
+                let row = maskScratch + (j - r - 1) * w; for i in 0..<w { columnOnes[i] &-= Int32(row[i]) }
+            }
             let out = mask + j * w
             let want32 = Int32(want)
             for i in 0..<w { out[i] = columnOnes[i] >= want32 ? 1 : 0 }

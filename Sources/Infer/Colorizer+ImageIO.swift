@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CTurboJPEG
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A packed 8-bit sRGB image (R G B per pixel, rows packed, no padding).
 public struct RGBImage: Sendable {
@@ -60,7 +61,9 @@ public enum ImageFile {
     }
 
     static func checkSize(_ w: Int, _ h: Int, path: String) throws {
-        guard w >= 1, h >= 1 else { throw ImageFileError(.badData, file: path, "image is \(w)x\(h) px: nothing to colorize") }
+        guard w >= 1, h >= 1 else {
+            throw ImageFileError(.badData, file: path, "image is \(w)x\(h) px: nothing to colorize")
+        }
         guard w <= maxSidePx, h <= maxSidePx else {
             throw ImageFileError(.badData, file: path, "image is \(w)x\(h) px: larger than \(maxSidePx) px a side")
         }
@@ -78,7 +81,8 @@ public enum ImageFile {
             }
             defer { decoder.cancel() }
             if header.sixteenBit {
-                throw ImageFileError(.badData, file: path, "16-bit PNG is not supported (convert it to 8 bits per channel)")
+                throw ImageFileError(
+                    .badData, file: path, "16-bit PNG is not supported (convert it to 8 bits per channel)")
             }
             let w = header.widthPx, h = header.heightPx
             try checkSize(w, h, path: path)
@@ -93,7 +97,9 @@ public enum ImageFile {
     }
 
     static func readJPEG(_ bytes: [UInt8], path: String) throws -> RGBImage {
-        guard let handle = tjInitDecompress() else { throw ImageFileError(.internalError, file: path, "TurboJPEG init failed") }
+        guard let handle = tjInitDecompress() else {
+            throw ImageFileError(.internalError, file: path, "TurboJPEG init failed")
+        }
         defer { tjDestroy(handle) }
         var w: Int32 = 0, h: Int32 = 0, subsamp: Int32 = 0, colorspace: Int32 = 0
         let header = bytes.withUnsafeBufferPointer {
@@ -109,8 +115,9 @@ public enum ImageFile {
         var pixels = [UInt8](repeating: 0, count: Int(w) * Int(h) * 3)
         let rc = bytes.withUnsafeBufferPointer { src in
             pixels.withUnsafeMutableBufferPointer { dst in
-                tjDecompress2(handle, src.baseAddress, UInt(bytes.count), dst.baseAddress, w, 0, h,
-                              Int32(TJPF_RGB.rawValue), 0)
+                tjDecompress2(
+                    handle, src.baseAddress, UInt(bytes.count), dst.baseAddress, w, 0, h,
+                    Int32(TJPF_RGB.rawValue), 0)
             }
         }
         if rc != 0 {
@@ -132,17 +139,21 @@ public enum ImageFile {
                 throw ImageFileError(.ioError, file: path, "cannot write PNG: \(error)")
             }
         } else if lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") {
-            guard let handle = tjInitCompress() else { throw ImageFileError(.internalError, file: path, "TurboJPEG init failed") }
+            guard let handle = tjInitCompress() else {
+                throw ImageFileError(.internalError, file: path, "TurboJPEG init failed")
+            }
             defer { tjDestroy(handle) }
             var out: UnsafeMutablePointer<UInt8>? = nil
             var size: UInt = 0
             let rc = image.pixels.withUnsafeBufferPointer {
-                tjCompress2(handle, $0.baseAddress, Int32(image.widthPx), 0, Int32(image.heightPx),
-                            Int32(TJPF_RGB.rawValue), &out, &size, Int32(TJSAMP_444.rawValue), Int32(jpegQuality), 0)
+                tjCompress2(
+                    handle, $0.baseAddress, Int32(image.widthPx), 0, Int32(image.heightPx),
+                    Int32(TJPF_RGB.rawValue), &out, &size, Int32(TJSAMP_444.rawValue), Int32(jpegQuality), 0)
             }
             defer { if let out { tjFree(out) } }
             guard rc == 0, let out else {
-                throw ImageFileError(.ioError, file: path, "cannot encode JPEG: \(String(cString: tjGetErrorStr2(handle)))")
+                throw ImageFileError(
+                    .ioError, file: path, "cannot encode JPEG: \(String(cString: tjGetErrorStr2(handle)))")
             }
             guard let f = fopen(path, "wb") else {
                 throw ImageFileError(.ioError, file: path, "cannot create (\(String(cString: strerror(errno))))")

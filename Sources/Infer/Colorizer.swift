@@ -28,8 +28,9 @@ public final class Colorizer {
         let n = bundle.inputSizePx
         engine = try InferenceEngine(path: bundle.modelPath, inputShape: [1, 1, n, n])
         guard engine.outputShape == [1, 2, n, n] else {
-            throw ModelBundleError(.badData, file: bundle.modelPath,
-                                   "output shape \(engine.outputShape) is not ab at the input size [1, 2, \(n), \(n)]")
+            throw ModelBundleError(
+                .badData, file: bundle.modelPath,
+                "output shape \(engine.outputShape) is not ab at the input size [1, 2, \(n), \(n)]")
         }
         modelInput = [Float](repeating: 0, count: n * n)
         modelOutput = [Float](repeating: 0, count: 2 * n * n)
@@ -82,8 +83,10 @@ public final class Colorizer {
     }
 
     /// Half-pixel-centre bilinear resize with edge clamping.
-    static func bilinear(_ src: [Float], widthPx w: Int, heightPx h: Int, into dst: inout [Float],
-                         outWidthPx ow: Int, outHeightPx oh: Int) {
+    static func bilinear(
+        _ src: [Float], widthPx w: Int, heightPx h: Int, into dst: inout [Float],
+        outWidthPx ow: Int, outHeightPx oh: Int
+    ) {
         let sx = Double(w) / Double(ow), sy = Double(h) / Double(oh)
         var x0 = [Int](repeating: 0, count: ow), x1 = x0, fx = [Double](repeating: 0, count: ow)
         for x in 0..<ow {

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Latency statistics of repeated runs of one prepared engine.
 public struct InferBenchmarkResult: Sendable {
@@ -38,9 +39,10 @@ extension InferenceEngine {
         let sorted = samplesMs.sorted()
         func pct(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((p * Double(sorted.count - 1)).rounded()))] }
         let p50 = pct(0.5)
-        return InferBenchmarkResult(runs: sorted.count, p50Ms: p50, p95Ms: pct(0.95), minMs: sorted[0],
-                                    cpuP50Ms: cpuMs.sorted()[cpuMs.count / 2],
-                                    gflopsPerSecond: flops / (p50 / 1e3) / 1e9)
+        return InferBenchmarkResult(
+            runs: sorted.count, p50Ms: p50, p95Ms: pct(0.95), minMs: sorted[0],
+            cpuP50Ms: cpuMs.sorted()[cpuMs.count / 2],
+            gflopsPerSecond: flops / (p50 / 1e3) / 1e9)
     }
 }
 
@@ -69,8 +71,10 @@ extension InferenceEngine {
         var rows: [String: InferProfileRow] = [:]
         if perStep {
             return stepSummary.enumerated().map { i, step in
-                InferProfileRow(label: "\(i) \(step.label) \(stepShapes[i])", msPerRun: Double(stepNs[i]) / 1e6 / Double(max(1, runs)),
-                                gflop: step.flops / 1e9)
+                InferProfileRow(
+                    label: "\(i) \(step.label) \(stepShapes[i])",
+                    msPerRun: Double(stepNs[i]) / 1e6 / Double(max(1, runs)),
+                    gflop: step.flops / 1e9)
             }
         }
         for (i, step) in stepSummary.enumerated() {
@@ -94,8 +98,9 @@ public enum SgemmBenchmark {
         for _ in 0..<(runs + 1) {
             let clock = blas.threads == 1 ? threadCPUNs : monotonicNs
             let t0 = clock()
-            blas.sgemm(transA: false, transB: false, m: m, n: n, k: k, alpha: 1, a: a, lda: k, b: b, ldb: n,
-                       beta: 0, c: &c, ldc: n)
+            blas.sgemm(
+                transA: false, transB: false, m: m, n: n, k: k, alpha: 1, a: a, lda: k, b: b, ldb: n,
+                beta: 0, c: &c, ldc: n)
             best = min(best, Double(clock() - t0))
         }
         return 2 * Double(m) * Double(n) * Double(k) / best
@@ -106,11 +111,16 @@ public enum SgemmBenchmark {
 public enum RawFloatFile {
     /// Reads exactly `count` floats. Throws `.missingInput` if unreadable, `.badData` if the size differs.
     public static func read(_ path: String, count: Int) throws -> [Float] {
-        guard let bytes = readBinaryFile(path) else { throw InferError(.missingInput, file: path, "cannot read the file") }
-        guard bytes.count == count * 4 else {
-            throw InferError(.badData, file: path, "has \(bytes.count) bytes, the input needs \(count * 4) (\(count) float32)")
+        guard let bytes = readBinaryFile(path) else {
+            throw InferError(.missingInput, file: path, "cannot read the file")
         }
-        return bytes.withUnsafeBytes { b in (0..<count).map { Float(bitPattern: b.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self)) } }
+        guard bytes.count == count * 4 else {
+            throw InferError(
+                .badData, file: path, "has \(bytes.count) bytes, the input needs \(count * 4) (\(count) float32)")
+        }
+        return bytes.withUnsafeBytes { b in
+            (0..<count).map { Float(bitPattern: b.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self)) }
+        }
     }
 
     /// Writes the floats; throws `.ioError` on failure.

@@ -15,9 +15,12 @@ extension InferenceEngine {
     }
 
     /// Removes the Concats that can be computed in place and returns the slices their inputs become.
-    static func concatsInPlace(_ nodes: [RuntimeNode], shapes: [String: [Int]], consts: [String: ConstValue],
-                               graphInput: String, graphOutputs: Set<String>)
-        -> (nodes: [RuntimeNode], slices: [String: ConcatSlice]) {
+    static func concatsInPlace(
+        _ nodes: [RuntimeNode], shapes: [String: [Int]], consts: [String: ConstValue],
+        graphInput: String, graphOutputs: Set<String>
+    )
+        -> (nodes: [RuntimeNode], slices: [String: ConcatSlice])
+    {
         var produced: Set<String> = []
         for n in nodes { for o in n.node.outputs where !o.isEmpty { produced.insert(o) } }
         var slices: [String: ConcatSlice] = [:]
@@ -26,14 +29,16 @@ extension InferenceEngine {
         for n in nodes {
             let node = n.node
             guard node.opType == "Concat", let out = node.outputs.first, let outShape = shapes[out],
-                  case .int(let rawAxis)? = node.attributes["axis"] else {
+                case .int(let rawAxis)? = node.attributes["axis"]
+            else {
                 kept.append(n)
                 continue
             }
             let rank = outShape.count
             let axis = Int(rawAxis) < 0 ? Int(rawAxis) + rank : Int(rawAxis)
             let inputs = node.inputs
-            let eligible = axis >= 0 && axis < rank && outShape[..<axis].allSatisfy({ $0 == 1 })
+            let eligible =
+                axis >= 0 && axis < rank && outShape[..<axis].allSatisfy({ $0 == 1 })
                 && !eliminated.contains(out) && Set(inputs).count == inputs.count
                 && inputs.allSatisfy { name in
                     !name.isEmpty && name != graphInput && consts[name] == nil && produced.contains(name)

@@ -33,14 +33,20 @@ enum ConstFolder {
             var value = ConstValue(shape: [1], floats: [0])
             if case .tensor(let t)? = node.attributes["value"] { value = ConstValue(t) }
             let n = shape.reduce(1, *)
-            if let f = value.floats { return [ConstValue(shape: shape, floats: .init(repeating: f.first ?? 0, count: n))] }
+            if let f = value.floats {
+                return [ConstValue(shape: shape, floats: .init(repeating: f.first ?? 0, count: n))]
+            }
             return [ConstValue(shape: shape, ints: .init(repeating: value.ints!.first ?? 0, count: n))]
         case "Range":
             let s = ctx.consts[0]!, l = ctx.consts[1]!, d = ctx.consts[2]!
             if s.isInt {
                 let (a, b, step) = (s.asInts[0], l.asInts[0], d.asInts[0])
                 guard step != 0 else { throw ctx.error("Range delta is 0") }
-                return [ConstValue(shape: [Array(stride(from: a, to: b, by: Int(step))).count], ints: Array(stride(from: a, to: b, by: Int(step))))]
+                return [
+                    ConstValue(
+                        shape: [Array(stride(from: a, to: b, by: Int(step))).count],
+                        ints: Array(stride(from: a, to: b, by: Int(step))))
+                ]
             }
             let values = Array(stride(from: s.asFloats[0], to: l.asFloats[0], by: d.asFloats[0]))
             return [ConstValue(shape: [values.count], floats: values)]
@@ -64,7 +70,9 @@ enum ConstFolder {
             case "Transpose": map = try LayoutOps.transpose(ctx, shape: c.shape)
             case "Slice": map = try LayoutOps.slice(ctx, shape: c.shape)
             case "Pad": (map, fill) = try LayoutOps.pad(ctx, shape: c.shape)
-            default: map = try LayoutOps.gather(ctx, shape: c.shape, indices: try ctx.constInts(1)!, indexShape: try ctx.shape(1))
+            default:
+                map = try LayoutOps.gather(
+                    ctx, shape: c.shape, indices: try ctx.constInts(1)!, indexShape: try ctx.shape(1))
             }
             if let f = c.floats { return [ConstValue(shape: map.shape, floats: map.apply(f, fill: fill))] }
             return [ConstValue(shape: map.shape, ints: map.apply(c.ints!, fill: Int64(fill)))]
@@ -121,7 +129,11 @@ enum ConstFolder {
         var offsets: [Int?] = []
         var total = 0
         for (i, c) in ctx.consts.enumerated() {
-            if let c, !plan.capturedInputs.contains(i) { offsets.append(total); total += c.count } else { offsets.append(nil) }
+            if let c, !plan.capturedInputs.contains(i) {
+                offsets.append(total); total += c.count
+            } else {
+                offsets.append(nil)
+            }
         }
         var outOffsets: [Int] = []
         for s in plan.outputShapes { outOffsets.append(total); total += s.reduce(1, *) }

@@ -6,8 +6,10 @@ extension InferenceEngine {
         var node: ONNXNode
     }
 
-    static func fuse(_ nodes: [RuntimeNode], consts: inout [String: ConstValue], shapes: [String: [Int]],
-                     graphOutputs: Set<String>, opset: Int64, file: String) throws -> [RuntimeNode] {
+    static func fuse(
+        _ nodes: [RuntimeNode], consts: inout [String: ConstValue], shapes: [String: [Int]],
+        graphOutputs: Set<String>, opset: Int64, file: String
+    ) throws -> [RuntimeNode] {
         var nodes = nodes
         var counter = 0
         var changed = true
@@ -21,8 +23,8 @@ extension InferenceEngine {
             for i in nodes.indices where nodes[i].node.opType == "Conv" || nodes[i].node.opType == "ConvTranspose" {
                 let conv = nodes[i].node
                 guard let out = conv.outputs.first, uses[out] == 1, let j = consumer[out], j != i,
-                      conv.attributes["colorcam.activation"] == nil,
-                      let weights = consts[conv.inputs[1]]?.floats, let wShape = consts[conv.inputs[1]]?.shape
+                    conv.attributes["colorcam.activation"] == nil,
+                    let weights = consts[conv.inputs[1]]?.floats, let wShape = consts[conv.inputs[1]]?.shape
                 else { continue }
                 let next = nodes[j].node
                 // ConvTranspose weights are [Cin, Cout/group, kh, kw]: only the activation fuses there.
@@ -30,33 +32,40 @@ extension InferenceEngine {
                 let channels = wShape[0]
                 guard channels > 0, weights.count % channels == 0 else { continue }
                 let perChannel = weights.count / channels
-                var bias = conv.inputs.count > 2 && !conv.inputs[2].isEmpty
+                var bias =
+                    conv.inputs.count > 2 && !conv.inputs[2].isEmpty
                     ? consts[conv.inputs[2]]?.floats : [Float](repeating: 0, count: channels)
                 guard bias != nil else { continue }
                 var scale: [Float]?
                 var shift: [Float]?
                 var activation: [String: ONNXAttribute]?
-                let ctx = OpContext(node: next, opset: opset, inputShapes: next.inputs.map { shapes[$0] },
-                                    consts: next.inputs.map { consts[$0] }, mode: .fast, file: file)
+                let ctx = OpContext(
+                    node: next, opset: opset, inputShapes: next.inputs.map { shapes[$0] },
+                    consts: next.inputs.map { consts[$0] }, mode: .fast, file: file)
                 switch next.opType {
                 case "BatchNormalization":
                     guard (1...4).allSatisfy({ next.inputs.count > $0 && consts[next.inputs[$0]] != nil }),
-                          try ctx.int("training_mode", 0) == 0 else { continue }
+                        try ctx.int("training_mode", 0) == 0
+                    else { continue }
                     let (s, t) = try BatchNormOp.affine(ctx, channels: channels)
                     scale = s; shift = t
                 case "Mul", "Add":
                     let other = next.inputs[0] == out ? next.inputs[1] : next.inputs[0]
                     guard let c = consts[other]?.floats, let cs = shapes[other],
-                          let v = perChannelValues(c, shape: cs, channels: channels, outRank: shapes[out]?.count ?? 4)
+                        let v = perChannelValues(c, shape: cs, channels: channels, outRank: shapes[out]?.count ?? 4)
                     else { continue }
                     if next.opType == "Mul" { scale = v } else { shift = v }
                 case "Relu": activation = ["colorcam.activation": .string("relu")]
                 case "LeakyRelu":
-                    activation = ["colorcam.activation": .string("leaky"),
-                                  "colorcam.alpha": .float(try ctx.float("alpha", 0.01))]
+                    activation = [
+                        "colorcam.activation": .string("leaky"),
+                        "colorcam.alpha": .float(try ctx.float("alpha", 0.01))
+                    ]
                 case "Clip":
                     let (lo, hi) = try UnaryOp.clipBounds(ctx)
-                    activation = ["colorcam.activation": .string("clip"), "colorcam.min": .float(lo), "colorcam.max": .float(hi)]
+                    activation = [
+                        "colorcam.activation": .string("clip"), "colorcam.min": .float(lo), "colorcam.max": .float(hi)
+                    ]
                 default: continue
                 }
                 var fused = conv
@@ -95,7 +104,8 @@ extension InferenceEngine {
         let channelAxisFromEnd = outRank - 1
         let padded = [Int](repeating: 1, count: outRank - shape.count) + shape
         guard padded[outRank - channelAxisFromEnd] == channels,
-              padded.enumerated().allSatisfy({ $0.offset == 1 || $0.element == 1 }) else { return nil }
+            padded.enumerated().allSatisfy({ $0.offset == 1 || $0.element == 1 })
+        else { return nil }
         return c
     }
 }

@@ -11,7 +11,8 @@ extension InferenceEngine {
         var producer: [String: Int] = [:]
         for (i, node) in nodes.enumerated() {
             guard node.domain.isEmpty || node.domain == "ai.onnx" else {
-                throw InferError(.badData, file: file, node: label(node), "operator domain '\(node.domain)' is not supported")
+                throw InferError(
+                    .badData, file: file, node: label(node), "operator domain '\(node.domain)' is not supported")
             }
             guard OpRegistry.isSupported(node.opType) else {
                 throw InferError(.badData, file: file, node: label(node), "unsupported operator type \(node.opType)")
@@ -28,8 +29,9 @@ extension InferenceEngine {
         for (i, node) in nodes.enumerated() {
             for input in node.inputs where !input.isEmpty && !defined.contains(input) {
                 guard let p = producer[input] else {
-                    throw InferError(.badData, file: file, node: label(node),
-                                     "input '\(input)' is not a graph input, initializer or node output (missing initializer?)")
+                    throw InferError(
+                        .badData, file: file, node: label(node),
+                        "input '\(input)' is not a graph input, initializer or node output (missing initializer?)")
                 }
                 pending[i] += 1
                 consumers[p].append(i)

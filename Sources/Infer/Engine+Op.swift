@@ -45,8 +45,10 @@ enum FusedActivation: Equatable {
     }
 
     /// Applies bias (per row of `rowLength` elements) and the activation in place over `rows` rows.
-    func epilogue(_ p: UnsafeMutablePointer<Float>, rows: Int, rowLength: Int, rowStride: Int,
-                  bias: UnsafePointer<Float>?) {
+    func epilogue(
+        _ p: UnsafeMutablePointer<Float>, rows: Int, rowLength: Int, rowStride: Int,
+        bias: UnsafePointer<Float>?
+    ) {
         for r in 0..<rows {
             let row = p + r * rowStride
             let b = bias?[r] ?? 0
@@ -72,7 +74,9 @@ struct OpContext {
     let mode: EngineMode
     let file: String
 
-    var label: String { "'\(node.name.isEmpty ? node.outputs.first ?? "?" : node.name)' (\(node.opType), opset \(opset))" }
+    var label: String {
+        "'\(node.name.isEmpty ? node.outputs.first ?? "?" : node.name)' (\(node.opType), opset \(opset))"
+    }
 
     func error(_ message: String) -> InferError { InferError(.badData, file: file, node: label, message) }
 

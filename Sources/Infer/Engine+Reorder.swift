@@ -8,8 +8,10 @@
 /// output, the resize keeps the batch and channel axes (rank 4) and is given by `scales` (not `sizes`, which would
 /// name the old channel count).
 extension InferenceEngine {
-    static func convBeforeNearestResize(_ nodes: [RuntimeNode], shapes: inout [String: [Int]],
-                                        consts: [String: ConstValue], graphOutputs: Set<String>) -> [RuntimeNode] {
+    static func convBeforeNearestResize(
+        _ nodes: [RuntimeNode], shapes: inout [String: [Int]],
+        consts: [String: ConstValue], graphOutputs: Set<String>
+    ) -> [RuntimeNode] {
         var nodes = nodes
         var uses: [String: Int] = [:]
         for n in nodes { for i in n.node.inputs where !i.isEmpty { uses[i, default: 0] += 1 } }
@@ -20,10 +22,12 @@ extension InferenceEngine {
         for j in nodes.indices where nodes[j].node.opType == "Conv" {
             let conv = nodes[j].node
             guard let r = conv.inputs.first, uses[r] == 1, let i = producer[r], isPointwise(conv, consts: consts),
-                  let convOut = conv.outputs.first, let convShape = shapes[convOut] else { continue }
+                let convOut = conv.outputs.first, let convShape = shapes[convOut]
+            else { continue }
             let resize = nodes[i].node
             guard isNearestSpatialResize(resize, shapes: shapes, consts: consts), let x = resize.inputs.first,
-                  let xShape = shapes[x] else { continue }
+                let xShape = shapes[x]
+            else { continue }
             counter += 1
             let low = "colorcam.lowres.\(counter)"
             var convFirst = conv
@@ -54,16 +58,22 @@ extension InferenceEngine {
     }
 
     /// A nearest Resize/Upsample of a rank-4 tensor that keeps N and C, given by constant scales.
-    static func isNearestSpatialResize(_ node: ONNXNode, shapes: [String: [Int]],
-                                       consts: [String: ConstValue]) -> Bool {
+    static func isNearestSpatialResize(
+        _ node: ONNXNode, shapes: [String: [Int]],
+        consts: [String: ConstValue]
+    ) -> Bool {
         guard node.opType == "Resize" || node.opType == "Upsample", let x = node.inputs.first,
-              let out = node.outputs.first, let xs = shapes[x], let os = shapes[out], xs.count == 4, os.count == 4,
-              xs[0] == os[0], xs[1] == os[1] else { return false }
+            let out = node.outputs.first, let xs = shapes[x], let os = shapes[out], xs.count == 4, os.count == 4,
+            xs[0] == os[0], xs[1] == os[1]
+        else { return false }
         if case .string(let mode)? = node.attributes["mode"], mode != "nearest" { return false }
         if node.attributes["axes"] != nil { return false }
         // Resize(X, roi, scales, sizes): sizes would carry the old channel count.
         if node.opType == "Resize", node.inputs.count > 3, !node.inputs[3].isEmpty,
-           (consts[node.inputs[3]]?.count ?? 1) > 0 { return false }
+            (consts[node.inputs[3]]?.count ?? 1) > 0
+        {
+            return false
+        }
         return true
     }
 }

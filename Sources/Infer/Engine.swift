@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A model prepared for one input shape: `load → prepare (init) → run`.
 ///
@@ -51,8 +52,10 @@ public final class InferenceEngine {
     }
 
     /// Prepares a decoded model for `inputShape` (default: the shape the model declares).
-    public init(model: ONNXModel, file: String = "<memory>", inputShape requested: [Int]? = nil,
-                mode: EngineMode = .fast) throws {
+    public init(
+        model: ONNXModel, file: String = "<memory>", inputShape requested: [Int]? = nil,
+        mode: EngineMode = .fast
+    ) throws {
         self.file = file
         self.mode = mode
         let opset = model.defaultOpset
@@ -64,24 +67,30 @@ public final class InferenceEngine {
         for t in graph.initializers { consts[t.name] = ConstValue(t) }
         let runtimeInputs = graph.inputs.filter { consts[$0.name] == nil }
         guard runtimeInputs.count == 1, let input = runtimeInputs.first else {
-            throw InferError(.badData, file: file, "the graph has \(runtimeInputs.count) run-time inputs; colorcam needs exactly 1")
+            throw InferError(
+                .badData, file: file, "the graph has \(runtimeInputs.count) run-time inputs; colorcam needs exactly 1")
         }
         guard graph.outputs.count == 1, let output = graph.outputs.first else {
-            throw InferError(.badData, file: file, "the graph has \(graph.outputs.count) outputs; colorcam needs exactly 1")
+            throw InferError(
+                .badData, file: file, "the graph has \(graph.outputs.count) outputs; colorcam needs exactly 1")
         }
         guard input.elementType == ONNXDataType.float.rawValue || input.elementType == 0 else {
-            throw InferError(.badData, file: file, "input '\(input.name)' has element type \(input.elementType), not float")
+            throw InferError(
+                .badData, file: file, "input '\(input.name)' has element type \(input.elementType), not float")
         }
         let declared = input.dims
         let shape: [Int]
         if let requested {
             guard !input.hasShape || requested.count == declared.count else {
-                throw InferError(.badData, file: file, "shape mismatch: input '\(input.name)' has rank \(declared.count), asked for \(requested)")
+                throw InferError(
+                    .badData, file: file,
+                    "shape mismatch: input '\(input.name)' has rank \(declared.count), asked for \(requested)")
             }
             shape = requested
         } else {
             guard input.hasShape, declared.allSatisfy({ $0 != nil }) else {
-                throw InferError(.usage, file: file, "input '\(input.name)' has symbolic dims \(declared); give an input size")
+                throw InferError(
+                    .usage, file: file, "input '\(input.name)' has symbolic dims \(declared); give an input size")
             }
             shape = declared.map { $0! }
         }
@@ -98,9 +107,10 @@ public final class InferenceEngine {
         for (name, c) in consts { shapes[name] = c.shape }
         var runtime: [RuntimeNode] = []
         func context(_ node: ONNXNode, _ mode: EngineMode) -> OpContext {
-            OpContext(node: node, opset: opset,
-                      inputShapes: node.inputs.map { $0.isEmpty ? nil : shapes[$0] },
-                      consts: node.inputs.map { $0.isEmpty ? nil : consts[$0] }, mode: mode, file: file)
+            OpContext(
+                node: node, opset: opset,
+                inputShapes: node.inputs.map { $0.isEmpty ? nil : shapes[$0] },
+                consts: node.inputs.map { $0.isEmpty ? nil : consts[$0] }, mode: mode, file: file)
         }
         for node in order {
             let ctx = context(node, .reference)
@@ -119,25 +129,32 @@ public final class InferenceEngine {
             throw InferError(.badData, file: file, "output '\(output.name)' does not depend on the input")
         }
         if requested == nil, output.hasShape, output.dims.count == outShape.count || output.dims.isEmpty == false {
-            let mismatch = output.dims.count != outShape.count
+            let mismatch =
+                output.dims.count != outShape.count
                 || zip(output.dims, outShape).contains { d, s in d != nil && d != s }
             if mismatch {
-                throw InferError(.badData, file: file, "shape mismatch: output '\(output.name)' is declared \(output.dims.map { $0.map(String.init) ?? "?" }) but computes to \(outShape)")
+                throw InferError(
+                    .badData, file: file,
+                    "shape mismatch: output '\(output.name)' is declared \(output.dims.map { $0.map(String.init) ?? "?" }) but computes to \(outShape)"
+                )
             }
         }
         outputShape = outShape
         if mode == .fast {
-            runtime = try Self.fuse(runtime, consts: &consts, shapes: shapes, graphOutputs: [output.name],
-                                    opset: opset, file: file)
+            runtime = try Self.fuse(
+                runtime, consts: &consts, shapes: shapes, graphOutputs: [output.name],
+                opset: opset, file: file)
             for (name, c) in consts where shapes[name] == nil { shapes[name] = c.shape }
-            runtime = Self.convBeforeNearestResize(runtime, shapes: &shapes, consts: consts,
-                                                   graphOutputs: [output.name])
+            runtime = Self.convBeforeNearestResize(
+                runtime, shapes: &shapes, consts: consts,
+                graphOutputs: [output.name])
         }
 
         var slices: [String: ConcatSlice] = [:]
         if mode == .fast {
-            (runtime, slices) = Self.concatsInPlace(runtime, shapes: shapes, consts: consts, graphInput: input.name,
-                                                    graphOutputs: [output.name])
+            (runtime, slices) = Self.concatsInPlace(
+                runtime, shapes: shapes, consts: consts, graphInput: input.name,
+                graphOutputs: [output.name])
         }
 
         // Final plans and the memory plan.
@@ -161,8 +178,9 @@ public final class InferenceEngine {
         // An eliminated Concat's output lives until the last read of it or of any of its slices.
         var concatLastUse: [String: Int] = [:]
         for (name, slice) in slices {
-            concatLastUse[slice.concat] = max(concatLastUse[slice.concat] ?? -1, lastUse[slice.concat] ?? -1,
-                                              lastUse[name] ?? -1)
+            concatLastUse[slice.concat] = max(
+                concatLastUse[slice.concat] ?? -1, lastUse[slice.concat] ?? -1,
+                lastUse[name] ?? -1)
         }
         offsets[input.name] = planner.allocate(shape.reduce(1, *))
         var totalFlops = 0.0
@@ -202,19 +220,23 @@ public final class InferenceEngine {
         for (r, plan) in zip(runtime, plans) {
             let slots = KernelSlots(
                 inputs: r.node.inputs.enumerated().map { i, n in
-                    n.isEmpty || plan.capturedInputs.contains(i) ? nil : offsets[n] },
+                    n.isEmpty || plan.capturedInputs.contains(i) ? nil : offsets[n]
+                },
                 outputs: r.node.outputs.map { offsets[$0] ?? 0 }, scratch: scratch)
             built.append(try plan.build(slots))
         }
         kernels = built
         stepSummary = zip(runtime, plans).map { r, plan in
             var label = r.node.opType
-            if r.node.opType.hasPrefix("Conv"), let w = shapes[r.node.inputs[1]], w.count == 4 { label += " \(w[2])x\(w[3])" }
+            if r.node.opType.hasPrefix("Conv"), let w = shapes[r.node.inputs[1]], w.count == 4 {
+                label += " \(w[2])x\(w[3])"
+            }
             return (label, plan.flops)
         }
         stepShapes = zip(runtime, plans).map { r, plan in
             r.node.inputs.compactMap { shapes[$0] }.prefix(2).map { $0.map(String.init).joined(separator: "x") }
-                .joined(separator: ", ") + " → " + (plan.outputShapes.first ?? []).map(String.init).joined(separator: "x")
+                .joined(separator: ", ") + " → "
+                + (plan.outputShapes.first ?? []).map(String.init).joined(separator: "x")
         }
         flops = totalFlops
         inputOffset = offsets[input.name]!
@@ -233,7 +255,8 @@ public final class InferenceEngine {
     /// Runs the model. Allocates nothing.
     /// - Precondition: `input.count == inputCount`, `output.count == outputCount`.
     public func run(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
-        precondition(input.count == inputCount && output.count == outputCount, "run: buffer sizes do not match the plan")
+        precondition(
+            input.count == inputCount && output.count == outputCount, "run: buffer sizes do not match the plan")
         (arena + inputOffset).update(from: input.baseAddress!, count: input.count)
         for kernel in kernels { kernel.run(arena) }
         output.baseAddress!.update(from: arena + outputOffset, count: output.count)
@@ -241,8 +264,10 @@ public final class InferenceEngine {
 
     /// Runs the model like `run(input:output:)`, adding each step's CPU time on this thread to `stepNs[i]`
     /// (CPU time, so that other processes on a shared machine do not inflate a step). Allocates nothing.
-    public func runProfiled(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>,
-                            stepNs: UnsafeMutableBufferPointer<Int64>) {
+    public func runProfiled(
+        input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>,
+        stepNs: UnsafeMutableBufferPointer<Int64>
+    ) {
         precondition(stepNs.count == kernels.count && input.count == inputCount && output.count == outputCount)
         (arena + inputOffset).update(from: input.baseAddress!, count: input.count)
         var t0 = threadCPUNs()
@@ -258,7 +283,8 @@ public final class InferenceEngine {
     /// Convenience for tests and tools: runs on a `Tensor` and returns a new one (allocates).
     public func run(_ input: Tensor) -> Tensor {
         var out = Tensor(zeros: outputShape)
-        input.data.withUnsafeBufferPointer { i in out.data.withUnsafeMutableBufferPointer { run(input: i, output: $0) } }
+        input.data.withUnsafeBufferPointer { i in out.data.withUnsafeMutableBufferPointer { run(input: i, output: $0) }
+        }
         return out
     }
 }
@@ -319,8 +345,11 @@ struct ArenaPlanner {
         free.sort { $0.offset < $1.offset }
         var merged: [(offset: Int, size: Int)] = []
         for b in free {
-            if let last = merged.last, last.offset + last.size == b.offset { merged[merged.count - 1].size += b.size }
-            else { merged.append(b) }
+            if let last = merged.last, last.offset + last.size == b.offset {
+                merged[merged.count - 1].size += b.size
+            } else {
+                merged.append(b)
+            }
         }
         free = merged
     }

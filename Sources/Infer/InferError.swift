@@ -13,8 +13,10 @@ public struct InferError: ColorcamError {
     public var node: String?
     public let message: String
 
-    public init(_ kind: FailureKind = .badData, file: String = "<memory>", byteOffset: Int? = nil,
-                node: String? = nil, _ message: String) {
+    public init(
+        _ kind: FailureKind = .badData, file: String = "<memory>", byteOffset: Int? = nil,
+        node: String? = nil, _ message: String
+    ) {
         self.kind = kind
         self.file = file
         self.byteOffset = byteOffset

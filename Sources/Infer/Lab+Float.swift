@@ -17,15 +17,18 @@ extension Lab {
     /// Runs `body` in place over three planes of `count` floats each (`planes`, `+ stride`, `+ 2·stride`); `count`
     /// is a multiple of 8.
     @inline(__always)
-    static func mapPlanes(_ planes: UnsafeMutablePointer<Float>, stride: Int, count: Int,
-                          _ body: (V, V, V) -> (V, V, V)) {
+    static func mapPlanes(
+        _ planes: UnsafeMutablePointer<Float>, stride: Int, count: Int,
+        _ body: (V, V, V) -> (V, V, V)
+    ) {
         let p0 = UnsafeMutableRawPointer(planes), p1 = UnsafeMutableRawPointer(planes + stride)
         let p2 = UnsafeMutableRawPointer(planes + 2 * stride)
         var offset = 0
         while offset < 4 * count {
-            let (u, v, w) = body(p0.loadUnaligned(fromByteOffset: offset, as: V.self),
-                                 p1.loadUnaligned(fromByteOffset: offset, as: V.self),
-                                 p2.loadUnaligned(fromByteOffset: offset, as: V.self))
+            let (u, v, w) = body(
+                p0.loadUnaligned(fromByteOffset: offset, as: V.self),
+                p1.loadUnaligned(fromByteOffset: offset, as: V.self),
+                p2.loadUnaligned(fromByteOffset: offset, as: V.self))
             p0.storeBytes(of: u, toByteOffset: offset, as: V.self)
             p1.storeBytes(of: v, toByteOffset: offset, as: V.self)
             p2.storeBytes(of: w, toByteOffset: offset, as: V.self)
@@ -37,10 +40,12 @@ extension Lab {
     /// with pixels `start ..< start + n`, `convert` converts the planes in place (`count` = n rounded up to 8; the
     /// last block is padded with mid-grey), `store` writes the chunk's results out.
     @inline(__always)
-    static func chunked(pixelCount: Int,
-                        load: (_ planes: UnsafeMutablePointer<Float>, _ start: Int, _ n: Int) -> Void,
-                        _ convert: (_ planes: UnsafeMutablePointer<Float>, _ count: Int) -> Void,
-                        store: (_ planes: UnsafePointer<Float>, _ start: Int, _ n: Int) -> Void) {
+    static func chunked(
+        pixelCount: Int,
+        load: (_ planes: UnsafeMutablePointer<Float>, _ start: Int, _ n: Int) -> Void,
+        _ convert: (_ planes: UnsafeMutablePointer<Float>, _ count: Int) -> Void,
+        store: (_ planes: UnsafePointer<Float>, _ start: Int, _ n: Int) -> Void
+    ) {
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * chunkPx) { buffer in
             let planes = buffer.baseAddress!
             var start = 0
@@ -69,12 +74,15 @@ extension Lab {
             let q3 = raw.loadUnaligned(fromByteOffset: 12 * i + 48, as: SIMD4<Float>.self)
             let q4 = raw.loadUnaligned(fromByteOffset: 12 * i + 64, as: SIMD4<Float>.self)
             let q5 = raw.loadUnaligned(fromByteOffset: 12 * i + 80, as: SIMD4<Float>.self)
-            out.storeBytes(of: V(q0[0], q0[3], q1[2], q2[1], q3[0], q3[3], q4[2], q5[1]), toByteOffset: 4 * i,
-                           as: V.self)
-            out.storeBytes(of: V(q0[1], q1[0], q1[3], q2[2], q3[1], q4[0], q4[3], q5[2]),
-                           toByteOffset: 4 * (chunkPx + i), as: V.self)
-            out.storeBytes(of: V(q0[2], q1[1], q2[0], q2[3], q3[2], q4[1], q5[0], q5[3]),
-                           toByteOffset: 4 * (2 * chunkPx + i), as: V.self)
+            out.storeBytes(
+                of: V(q0[0], q0[3], q1[2], q2[1], q3[0], q3[3], q4[2], q5[1]), toByteOffset: 4 * i,
+                as: V.self)
+            out.storeBytes(
+                of: V(q0[1], q1[0], q1[3], q2[2], q3[1], q4[0], q4[3], q5[2]),
+                toByteOffset: 4 * (chunkPx + i), as: V.self)
+            out.storeBytes(
+                of: V(q0[2], q1[1], q2[0], q2[3], q3[2], q4[1], q5[0], q5[3]),
+                toByteOffset: 4 * (2 * chunkPx + i), as: V.self)
             i += 8
         }
         while i < n {
@@ -108,12 +116,15 @@ extension Lab {
     }
 
     /// Converts `pixelCount` interleaved Lab pixels to interleaved sRGB floats, clipped to 0…1.
-    public static func convertLabToRGB(_ lab: UnsafePointer<Float>, _ rgb: UnsafeMutablePointer<Float>, pixelCount: Int) {
-        chunked(pixelCount: pixelCount, load: { deinterleave(lab + 3 * $1, $0, $2) }, { planes, count in
-            mapPlanes(planes, stride: chunkPx, count: count) { l, a, b in
-                let c = Lab.rgb(L: l, a: a, b: b)
-                return (c.r, c.g, c.b)
-            }
-        }, store: { interleave($0, rgb + 3 * $1, $2) })
+    public static func convertLabToRGB(_ lab: UnsafePointer<Float>, _ rgb: UnsafeMutablePointer<Float>, pixelCount: Int)
+    {
+        chunked(
+            pixelCount: pixelCount, load: { deinterleave(lab + 3 * $1, $0, $2) },
+            { planes, count in
+                mapPlanes(planes, stride: chunkPx, count: count) { l, a, b in
+                    let c = Lab.rgb(L: l, a: a, b: b)
+                    return (c.r, c.g, c.b)
+                }
+            }, store: { interleave($0, rgb + 3 * $1, $2) })
     }
 }

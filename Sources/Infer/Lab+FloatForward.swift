@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The float sRGB → Lab buffer path: eight pixels per step, gathered lane by lane straight from the interleaved
@@ -13,7 +13,9 @@ import Glibc
 /// no allocation.
 extension Lab {
     /// The sRGB curve sampled at 4096 + 2 points over 0…1 (Double-exact), for `linearizeTable`.
-    static let linearCurve: [Float] = (0...4097).map { Float(referenceLinear(min(Double($0) / 4096, 1.0 + 1.0 / 4096))) }
+    static let linearCurve: [Float] = (0...4097).map {
+        Float(referenceLinear(min(Double($0) / 4096, 1.0 + 1.0 / 4096)))
+    }
 
     /// sRGB codes → linear light by linear interpolation in `linearCurve` (error below 3e-8, the curve's
     /// curvature is at most 3.4); blocks with a code outside 0…1 take the exact formula (`linearize`).
@@ -21,7 +23,7 @@ extension Lab {
     static func linearizeTable(_ c: V, _ table: UnsafePointer<Float>) -> V {
         if !all((c .>= 0) .& (c .<= 1)) { return linearize(c) }  // also NaN: never index with it
         let scaled = c * 4096
-        let shifted = scaled + 12_582_912.0 - 0.5          // round-to-nearest of (x − ½) = floor(x) for x ≥ 0
+        let shifted = scaled + 12_582_912.0 - 0.5  // round-to-nearest of (x − ½) = floor(x) for x ≥ 0
         let index = unsafeBitCast(shifted, to: SIMD8<UInt32>.self) &- 0x4B40_0000
         let base = shifted - 12_582_912.0
         let frac = scaled - base
@@ -73,9 +75,11 @@ extension Lab {
     /// Loads 8 interleaved triples (24 floats) as three planes, lane by lane.
     @inline(__always)
     static func load8Lanes(_ p: UnsafePointer<Float>) -> (V, V, V) {
-        (V(p[0], p[3], p[6], p[9], p[12], p[15], p[18], p[21]),
-         V(p[1], p[4], p[7], p[10], p[13], p[16], p[19], p[22]),
-         V(p[2], p[5], p[8], p[11], p[14], p[17], p[20], p[23]))
+        (
+            V(p[0], p[3], p[6], p[9], p[12], p[15], p[18], p[21]),
+            V(p[1], p[4], p[7], p[10], p[13], p[16], p[19], p[22]),
+            V(p[2], p[5], p[8], p[11], p[14], p[17], p[20], p[23])
+        )
     }
 
     /// Stores three planes as 8 interleaved triples.
@@ -87,8 +91,10 @@ extension Lab {
     /// Runs `body` over `pixelCount` interleaved triples, 8 at a time; the last partial block goes through a
     /// 24-float stack buffer (no heap allocation).
     @inline(__always)
-    static func blocks(_ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, pixelCount: Int,
-                       _ body: (V, V, V) -> (V, V, V)) {
+    static func blocks(
+        _ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, pixelCount: Int,
+        _ body: (V, V, V) -> (V, V, V)
+    ) {
         let full = pixelCount / 8
         for blk in 0..<full {
             let (x, y, z) = load8Lanes(src + 24 * blk)
@@ -111,7 +117,8 @@ extension Lab {
 
     /// Converts `pixelCount` interleaved sRGB pixels (floats 0…1; other finite values are converted by the same
     /// formulas) to interleaved Lab.
-    public static func convertRGBToLab(_ rgb: UnsafePointer<Float>, _ lab: UnsafeMutablePointer<Float>, pixelCount: Int) {
+    public static func convertRGBToLab(_ rgb: UnsafePointer<Float>, _ lab: UnsafeMutablePointer<Float>, pixelCount: Int)
+    {
         linearCurve.withUnsafeBufferPointer { tb in
             labFCurve.withUnsafeBufferPointer { fb in
                 let t = tb.baseAddress!, f = fb.baseAddress!

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Interpolation tables of (value, slope to the next sample) pairs over 0…1, sampled in Double: one 8-byte load per

@@ -47,10 +47,12 @@ extension Lab {
     /// Converts planar 4:2:0 YCbCr (luma `widthPx × heightPx`, chroma `⌈w/2⌉ × ⌈h/2⌉`, rows packed) to
     /// interleaved Lab (`widthPx × heightPx × 3` floats); each chroma sample covers its 2×2 luma block.
     /// `scratchRGB` must hold 3 × `widthPx` floats (one row of R'G'B').
-    public static func convertYCbCr420ToLab(luma: UnsafePointer<UInt8>, cb: UnsafePointer<UInt8>,
-                                            cr: UnsafePointer<UInt8>, widthPx: Int, heightPx: Int,
-                                            encoding: YCbCrEncoding, lab: UnsafeMutablePointer<Float>,
-                                            scratchRGB: UnsafeMutablePointer<Float>) {
+    public static func convertYCbCr420ToLab(
+        luma: UnsafePointer<UInt8>, cb: UnsafePointer<UInt8>,
+        cr: UnsafePointer<UInt8>, widthPx: Int, heightPx: Int,
+        encoding: YCbCrEncoding, lab: UnsafeMutablePointer<Float>,
+        scratchRGB: UnsafeMutablePointer<Float>
+    ) {
         let chromaWidth = (widthPx + 1) / 2
         for row in 0..<heightPx {
             let c = (row / 2) * chromaWidth
@@ -64,15 +66,18 @@ extension Lab {
 
     /// L only from planar 4:2:0 YCbCr (the model's input from a camera frame). `scratch` holds 6 × `widthPx`
     /// floats.
-    public static func lightnessFromYCbCr420(luma: UnsafePointer<UInt8>, cb: UnsafePointer<UInt8>,
-                                             cr: UnsafePointer<UInt8>, widthPx: Int, heightPx: Int,
-                                             encoding: YCbCrEncoding, lightness: UnsafeMutablePointer<Float>,
-                                             scratch: UnsafeMutablePointer<Float>) {
+    public static func lightnessFromYCbCr420(
+        luma: UnsafePointer<UInt8>, cb: UnsafePointer<UInt8>,
+        cr: UnsafePointer<UInt8>, widthPx: Int, heightPx: Int,
+        encoding: YCbCrEncoding, lightness: UnsafeMutablePointer<Float>,
+        scratch: UnsafeMutablePointer<Float>
+    ) {
         let rowLab = scratch + 3 * widthPx
         for row in 0..<heightPx {
-            convertYCbCr420ToLab(luma: luma + row * widthPx, cb: cb + (row / 2) * ((widthPx + 1) / 2),
-                                 cr: cr + (row / 2) * ((widthPx + 1) / 2), widthPx: widthPx, heightPx: 1,
-                                 encoding: encoding, lab: rowLab, scratchRGB: scratch)
+            convertYCbCr420ToLab(
+                luma: luma + row * widthPx, cb: cb + (row / 2) * ((widthPx + 1) / 2),
+                cr: cr + (row / 2) * ((widthPx + 1) / 2), widthPx: widthPx, heightPx: 1,
+                encoding: encoding, lab: rowLab, scratchRGB: scratch)
             for x in 0..<widthPx { lightness[row * widthPx + x] = rowLab[3 * x] }
         }
     }

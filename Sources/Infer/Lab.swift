@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// CIE L*a*b* for sRGB (D65), with the constants of scikit-image's `rgb2lab` / `lab2rgb` (what Zhang et al.'s
@@ -24,7 +24,7 @@ public enum Lab {
     public static let rgbToXYZ: [[Double]] = [
         [0.412453, 0.357580, 0.180423],
         [0.212671, 0.715160, 0.072169],
-        [0.019334, 0.119193, 0.950227],
+        [0.019334, 0.119193, 0.950227]
     ]
     /// D65 reference white (2° observer), as scikit-image uses.
     public static let whiteD65: (x: Double, y: Double, z: Double) = (0.95047, 1.0, 1.08883)
@@ -68,9 +68,11 @@ public enum Lab {
         let x = finv(fx) * whiteD65.x, y = finv(fy) * whiteD65.y, z = finv(fz) * whiteD65.z
         let m = xyzToRGB
         func enc(_ v: Double) -> Double { min(max(referenceEncode(max(v, 0)), 0), 1) }
-        return (enc(m[0][0] * x + m[0][1] * y + m[0][2] * z),
-                enc(m[1][0] * x + m[1][1] * y + m[1][2] * z),
-                enc(m[2][0] * x + m[2][1] * y + m[2][2] * z))
+        return (
+            enc(m[0][0] * x + m[0][1] * y + m[0][2] * z),
+            enc(m[1][0] * x + m[1][1] * y + m[1][2] * z),
+            enc(m[2][0] * x + m[2][1] * y + m[2][2] * z)
+        )
     }
 
     static func invert3x3(_ m: [[Double]]) -> [[Double]] {
@@ -81,7 +83,7 @@ public enum Lab {
         return [
             [(e * i - f * h) / det, (c * h - b * i) / det, (b * f - c * e) / det],
             [(f * g - d * i) / det, (a * i - c * g) / det, (c * d - a * f) / det],
-            [(d * h - e * g) / det, (b * g - a * h) / det, (a * e - b * d) / det],
+            [(d * h - e * g) / det, (b * g - a * h) / det, (a * e - b * d) / det]
         ]
     }
 }

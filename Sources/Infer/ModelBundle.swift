@@ -25,8 +25,10 @@ public struct ModelBundle: Sendable, Equatable {
     public var outputScale: Float
     public var head: String
 
-    public init(name: String, modelPath: String, inputSizePx: Int = 256, inputScale: Float = 1, inputOffset: Float = 0,
-                outputScale: Float = 1, head: String = "ab") {
+    public init(
+        name: String, modelPath: String, inputSizePx: Int = 256, inputScale: Float = 1, inputOffset: Float = 0,
+        outputScale: Float = 1, head: String = "ab"
+    ) {
         self.name = name
         self.modelPath = modelPath
         self.inputSizePx = inputSizePx
@@ -49,7 +51,10 @@ public struct ModelBundle: Sendable, Equatable {
             throw ModelBundleError(.missingInput, file: path, "no such model file or bundle directory")
         }
         if !isDirectory.boolValue { return bare(path, preset: preset ?? .colorcam) }
-        if let preset { throw ModelBundleError(.usage, file: path, "--preset \(preset.rawValue) applies to a bare .onnx file, not a bundle") }
+        if let preset {
+            throw ModelBundleError(
+                .usage, file: path, "--preset \(preset.rawValue) applies to a bare .onnx file, not a bundle")
+        }
         let manifestPath = (path as NSString).appendingPathComponent("manifest.json")
         guard let data = FileManager.default.contents(atPath: manifestPath) else {
             throw ModelBundleError(.missingInput, file: manifestPath, "bundle directory has no manifest.json")
@@ -72,16 +77,21 @@ public struct ModelBundle: Sendable, Equatable {
         let input: [String: Any] = try field(root, "input", "")
         let output: [String: Any] = try field(root, "output", "")
         let shape: [Int] = try field(input, "shape", "input.")
-        guard shape.count == 4, shape[0] == 1, shape[1] == 1, shape[2] == shape[3], (16...4096).contains(shape[2]) else {
-            throw ModelBundleError(.badData, file: manifestPath, "input.shape must be [1, 1, N, N] with 16 <= N <= 4096")
+        guard shape.count == 4, shape[0] == 1, shape[1] == 1, shape[2] == shape[3], (16...4096).contains(shape[2])
+        else {
+            throw ModelBundleError(
+                .badData, file: manifestPath, "input.shape must be [1, 1, N, N] with 16 <= N <= 4096")
         }
         let scale = (input["scale"] as? Double) ?? 1, offset = (input["offset"] as? Double) ?? 0
         let outScale = (output["scale"] as? Double) ?? 1
-        guard !file.contains("/") else { throw ModelBundleError(.badData, file: manifestPath, "'file' must be a name inside the bundle") }
-        return ModelBundle(name: (root["name"] as? String) ?? directory,
-                           modelPath: (directory as NSString).appendingPathComponent(file),
-                           inputSizePx: shape[2], inputScale: Float(scale), inputOffset: Float(offset),
-                           outputScale: Float(outScale), head: (root["head"] as? String) ?? "ab")
+        guard !file.contains("/") else {
+            throw ModelBundleError(.badData, file: manifestPath, "'file' must be a name inside the bundle")
+        }
+        return ModelBundle(
+            name: (root["name"] as? String) ?? directory,
+            modelPath: (directory as NSString).appendingPathComponent(file),
+            inputSizePx: shape[2], inputScale: Float(scale), inputOffset: Float(offset),
+            outputScale: Float(outScale), head: (root["head"] as? String) ?? "ab")
     }
 }
 

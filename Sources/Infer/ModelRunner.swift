@@ -20,9 +20,12 @@ public protocol ModelRunner: AnyObject {
 /// Runs the colorizer once: on `remote` when given (else on `local`), and with `fallbackLocal` on `local` when the
 /// server gives no result (the outcome then says `.fallback` and keeps why the server was not used). The one place
 /// that decides between a server and the local engine, for the pipeline's processor and `Colorizer`.
-public func runColorizer(local: InferenceEngine, remote: ModelRunner?, fallbackLocal: Bool,
-                         input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>)
-    -> InferenceOutcome {
+public func runColorizer(
+    local: InferenceEngine, remote: ModelRunner?, fallbackLocal: Bool,
+    input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>
+)
+    -> InferenceOutcome
+{
     guard let remote else { return local.runModel(input: input, output: output) }
     var outcome = remote.runModel(input: input, output: output)
     if !outcome.succeeded && fallbackLocal {
@@ -37,7 +40,8 @@ extension InferenceEngine: ModelRunner {
 
     /// A local run: always produces its output.
     public func runModel(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>)
-        -> InferenceOutcome {
+        -> InferenceOutcome
+    {
         run(input: input, output: output)
         return .local
     }

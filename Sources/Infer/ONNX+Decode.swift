@@ -97,17 +97,21 @@ extension ONNXNode {
         while !reader.isAtEnd {
             let (field, wire) = try reader.readKey()
             switch field {
-            case 1: guard wire == .lengthDelimited else { throw reader.error("attribute name has wrong wire type") }
+            case 1:
+                guard wire == .lengthDelimited else { throw reader.error("attribute name has wrong wire type") }
                 name = try reader.readString()
             case 2: f = try reader.readFloat(wire)
             case 3: i = try reader.readInt64(wire)
-            case 4: guard wire == .lengthDelimited else { throw reader.error("attribute s has wrong wire type") }
+            case 4:
+                guard wire == .lengthDelimited else { throw reader.error("attribute s has wrong wire type") }
                 s = try reader.readString()
-            case 5: guard wire == .lengthDelimited else { throw reader.error("attribute t has wrong wire type") }
+            case 5:
+                guard wire == .lengthDelimited else { throw reader.error("attribute t has wrong wire type") }
                 var sub = try reader.sub(); t = try ONNXTensor.decode(&sub)
             case 7: try reader.readRepeatedFloat(wire, into: &floats)
             case 8: try reader.readRepeatedInt64(wire, into: &ints)
-            case 9: guard wire == .lengthDelimited else { throw reader.error("attribute strings has wrong wire type") }
+            case 9:
+                guard wire == .lengthDelimited else { throw reader.error("attribute strings has wrong wire type") }
                 strings.append(try reader.readString())
             case 20: type = try reader.readInt64(wire)
             default: try reader.skip(wire)
@@ -184,27 +188,36 @@ extension ONNXTensor {
             default: throw reader.error("\(label) has unsupported data type \(tensor.dataType)", at: start)
             }
             guard raw.count == count * width else {
-                throw reader.error("\(label) raw_data has \(raw.count) bytes, dims \(tensor.dims) need \(count * width)",
-                                   at: rawOffset)
+                throw reader.error(
+                    "\(label) raw_data has \(raw.count) bytes, dims \(tensor.dims) need \(count * width)",
+                    at: rawOffset)
             }
             raw.withUnsafeBytes { buf in
                 switch type {
                 case .float:
-                    tensor.floats = (0..<count).map { Float(bitPattern: buf.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self)) }
+                    tensor.floats = (0..<count).map {
+                        Float(bitPattern: buf.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))
+                    }
                 case .double:
-                    tensor.floats = (0..<count).map { Float(Double(bitPattern: buf.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self))) }
+                    tensor.floats = (0..<count).map {
+                        Float(Double(bitPattern: buf.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)))
+                    }
                 case .int64, .uint64:
                     tensor.ints = (0..<count).map { buf.loadUnaligned(fromByteOffset: $0 * 8, as: Int64.self) }
                 case .int32, .uint32:
                     tensor.ints = (0..<count).map { Int64(buf.loadUnaligned(fromByteOffset: $0 * 4, as: Int32.self)) }
                 case .int8: tensor.ints = (0..<count).map { Int64(Int8(bitPattern: buf[$0])) }
                 case .uint8, .bool: tensor.ints = (0..<count).map { Int64(buf[$0]) }
-                case .int16: tensor.ints = (0..<count).map { Int64(buf.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) }
-                case .uint16: tensor.ints = (0..<count).map { Int64(buf.loadUnaligned(fromByteOffset: $0 * 2, as: UInt16.self)) }
+                case .int16:
+                    tensor.ints = (0..<count).map { Int64(buf.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) }
+                case .uint16:
+                    tensor.ints = (0..<count).map { Int64(buf.loadUnaligned(fromByteOffset: $0 * 2, as: UInt16.self)) }
                 default: break
                 }
             }
-            if type == .float16 { throw reader.error("\(label) is float16, which colorcam does not support", at: start) }
+            if type == .float16 {
+                throw reader.error("\(label) is float16, which colorcam does not support", at: start)
+            }
         } else {
             switch type {
             case .float: break
@@ -253,7 +266,9 @@ extension ONNXValueInfo {
                                     if df == 1 && dw == .varint {
                                         let v = try dim.readInt64(dw)
                                         value = v > 0 && v <= Int64(Int32.max) ? Int(v) : nil
-                                    } else { try dim.skip(dw) }
+                                    } else {
+                                        try dim.skip(dw)
+                                    }
                                 }
                                 info.dims.append(value)
                             }

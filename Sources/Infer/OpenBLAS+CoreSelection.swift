@@ -32,7 +32,9 @@ public enum OpenBLASCoreSelection {
     public static func cpuVendor(cpuinfo: String? = nil) -> String {
         let text = cpuinfo ?? readTextFile("/proc/cpuinfo") ?? ""
         for line in text.split(separator: "\n") where line.hasPrefix("vendor_id") {
-            if let colon = line.firstIndex(of: ":") { return line[line.index(after: colon)...].trimmingCharacters(in: " \t") }
+            if let colon = line.firstIndex(of: ":") {
+                return line[line.index(after: colon)...].trimmingCharacters(in: " \t")
+            }
         }
         return ""
     }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Reads a whole small text file (e.g. `/proc/cpuinfo`), or nil.
 func readTextFile(_ path: String) -> String? {
@@ -32,9 +33,12 @@ public final class OpenBLAS: Sendable {
         case chosenFromFlags(String)
     }
 
-    typealias SgemmFn = @convention(c) (Int32, Int32, Int32, Int32, Int32, Int32, Float,
-                                        UnsafePointer<Float>?, Int32, UnsafePointer<Float>?, Int32, Float,
-                                        UnsafeMutablePointer<Float>?, Int32) -> Void
+    typealias SgemmFn =
+        @convention(c) (
+            Int32, Int32, Int32, Int32, Int32, Int32, Float,
+            UnsafePointer<Float>?, Int32, UnsafePointer<Float>?, Int32, Float,
+            UnsafeMutablePointer<Float>?, Int32
+        ) -> Void
     typealias CorenameFn = @convention(c) () -> UnsafeMutablePointer<CChar>?
     typealias SetThreadsFn = @convention(c) (Int32) -> Void
     typealias GetThreadsFn = @convention(c) () -> Int32
@@ -65,16 +69,19 @@ public final class OpenBLAS: Sendable {
         }
         // One thread unless told otherwise; set before load so the pool is not spun up for all cores.
         if getenv("OPENBLAS_NUM_THREADS") == nil { setenv("OPENBLAS_NUM_THREADS", "1", 1) }
-        let candidates = ["libopenblas.so.0", "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0",
-                          "libopenblas.so"]
+        let candidates = [
+            "libopenblas.so.0", "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0",
+            "libopenblas.so"
+        ]
         var handle: UnsafeMutableRawPointer?
         var path = ""
         for candidate in candidates {
             if let h = dlopen(candidate, RTLD_NOW | RTLD_LOCAL) { handle = h; path = candidate; break }
         }
         guard let handle else {
-            throw InferError(.unavailable, file: "libopenblas.so.0",
-                             "cannot dlopen OpenBLAS (install libopenblas0-pthread / libopenblas-dev)")
+            throw InferError(
+                .unavailable, file: "libopenblas.so.0",
+                "cannot dlopen OpenBLAS (install libopenblas0-pthread / libopenblas-dev)")
         }
         func symbol<T>(_ name: String, _ type: T.Type) throws -> T {
             guard let p = dlsym(handle, name) else {
@@ -105,10 +112,13 @@ public final class OpenBLAS: Sendable {
     ///
     /// Allocates nothing; pointers must be valid for the sizes given.
     @inline(__always)
-    public func sgemm(transA: Bool, transB: Bool, m: Int, n: Int, k: Int, alpha: Float,
-                      a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>, ldb: Int, beta: Float,
-                      c: UnsafeMutablePointer<Float>, ldc: Int) {
-        sgemmFn(101, transA ? 112 : 111, transB ? 112 : 111, Int32(m), Int32(n), Int32(k), alpha,
-                a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc))
+    public func sgemm(
+        transA: Bool, transB: Bool, m: Int, n: Int, k: Int, alpha: Float,
+        a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>, ldb: Int, beta: Float,
+        c: UnsafeMutablePointer<Float>, ldc: Int
+    ) {
+        sgemmFn(
+            101, transA ? 112 : 111, transB ? 112 : 111, Int32(m), Int32(n), Int32(k), alpha,
+            a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc))
     }
 }

@@ -41,9 +41,11 @@ public final class LiveDaemon: @unchecked Sendable {
     /// - Parameters:
     ///   - openSource: opens the camera or file; called again after each device loss.
     ///   - sink: output frames (e.g. a `TeeSink` of the preview and a `.y4m`); finished when `run` returns.
-    public init(options: LiveOptions, openSource: @escaping () throws -> FrameSource, runner: InferenceRunner?,
-                processor: FrameProcessor?, sink: FrameSink?, trace: TraceSink, server: PreviewServer?,
-                clock: MonotonicClock) {
+    public init(
+        options: LiveOptions, openSource: @escaping () throws -> FrameSource, runner: InferenceRunner?,
+        processor: FrameProcessor?, sink: FrameSink?, trace: TraceSink, server: PreviewServer?,
+        clock: MonotonicClock
+    ) {
         self.options = options
         self.openSource = openSource
         self.runner = runner
@@ -87,7 +89,9 @@ public final class LiveDaemon: @unchecked Sendable {
             do {
                 source = try openSource()
             } catch let error as ColorcamError where error.kind == .unavailable || error.kind == .missingInput {
-                if options.exitOnDeviceLoss || lostSinceNs == nil && totals.framesCaptured == 0 && error.kind == .missingInput {
+                if options.exitOnDeviceLoss
+                    || lostSinceNs == nil && totals.framesCaptured == 0 && error.kind == .missingInput
+                {
                     try finishSink(after: error)
                     throw error
                 }
@@ -108,8 +112,9 @@ public final class LiveDaemon: @unchecked Sendable {
             lostSinceNs = nil
             backoffMs = options.initialBackoffMs
             server?.setHealth(.ok)
-            let pipeline = Pipeline(source: source, sink: sink.map { ContinuingSink($0) }, runner: runner,
-                                    processor: processor, trace: trace, clock: clock, config: config)
+            let pipeline = Pipeline(
+                source: source, sink: sink.map { ContinuingSink($0) }, runner: runner,
+                processor: processor, trace: trace, clock: clock, config: config)
             current.withLock { $0 = pipeline }
             if isStopping { pipeline.requestStop() }
             defer { current.withLock { $0 = nil } }  // releases the source (a device closes) before any retry
@@ -160,8 +165,10 @@ public final class LiveDaemon: @unchecked Sendable {
         guard intervalNs > 0 else { return 0 }
         let missed = min(100_000, max(0, Int((clock.nowNs() - fromNs) / intervalNs) - 1))
         for i in 0..<missed {
-            trace.record(.drop(frame: nextSequence + i, reason: .driverGap, atNs: fromNs + Int64(i + 1) * intervalNs,
-                               track: .capture))
+            trace.record(
+                .drop(
+                    frame: nextSequence + i, reason: .driverGap, atNs: fromNs + Int64(i + 1) * intervalNs,
+                    track: .capture))
         }
         return missed
     }

@@ -26,16 +26,20 @@ public final class PreviewSink: FrameSink, @unchecked Sendable {
     /// Inferences running now.
     public let inFlight = Atomic<Int>(0)
 
-    public init(server: PreviewServer, clock: MonotonicClock, model: String,
-                overlays: (@Sendable (FrameBuffer, UnsafeMutableBufferPointer<PreviewQuad>) -> Int)? = nil) {
+    public init(
+        server: PreviewServer, clock: MonotonicClock, model: String,
+        overlays: (@Sendable (FrameBuffer, UnsafeMutableBufferPointer<PreviewQuad>) -> Int)? = nil
+    ) {
         self.server = server
         self.clock = clock
         self.model = Locked(model)
         self.overlays = overlays
         overlayBuffer = .allocate(capacity: 16)
-        overlayBuffer.initialize(repeating: PreviewQuad(PreviewPoint(xPx: 0, yPx: 0), PreviewPoint(xPx: 0, yPx: 0),
-                                                        PreviewPoint(xPx: 0, yPx: 0), PreviewPoint(xPx: 0, yPx: 0),
-                                                        trackId: -1))
+        overlayBuffer.initialize(
+            repeating: PreviewQuad(
+                PreviewPoint(xPx: 0, yPx: 0), PreviewPoint(xPx: 0, yPx: 0),
+                PreviewPoint(xPx: 0, yPx: 0), PreviewPoint(xPx: 0, yPx: 0),
+                trackId: -1))
         window = Array(repeating: 0, count: 256)
     }
 
@@ -57,8 +61,9 @@ public final class PreviewSink: FrameSink, @unchecked Sendable {
         }
         window[(windowHead + windowCount) % window.count] = nowNs
         windowCount += 1
-        let stats = PreviewStats(outputFps: Double(windowCount), lagMs: Double(lastLagUs.load(ordering: .relaxed)) / 1000,
-                                 inFlight: inFlight.load(ordering: .relaxed), model: model.withLock { $0 })
+        let stats = PreviewStats(
+            outputFps: Double(windowCount), lagMs: Double(lastLagUs.load(ordering: .relaxed)) / 1000,
+            inFlight: inFlight.load(ordering: .relaxed), model: model.withLock { $0 })
         let count = overlays.map { min(overlayBuffer.count, $0(frame, overlayBuffer)) } ?? 0
         server.publish(frame: frame, overlays: UnsafeBufferPointer(rebasing: overlayBuffer[0..<count]), stats: stats)
     }

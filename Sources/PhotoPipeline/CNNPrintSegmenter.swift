@@ -33,9 +33,10 @@ public final class CNNPrintSegmenter: PrintSegmenter {
         let h = grid.paddedHeightCells, w = grid.paddedWidthCells
         engine = try InferenceEngine(path: model.modelPath, inputShape: [1, 3, h, w], mode: mode)
         guard engine.outputShape == [1, 2, h, w] || engine.outputShape == [1, 10, h, w] else {
-            throw InferError(.badData, file: model.modelPath,
-                             "output '\(engine.outputName)' has shape \(engine.outputShape) for input [1, 3, \(h), \(w)]; "
-                             + "a detect segmenter gives [1, 2, \(h), \(w)] or [1, 10, \(h), \(w)]")
+            throw InferError(
+                .badData, file: model.modelPath,
+                "output '\(engine.outputName)' has shape \(engine.outputShape) for input [1, 3, \(h), \(w)]; "
+                    + "a detect segmenter gives [1, 2, \(h), \(w)] or [1, 10, \(h), \(w)]")
         }
         input = .allocate(capacity: engine.inputCount)
         input.initialize(repeating: 0)
@@ -59,9 +60,10 @@ public final class CNNPrintSegmenter: PrintSegmenter {
     public var maps: SegmentationMaps {
         let base = UnsafePointer(output.baseAddress!)
         let plane = grid.paddedWidthCells * grid.paddedHeightCells
-        return SegmentationMaps(interior: base, edge: base + plane, rowStride: grid.paddedWidthCells,
-                                corners: engine.outputShape[1] == 10 ? base + 2 * plane : nil,
-                                planeStride: plane)
+        return SegmentationMaps(
+            interior: base, edge: base + plane, rowStride: grid.paddedWidthCells,
+            corners: engine.outputShape[1] == 10 ? base + 2 * plane : nil,
+            planeStride: plane)
     }
 
     /// The input tensor `segment` last filled (for tests and tools).

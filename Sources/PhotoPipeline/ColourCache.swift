@@ -105,7 +105,10 @@ struct ColourTable: @unchecked Sendable {
         for i in entries.indices {
             if entries[i].trackID < 0 { pick = i; break }
             if entries[i].lastSeenFrame < evictBefore,
-               pick.map({ entries[i].lastSeenFrame < entries[$0].lastSeenFrame }) ?? true { pick = i }
+                pick.map({ entries[i].lastSeenFrame < entries[$0].lastSeenFrame }) ?? true
+            {
+                pick = i
+            }
         }
         guard let i = pick else { return nil }
         let evicted = entries[i].trackID >= 0 ? entries[i].best : nil

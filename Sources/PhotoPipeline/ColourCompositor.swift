@@ -41,12 +41,14 @@ enum ColourCompositor {
     /// compositing; `backgroundCb`/`backgroundCr` are what the frame's chroma planes hold outside photos (the
     /// original, or 128 for grey). Returns false for a degenerate quad or a frame without chroma (untouched).
     @discardableResult
-    static func composite(_ grid: Grid, into frame: FrameBuffer, at quad: Quad,
-                          originalCb: UnsafePointer<UInt8>, originalCr: UnsafePointer<UInt8>,
-                          codec: PixelCodec, featherPx: Double) -> Bool {
+    static func composite(
+        _ grid: Grid, into frame: FrameBuffer, at quad: Quad,
+        originalCb: UnsafePointer<UInt8>, originalCr: UnsafePointer<UInt8>,
+        codec: PixelCodec, featherPx: Double
+    ) -> Bool {
         let g = frame.geometry
         guard g.chroma.hasChroma,
-              let toGrid = Rectifier.homography(for: quad, widthPx: grid.widthPx, heightPx: grid.heightPx)?.inverse
+            let toGrid = Rectifier.homography(for: quad, widthPx: grid.widthPx, heightPx: grid.heightPx)?.inverse
         else { return false }
         let shift = g.chroma.subsamplingShift
         let blockW = 1 << shift.x, blockH = 1 << shift.y
@@ -71,92 +73,100 @@ enum ColourCompositor {
         let extremeLow = yMin + 24, extremeHigh = yMax - 24
         // Per block, up to 4 pixels: alpha, live Y', live luminance (scalar slots: no vector lane writes).
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: 12) { scratch in
-        let alpha = scratch.baseAddress!, liveY = alpha + 4, live = alpha + 8
-        for cy in (y0 >> shift.y)...(y1 >> shift.y) {
-            for cx in (x0 >> shift.x)...(x1 >> shift.x) {
-                // The block's centre decides: clearly outside → skip; clearly inside → alpha 1 for every pixel;
-                // near the outline → per-pixel alpha.
-                let centre = PixelPoint(Double(cx << shift.x) + 0.5 * Double(blockW),
-                                        Double(cy << shift.y) + 0.5 * Double(blockH))
-                guard let qc = toGrid.apply(centre) else { continue }
-                let centreInside = min(min(qc.x, gw - qc.x), min(qc.y, gh - qc.y)) * scale
-                if centreInside < -interiorPx { continue }
-                let interior = centreInside >= interiorPx
-                let c = cy * g.chromaWidthPx + cx
-                let cbOrig = Float(originalCb[c]), crOrig = Float(originalCr[c])
-                let originalChroma = codec.chroma(cb: cbOrig, cr: crOrig)
-                let cbBack = Float(cbPlane[c]), crBack = Float(crPlane[c])
-                alpha[0] = 0; alpha[1] = 0; alpha[2] = 0; alpha[3] = 0
-                var pixels = 0, touched: Float = 0, weight: Float = 0, luminanceSum: Float = 0
-                for dy in 0..<blockH {
-                    let y = (cy << shift.y) + dy
-                    guard y < g.heightPx else { continue }
-                    for dx in 0..<blockW {
-                        let x = (cx << shift.x) + dx
-                        guard x < g.widthPx else { continue }
-                        let k = dy * 2 + dx
-                        pixels += 1
-                        var w: Float = 1
-                        if !interior {
-                            guard let q = toGrid.apply(PixelPoint(Double(x) + 0.5, Double(y) + 0.5)) else { continue }
-                            let inside = min(min(q.x, gw - q.x), min(q.y, gh - q.y)) * scale
-                            w = Float(min(1, max(0, inside / feather)))
-                            guard w > 0 else { continue }
+            let alpha = scratch.baseAddress!, liveY = alpha + 4, live = alpha + 8
+            for cy in (y0 >> shift.y)...(y1 >> shift.y) {
+                for cx in (x0 >> shift.x)...(x1 >> shift.x) {
+                    // The block's centre decides: clearly outside → skip; clearly inside → alpha 1 for every pixel;
+                    // near the outline → per-pixel alpha.
+                    let centre = PixelPoint(
+                        Double(cx << shift.x) + 0.5 * Double(blockW),
+                        Double(cy << shift.y) + 0.5 * Double(blockH))
+                    guard let qc = toGrid.apply(centre) else { continue }
+                    let centreInside = min(min(qc.x, gw - qc.x), min(qc.y, gh - qc.y)) * scale
+                    if centreInside < -interiorPx { continue }
+                    let interior = centreInside >= interiorPx
+                    let c = cy * g.chromaWidthPx + cx
+                    let cbOrig = Float(originalCb[c]), crOrig = Float(originalCr[c])
+                    let originalChroma = codec.chroma(cb: cbOrig, cr: crOrig)
+                    let cbBack = Float(cbPlane[c]), crBack = Float(crPlane[c])
+                    alpha[0] = 0; alpha[1] = 0; alpha[2] = 0; alpha[3] = 0
+                    var pixels = 0, touched: Float = 0, weight: Float = 0, luminanceSum: Float = 0
+                    for dy in 0..<blockH {
+                        let y = (cy << shift.y) + dy
+                        guard y < g.heightPx else { continue }
+                        for dx in 0..<blockW {
+                            let x = (cx << shift.x) + dx
+                            guard x < g.widthPx else { continue }
+                            let k = dy * 2 + dx
+                            pixels += 1
+                            var w: Float = 1
+                            if !interior {
+                                guard let q = toGrid.apply(PixelPoint(Double(x) + 0.5, Double(y) + 0.5)) else {
+                                    continue
+                                }
+                                let inside = min(min(q.x, gw - q.x), min(q.y, gh - q.y)) * scale
+                                w = Float(min(1, max(0, inside / feather)))
+                                guard w > 0 else { continue }
+                            }
+                            let yLive = Float(luma[y * g.widthPx + x])
+                            let t = codec.luminance(y: yLive, chroma: originalChroma)
+                            alpha[k] = w; liveY[k] = yLive; live[k] = t
+                            weight += w; luminanceSum += t; touched += 1
                         }
-                        let yLive = Float(luma[y * g.widthPx + x])
-                        let t = codec.luminance(y: yLive, chroma: originalChroma)
-                        alpha[k] = w; liveY[k] = yLive; live[k] = t
-                        weight += w; luminanceSum += t; touched += 1
                     }
-                }
-                guard weight > 0 else { continue }
-                // The block's colour: ab at its centre, at the mean live luminance of its photo pixels.
-                let (a, b) = grid.sample(qc)
-                let meanLuminance = luminanceSum / touched
-                let target = codec.codes(codec.rgb(L: codec.lightness(luminance: meanLuminance), a: a, b: b))
-                let greyY = codec.greyLuma(luminance: meanLuminance)
-                var extreme = false
-                for k in 0..<4 where alpha[k] > 0 && (liveY[k] > extremeHigh || liveY[k] < extremeLow) { extreme = true }
-                /// True when every photo pixel of the block decodes within 0.9 L* of its live L* under (cb, cr).
-                func reachable(_ cb: Float, _ cr: Float) -> Bool {
-                    for k in 0..<4 where alpha[k] > 0 {
-                        let start = liveY[k] + alpha[k] * (target.x - greyY)
-                        let y = min(yMax, max(yMin, codec.luma(forLuminance: live[k], cb: cb, cr: cr, start: start) + 0.5))
-                        let got = codec.lightness(luminance: codec.luminance(y: y.rounded(.down), cb: cb, cr: cr))
-                        if abs(got - codec.lightness(luminance: live[k])) > 0.9 { return false }
+                    guard weight > 0 else { continue }
+                    // The block's colour: ab at its centre, at the mean live luminance of its photo pixels.
+                    let (a, b) = grid.sample(qc)
+                    let meanLuminance = luminanceSum / touched
+                    let target = codec.codes(codec.rgb(L: codec.lightness(luminance: meanLuminance), a: a, b: b))
+                    let greyY = codec.greyLuma(luminance: meanLuminance)
+                    var extreme = false
+                    for k in 0..<4 where alpha[k] > 0 && (liveY[k] > extremeHigh || liveY[k] < extremeLow) {
+                        extreme = true
                     }
-                    return true
-                }
-                let outside = Float(pixels) - weight
-                var cbOut = Float(UInt8(min(255, max(0, (weight * target.y + outside * cbBack) / Float(pixels))) + 0.5))
-                var crOut = Float(UInt8(min(255, max(0, (weight * target.z + outside * crBack) / Float(pixels))) + 0.5))
-                // Near white or black a pixel may not reach its luminance under this chroma (R'G'B' clip): then
-                // the block's chroma is pulled towards neutral until every pixel can.
-                if extreme {
-                    for _ in 0..<4 where !reachable(cbOut, crOut) {
-                        cbOut = (128 + (cbOut - 128) * 0.5).rounded()
-                        crOut = (128 + (crOut - 128) * 0.5).rounded()
+                    /// True when every photo pixel of the block decodes within 0.9 L* of its live L* under (cb, cr).
+                    func reachable(_ cb: Float, _ cr: Float) -> Bool {
+                        for k in 0..<4 where alpha[k] > 0 {
+                            let start = liveY[k] + alpha[k] * (target.x - greyY)
+                            let y = min(
+                                yMax, max(yMin, codec.luma(forLuminance: live[k], cb: cb, cr: cr, start: start) + 0.5))
+                            let got = codec.lightness(luminance: codec.luminance(y: y.rounded(.down), cb: cb, cr: cr))
+                            if abs(got - codec.lightness(luminance: live[k])) > 0.9 { return false }
+                        }
+                        return true
                     }
-                }
-                cbPlane[c] = UInt8(cbOut); crPlane[c] = UInt8(crOut)
-                let outChroma = codec.chroma(cb: cbOut, cr: crOut)
-                // Each pixel's Y': its own live luminance under the block's new chroma.
-                for dy in 0..<blockH {
-                    let y = (cy << shift.y) + dy
-                    guard y < g.heightPx else { continue }
-                    for dx in 0..<blockW {
-                        let x = (cx << shift.x) + dx
-                        let k = dy * 2 + dx
-                        guard x < g.widthPx, alpha[k] > 0 else { continue }
-                        // Feathered pixels too: the block's chroma is a blend, the pixel's luminance stays its own.
-                        let start = liveY[k] + alpha[k] * (target.x - greyY)
-                        let value = codec.luma(forLuminance: live[k], chroma: outChroma, start: start)
-                        luma[y * g.widthPx + x] = UInt8(min(yMax, max(yMin, value)) + 0.5)
+                    let outside = Float(pixels) - weight
+                    var cbOut = Float(
+                        UInt8(min(255, max(0, (weight * target.y + outside * cbBack) / Float(pixels))) + 0.5))
+                    var crOut = Float(
+                        UInt8(min(255, max(0, (weight * target.z + outside * crBack) / Float(pixels))) + 0.5))
+                    // Near white or black a pixel may not reach its luminance under this chroma (R'G'B' clip): then
+                    // the block's chroma is pulled towards neutral until every pixel can.
+                    if extreme {
+                        for _ in 0..<4 where !reachable(cbOut, crOut) {
+                            cbOut = (128 + (cbOut - 128) * 0.5).rounded()
+                            crOut = (128 + (crOut - 128) * 0.5).rounded()
+                        }
+                    }
+                    cbPlane[c] = UInt8(cbOut); crPlane[c] = UInt8(crOut)
+                    let outChroma = codec.chroma(cb: cbOut, cr: crOut)
+                    // Each pixel's Y': its own live luminance under the block's new chroma.
+                    for dy in 0..<blockH {
+                        let y = (cy << shift.y) + dy
+                        guard y < g.heightPx else { continue }
+                        for dx in 0..<blockW {
+                            let x = (cx << shift.x) + dx
+                            let k = dy * 2 + dx
+                            guard x < g.widthPx, alpha[k] > 0 else { continue }
+                            // Feathered pixels too: the block's chroma is a blend, the pixel's luminance stays its own.
+                            let start = liveY[k] + alpha[k] * (target.x - greyY)
+                            let value = codec.luma(forLuminance: live[k], chroma: outChroma, start: start)
+                            luma[y * g.widthPx + x] = UInt8(min(yMax, max(yMin, value)) + 0.5)
+                        }
                     }
                 }
             }
-        }
-        return true
+            return true
         }
     }
 }

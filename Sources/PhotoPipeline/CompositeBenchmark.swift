@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
-import Foundation
 import Detect
+import Foundation
 import Infer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `colorcam bench composite`: the output thread's per-frame cost of writing cached colours into a frame —
 /// `photos` prints of about 190×175 px on a 640×480 4:2:0 frame (smooth photo-like shading with fine texture), ab
@@ -37,7 +38,8 @@ public enum CompositeBenchmark {
         for i in 0..<(2 * n * n) { ab[i] = Float((i % 97) - 48) * 0.8 }
         let quads = (0..<max(1, photos)).map { k -> Quad in
             let x = 20 + Double(k % 3) * 205, y = 40 + Double(k / 3 % 2) * 200
-            return Quad(PixelPoint(x, y), PixelPoint(x + 190, y + 8), PixelPoint(x + 184, y + 180), PixelPoint(x - 6, y + 172))
+            return Quad(
+                PixelPoint(x, y), PixelPoint(x + 190, y + 8), PixelPoint(x + 184, y + 180), PixelPoint(x - 6, y + 172))
         }
         let codec = PixelCodec(encoding: encoding)
         let cb = UnsafeMutablePointer<UInt8>.allocate(capacity: geometry.chromaPlaneBytes)
@@ -52,8 +54,9 @@ public enum CompositeBenchmark {
             frame.cb.initializeMemory(as: UInt8.self, repeating: 128)
             frame.cr.initializeMemory(as: UInt8.self, repeating: 128)
             for quad in quads {
-                ColourCompositor.composite(ColourCompositor.Grid(ab: ab, widthPx: n, heightPx: n, scale: 1), into: frame,
-                                           at: quad, originalCb: cb, originalCr: cr, codec: codec, featherPx: 2)
+                ColourCompositor.composite(
+                    ColourCompositor.Grid(ab: ab, widthPx: n, heightPx: n, scale: 1), into: frame,
+                    at: quad, originalCb: cb, originalCr: cr, codec: codec, featherPx: 2)
             }
             if run > 0 {  // the first is a warm-up
                 cpu.append(Double(SystemClock.threadCPUNs() - cpu0) / 1e6)

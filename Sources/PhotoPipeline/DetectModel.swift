@@ -63,13 +63,15 @@ public struct DetectModel: Sendable, Equatable {
             throw ModelBundleError(.badData, file: manifestPath, "'kind' is \(kind), not detect-segmenter")
         }
         if let factor = root["cell_px_per_coarse_factor"], (factor as? Int) != 2 {
-            throw ModelBundleError(.badData, file: manifestPath,
-                                   "'cell_px_per_coarse_factor' is \(factor); colorcam's grid is 2 (cell = 2 × factor)")
+            throw ModelBundleError(
+                .badData, file: manifestPath,
+                "'cell_px_per_coarse_factor' is \(factor); colorcam's grid is 2 (cell = 2 × factor)")
         }
         if let multiple = root["multiple"] {
             guard let m = multiple as? Int, m > 0, SegmentationGrid.multiple % m == 0 else {
-                throw ModelBundleError(.badData, file: manifestPath,
-                                       "'multiple' is \(multiple); colorcam pads the grid to multiples of 8")
+                throw ModelBundleError(
+                    .badData, file: manifestPath,
+                    "'multiple' is \(multiple); colorcam pads the grid to multiples of 8")
             }
         }
         let file = (root["file"] as? String) ?? "model.onnx"

@@ -34,8 +34,9 @@ final class ModelHolder: Sendable {
         let engine = try InferenceEngine(path: bundle.modelPath, inputShape: [1, 1, n, n])
         let out = engine.outputShape
         guard out.count == 4, out[0] == 1, out[1] == 2, out[2] >= 1, out[3] >= 1 else {
-            throw ModelBundleError(.badData, file: bundle.modelPath,
-                                   "output shape \(out) is not ab: want [1, 2, H, W] for input [1, 1, \(n), \(n)]")
+            throw ModelBundleError(
+                .badData, file: bundle.modelPath,
+                "output shape \(out) is not ab: want [1, 2, H, W] for input [1, 1, \(n), \(n)]")
         }
         return engine
     }
@@ -65,9 +66,10 @@ final class ModelHolder: Sendable {
     func reload(_ bundle: ModelBundle) throws {
         let engine = try Self.makeEngine(bundle)
         guard engine.inputShape == inputShape, engine.outputShape == outputShape else {
-            throw ModelBundleError(.badData, file: bundle.modelPath,
-                                   "takes \(engine.inputShape) → \(engine.outputShape); the running model takes "
-                                   + "\(inputShape) → \(outputShape) (restart to change sizes)")
+            throw ModelBundleError(
+                .badData, file: bundle.modelPath,
+                "takes \(engine.inputShape) → \(engine.outputShape); the running model takes "
+                    + "\(inputShape) → \(outputShape) (restart to change sizes)")
         }
         state.withLock { s in
             s.bundle = bundle

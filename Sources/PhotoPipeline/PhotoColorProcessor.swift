@@ -108,14 +108,17 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     public var isSimulated: Bool { false }
     public var label: String {
         guard options.remote != nil else { return models.bundle.name }
-        return "\(models.bundle.name) via \(options.remoteLabel)" + (options.remoteFallbackLocal ? " (fallback local)" : "")
+        return "\(models.bundle.name) via \(options.remoteLabel)"
+            + (options.remoteFallbackLocal ? " (fallback local)" : "")
     }
 
     /// Loads the model (and the detect model, when the detector mode uses it) and prepares detection for frames of
     /// `geometry`. Throws a one-line error for a model that is not a colorizer, a detect model that is not a print
     /// segmenter (naming its file) or a bad `savePhotosDirectory`.
     /// - Precondition: `options.effectiveDetectorMode` is `classic` or `options.detectModel` is set.
-    public init(bundle: ModelBundle, geometry: FrameGeometry, options: PhotoPipelineOptions = PhotoPipelineOptions()) throws {
+    public init(bundle: ModelBundle, geometry: FrameGeometry, options: PhotoPipelineOptions = PhotoPipelineOptions())
+        throws
+    {
         precondition((1...64).contains(options.maxPhotos), "maxPhotos must be 1…64")
         let mode = options.effectiveDetectorMode
         precondition(mode == .classic || options.detectModel != nil, "detector mode \(mode) needs a detect model")
@@ -126,9 +129,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let segmenter = try options.detectModel.flatMap { model in
             mode.usesSegmenter ? try CNNPrintSegmenter(model: model, geometry: geometry) : nil
         }
-        session = PhotoTrackingSession(geometry: geometry, parameters: options.detector,
-                                       fullDetectionInterval: options.fullDetectionInterval, segmenter: segmenter,
-                                       detectorMode: mode)
+        session = PhotoTrackingSession(
+            geometry: geometry, parameters: options.detector,
+            fullDetectionInterval: options.fullDetectionInterval, segmenter: segmenter,
+            detectorMode: mode)
         inputSizePx = bundle.inputSizePx
         abHeightPx = models.outputShape[2]
         abWidthPx = models.outputShape[3]
@@ -183,8 +187,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var count = 0
         // The photos `gate` paints, the largest first when there are more than maxPhotos.
         defer { gate.endFrame() }
-        for track in tracks where gate.paints(track)
-                && (count < options.maxPhotos || track.quad.area > photoQuads![base + count - 1].area) {
+        for track in tracks
+        where gate.paints(track)
+            && (count < options.maxPhotos || track.quad.area > photoQuads![base + count - 1].area)
+        {
             var k = min(count, options.maxPhotos - 1)
             photoIDs![base + k] = track.id
             photoQuads![base + k] = track.quad
@@ -212,7 +218,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var chosen = -1, chosenReason = InferenceReason.new, chosenStaleness = -1
         // A remote server backing off after a failure takes no request (unless the local engine stands in).
         let serverAway = options.remote.map { !$0.acceptsRequests && !options.remoteFallbackLocal } ?? false
-        let busy = serverAway || running.load(ordering: .acquiring) != 0
+        let busy =
+            serverAway || running.load(ordering: .acquiring) != 0
             || (requestedFrame.load(ordering: .relaxed) > startedFrame.load(ordering: .relaxed)
                 && sequence - requestedFrame.load(ordering: .relaxed) <= 2)
         let saveBefore = sequence - 60
@@ -230,7 +237,9 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         table.withLock { t in
             for k in 0..<count {
                 let id = photoIDs![base + k]
-                guard let (i, old) = t.claim(id, frame: sequence, evictBefore: sequence - poolSize - 2) else { continue }
+                guard let (i, old) = t.claim(id, frame: sequence, evictBefore: sequence - poolSize - 2) else {
+                    continue
+                }
                 if let old, old.unsaved { evicted = old }
                 t.entries[i].lastSeenFrame = sequence
                 guard sampled & (1 << UInt64(k)) != 0 else { continue }
@@ -239,10 +248,15 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 if !e.hasColour {
                     reason = .new; staleness = Int.max
                 } else if e.modelGeneration != generation
-                            || thumbnailDistance(thumbs + k * side * side, e.thumbnail) > options.changeThreshold {
+                    || thumbnailDistance(thumbs + k * side * side, e.thumbnail) > options.changeThreshold
+                {
                     reason = .changed; staleness = sequence - e.resultFrame
-                } else { continue }
-                let better = chosen < 0 || (reason == .new && chosenReason != .new) || (reason == chosenReason && staleness > chosenStaleness)
+                } else {
+                    continue
+                }
+                let better =
+                    chosen < 0 || (reason == .new && chosenReason != .new)
+                    || (reason == chosenReason && staleness > chosenStaleness)
                 if better { chosen = k; chosenReason = reason; chosenStaleness = staleness }
             }
             if saver != nil {
@@ -260,8 +274,9 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let quad = photoQuads![base + chosen]
         guard let map = Rectifier.homography(for: quad, widthPx: inputSizePx, heightPx: inputSizePx) else { return nil }
         let bundle = models.bundle
-        sampler.rectifyLightness(through: map, sizePx: inputSizePx, scale: bundle.inputScale, offset: bundle.inputOffset,
-                                 codec: codec, into: slotInputs![slot])
+        sampler.rectifyLightness(
+            through: map, sizePx: inputSizePx, scale: bundle.inputScale, offset: bundle.inputOffset,
+            codec: codec, into: slotInputs![slot])
         slotThumbs![slot].update(from: thumbs + chosen * side * side, count: side * side)
         slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: quad.area)
         requestedFrame.store(sequence, ordering: .relaxed)
@@ -277,13 +292,16 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             finishedFrame.store(frame, ordering: .relaxed)
             running.subtract(1, ordering: .acquiringAndReleasing)
         }
-        guard let (engine, generation, bundle) = models.acquire() else { return InferenceOutcome(failure: .unavailable) }
+        guard let (engine, generation, bundle) = models.acquire() else {
+            return InferenceOutcome(failure: .unavailable)
+        }
         let input = slotInputs![slot], output = slotOutputs![slot]
         let inputCount = inputSizePx * inputSizePx, abCount = 2 * abWidthPx * abHeightPx
         let inputBuffer = UnsafeBufferPointer(start: input, count: inputCount)
         let outputBuffer = UnsafeMutableBufferPointer(start: output, count: abCount)
-        let outcome = runColorizer(local: engine, remote: options.remote, fallbackLocal: options.remoteFallbackLocal,
-                                   input: inputBuffer, output: outputBuffer)
+        let outcome = runColorizer(
+            local: engine, remote: options.remote, fallbackLocal: options.remoteFallbackLocal,
+            input: inputBuffer, output: outputBuffer)
         models.release(engine, generation: generation)
         guard outcome.gaveResult else { return outcome }  // colours keep their age
         let job = slotJobs![slot]
@@ -298,7 +316,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].modelGeneration = generation
             t.entries[i].abScale = bundle.outputScale
             guard saver != nil else { return }
-            let best = t.entries[i].best ?? SavedColour(inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx)
+            let best =
+                t.entries[i].best ?? SavedColour(inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx)
             t.entries[i].best = best
             best.lastFrame = t.entries[i].lastSeenFrame
             best.firstFrame = t.entries[i].firstSeenFrame
@@ -332,8 +351,9 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 guard let i = t.index(of: id), t.entries[i].hasColour else { return }
                 let e = t.entries[i]
                 let grid = ColourCompositor.Grid(ab: e.ab, widthPx: abWidthPx, heightPx: abHeightPx, scale: e.abScale)
-                ColourCompositor.composite(grid, into: frame, at: quad, originalCb: originalCb, originalCr: originalCr,
-                                           codec: codec, featherPx: options.featherPx)
+                ColourCompositor.composite(
+                    grid, into: frame, at: quad, originalCb: originalCb, originalCr: originalCr,
+                    codec: codec, featherPx: options.featherPx)
                 if stamp == nil || e.resultFrame < stamp!.resultFrame {
                     stamp = CompositeStamp(resultFrame: e.resultFrame, resultCaptureTsNs: e.resultCaptureTsNs)
                 }
@@ -373,4 +393,3 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         try saver.finish()
     }
 }
-

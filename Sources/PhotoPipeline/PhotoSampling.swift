@@ -31,8 +31,10 @@ struct FrameSampler {
     }
 
     /// Bilinear sample of an 8-bit plane at continuous coordinates, clamped at the borders.
-    @inline(__always) static func bilinear(_ plane: UnsafePointer<UInt8>, _ w: Int, _ h: Int,
-                                           _ x: Double, _ y: Double) -> Float {
+    @inline(__always) static func bilinear(
+        _ plane: UnsafePointer<UInt8>, _ w: Int, _ h: Int,
+        _ x: Double, _ y: Double
+    ) -> Float {
         let fx = min(max(x - 0.5, 0), Double(w - 1)), fy = min(max(y - 0.5, 0), Double(h - 1))
         let x0 = Int(fx), y0 = Int(fy)
         let x1 = min(x0 + 1, w - 1), y1 = min(y0 + 1, h - 1)
@@ -51,14 +53,17 @@ struct FrameSampler {
         let y = lumaAt(p)
         guard let cb, let cr else { return codec.lightness(y: y, cb: 128, cr: 128) }
         let cx = p.x * chromaScaleX, cy = p.y * chromaScaleY
-        return codec.lightness(y: y, cb: Self.bilinear(cb, chromaWidthPx, chromaHeightPx, cx, cy),
-                               cr: Self.bilinear(cr, chromaWidthPx, chromaHeightPx, cx, cy))
+        return codec.lightness(
+            y: y, cb: Self.bilinear(cb, chromaWidthPx, chromaHeightPx, cx, cy),
+            cr: Self.bilinear(cr, chromaWidthPx, chromaHeightPx, cx, cy))
     }
 
     /// Fills `output` (`sizePx × sizePx`, row-major) with `L × scale + offset` sampled through `map`
     /// (output → frame, for an output of `sizePx × sizePx`).
-    func rectifyLightness(through map: Homography, sizePx n: Int, scale: Float, offset: Float,
-                          codec: PixelCodec, into output: UnsafeMutablePointer<Float>) {
+    func rectifyLightness(
+        through map: Homography, sizePx n: Int, scale: Float, offset: Float,
+        codec: PixelCodec, into output: UnsafeMutablePointer<Float>
+    ) {
         for v in 0..<n {
             for u in 0..<n {
                 let p = map.apply(PixelPoint(Double(u) + 0.5, Double(v) + 0.5)) ?? PixelPoint(-1, -1)

@@ -85,11 +85,11 @@ final class PhotoSaver: Sendable {
         let q = colour.quad
         let corners = (0..<4).map { "[\(Self.number(q[$0].x)), \(Self.number(q[$0].y))]" }.joined(separator: ", ")
         let json = """
-        {"track": \(colour.trackID), "first_frame": \(colour.firstFrame), "last_frame": \(colour.lastFrame), \
-        "frame": \(colour.frame), "corners": [\(corners)], "model": \(JSONText.quoted(colour.modelName)), \
-        "width": \(image.widthPx), "height": \(image.heightPx)}
+            {"track": \(colour.trackID), "first_frame": \(colour.firstFrame), "last_frame": \(colour.lastFrame), \
+            "frame": \(colour.frame), "corners": [\(corners)], "model": \(JSONText.quoted(colour.modelName)), \
+            "width": \(image.widthPx), "height": \(image.heightPx)}
 
-        """
+            """
         let temporaryJSON = (directory as NSString).appendingPathComponent(".\(name).partial.json")
         guard FileManager.default.createFile(atPath: temporaryJSON, contents: Data(json.utf8)) else {
             throw ImageFileError(.ioError, file: temporaryJSON, "cannot write the photo's JSON sidecar")
@@ -117,8 +117,9 @@ final class PhotoSaver: Sendable {
                 let u = (Double(x) + 0.5) / Double(w), v = (Double(y) + 0.5) / Double(h)
                 let l = bilinear(c.lightness, n, n, u * Double(n), v * Double(n))
                 let a = bilinear(c.ab, c.abWidthPx, c.abHeightPx, u * Double(c.abWidthPx), v * Double(c.abHeightPx))
-                let b = bilinear(c.ab + c.abWidthPx * c.abHeightPx, c.abWidthPx, c.abHeightPx,
-                                 u * Double(c.abWidthPx), v * Double(c.abHeightPx))
+                let b = bilinear(
+                    c.ab + c.abWidthPx * c.abHeightPx, c.abWidthPx, c.abHeightPx,
+                    u * Double(c.abWidthPx), v * Double(c.abHeightPx))
                 lab[3 * (y * w + x)] = l
                 lab[3 * (y * w + x) + 1] = a * c.abScale
                 lab[3 * (y * w + x) + 2] = b * c.abScale
@@ -144,8 +145,9 @@ final class PhotoSaver: Sendable {
         var t = [Float](repeating: 0, count: side * side)
         for v in 0..<side {
             for u in 0..<side {
-                t[v * side + u] = bilinear(c.lightness, n, n, (Double(u) + 0.5) * Double(n) / Double(side),
-                                           (Double(v) + 0.5) * Double(n) / Double(side))
+                t[v * side + u] = bilinear(
+                    c.lightness, n, n, (Double(u) + 0.5) * Double(n) / Double(side),
+                    (Double(v) + 0.5) * Double(n) / Double(side))
             }
         }
         let mean = t.reduce(0, +) / Float(t.count)

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Infer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Per-pixel conversions between a frame's 8-bit Y'CbCr codes, CIE L*, and Lab → Y'CbCr, for the compositor's hot
 /// loop: sRGB decode/encode through 4096-step tables with linear interpolation, the cube root through `cbrtf`.
@@ -32,7 +33,11 @@ public final class PixelCodec: @unchecked Sendable {
     public init(encoding: YCbCrEncoding) {
         self.encoding = encoding
         kr = encoding.kr; kb = encoding.kb; kg = 1 - encoding.kr - encoding.kb
-        if encoding.fullRange { yOffset = 0; yScale = 255; cScale = 255 } else { yOffset = 16; yScale = 219; cScale = 224 }
+        if encoding.fullRange {
+            yOffset = 0; yScale = 255; cScale = 255
+        } else {
+            yOffset = 16; yScale = 219; cScale = 224
+        }
         yStep = 1 / yScale; cStep = 1 / cScale; kgInverse = 1 / kg
         toLinear = .allocate(capacity: Self.tableSteps + 2)
         toEncoded = .allocate(capacity: Self.tableSteps + 2)
@@ -46,8 +51,10 @@ public final class PixelCodec: @unchecked Sendable {
             slope[i] = v <= 0.04045 ? Float(1 / 12.92) : Float(2.4 / 1.055 * pow((v + 0.055) / 1.055, 1.4))
         }
         let inv = Lab.xyzToRGB
-        m = (Float(inv[0][0]), Float(inv[0][1]), Float(inv[0][2]), Float(inv[1][0]), Float(inv[1][1]),
-             Float(inv[1][2]), Float(inv[2][0]), Float(inv[2][1]), Float(inv[2][2]))
+        m = (
+            Float(inv[0][0]), Float(inv[0][1]), Float(inv[0][2]), Float(inv[1][0]), Float(inv[1][1]),
+            Float(inv[1][2]), Float(inv[2][0]), Float(inv[2][1]), Float(inv[2][2])
+        )
     }
 
     deinit {
@@ -133,20 +140,26 @@ public final class PixelCodec: @unchecked Sendable {
     /// The Y' code (unrounded, clamped to the range's codes) that a decoder turns, with chroma `cb`/`cr`, into a
     /// colour of luminance `target`: Newton's method on Y' from `start` (`steps` steps; the decoded luminance is
     /// monotonic in Y' for fixed chroma).
-    @inline(__always) public func luma(forLuminance target: Float, cb: Float, cr: Float, start: Float,
-                                       steps: Int = 1) -> Float {
+    @inline(__always) public func luma(
+        forLuminance target: Float, cb: Float, cr: Float, start: Float,
+        steps: Int = 1
+    ) -> Float {
         luma(forLuminance: target, chroma: chroma(cb: cb, cr: cr), start: start, steps: steps)
     }
 
     /// As `luma(forLuminance:cb:cr:start:steps:)`, with the chroma's terms computed once by the caller.
-    @inline(__always) public func luma(forLuminance target: Float, chroma c: ChromaTerms, start: Float,
-                                       steps: Int = 1) -> Float {
+    @inline(__always) public func luma(
+        forLuminance target: Float, chroma c: ChromaTerms, start: Float,
+        steps: Int = 1
+    ) -> Float {
         let dr = c.dr, dg = c.dg, db = c.db
         var y = (start - yOffset) * yStep
         for _ in 0..<steps {
             let r = y + dr, g = y + dg, b = y + db
             let t = luminance(y, dr: dr, dg: dg, db: db)
-            @inline(__always) func d(_ c: Float) -> Float { c > 0 && c < 1 ? slope[Int(c * Float(Self.tableSteps))] : 0 }
+            @inline(__always) func d(_ c: Float) -> Float {
+                c > 0 && c < 1 ? slope[Int(c * Float(Self.tableSteps))] : 0
+            }
             let derivative = 0.212671 * d(r) + 0.715160 * d(g) + 0.072169 * d(b)
             guard derivative > 1e-4 else { break }
             y = min(max(y + (target - t) / derivative, -1), 2)
@@ -159,7 +172,8 @@ public final class PixelCodec: @unchecked Sendable {
         let fy = (L + 16) / 116, fx = fy + a / 500, fz = fy - b / 200
         @inline(__always) func finv(_ f: Float) -> Float { f > 0.2068966 ? f * f * f : (f - 16.0 / 116.0) / 7.787 }
         let x = Self.white.x * finv(fx), lum = min(max(finv(fy), 0), 1), z = Self.white.z * finv(fz)
-        var c = SIMD3<Float>(m.0 * x + m.1 * lum + m.2 * z, m.3 * x + m.4 * lum + m.5 * z, m.6 * x + m.7 * lum + m.8 * z)
+        var c = SIMD3<Float>(
+            m.0 * x + m.1 * lum + m.2 * z, m.3 * x + m.4 * lum + m.5 * z, m.6 * x + m.7 * lum + m.8 * z)
         let low = c.min(), high = c.max()
         if low < 0 || high > 1 {
             var t: Float = 1

@@ -21,18 +21,21 @@ public enum SegmenterInput {
             return
         }
         let luma = UnsafePointer(frame.luma.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        fillChannel(tensor, source: luma, sourceWidth: g.widthPx, grid: grid, blockWidth: c, blockHeight: c,
-                    scale: 1 / Float(255 * c * c), offset: -0.5)
+        fillChannel(
+            tensor, source: luma, sourceWidth: g.widthPx, grid: grid, blockWidth: c, blockHeight: c,
+            scale: 1 / Float(255 * c * c), offset: -0.5)
         if g.chroma.hasChroma {
             let (sx, sy) = g.chroma.subsamplingShift
             let bw = c >> sx, bh = c >> sy
             let scale = 1 / Float(128 * bw * bh)
             let cb = UnsafePointer(frame.cb.baseAddress!.assumingMemoryBound(to: UInt8.self))
             let cr = UnsafePointer(frame.cr.baseAddress!.assumingMemoryBound(to: UInt8.self))
-            fillChannel(tensor + plane, source: cb, sourceWidth: g.chromaWidthPx, grid: grid,
-                        blockWidth: bw, blockHeight: bh, scale: scale, offset: -1)
-            fillChannel(tensor + 2 * plane, source: cr, sourceWidth: g.chromaWidthPx, grid: grid,
-                        blockWidth: bw, blockHeight: bh, scale: scale, offset: -1)
+            fillChannel(
+                tensor + plane, source: cb, sourceWidth: g.chromaWidthPx, grid: grid,
+                blockWidth: bw, blockHeight: bh, scale: scale, offset: -1)
+            fillChannel(
+                tensor + 2 * plane, source: cr, sourceWidth: g.chromaWidthPx, grid: grid,
+                blockWidth: bw, blockHeight: bh, scale: scale, offset: -1)
         } else {
             (tensor + plane).update(repeating: 0, count: 2 * plane)
         }
@@ -41,9 +44,11 @@ public enum SegmenterInput {
     /// One channel: each cell's `blockWidth × blockHeight` block of `source` summed, times `scale`, plus `offset`;
     /// then the padding. The sums are accumulated in the output row (exact in Float: even a 16384-px frame's
     /// 136-px cells sum to at most 255 × 136² < 2²⁴).
-    private static func fillChannel(_ out: UnsafeMutablePointer<Float>, source: UnsafePointer<UInt8>,
-                                    sourceWidth: Int, grid: SegmentationGrid, blockWidth bw: Int, blockHeight bh: Int,
-                                    scale: Float, offset: Float) {
+    private static func fillChannel(
+        _ out: UnsafeMutablePointer<Float>, source: UnsafePointer<UInt8>,
+        sourceWidth: Int, grid: SegmentationGrid, blockWidth bw: Int, blockHeight bh: Int,
+        scale: Float, offset: Float
+    ) {
         let wp = grid.paddedWidthCells, hp = grid.paddedHeightCells
         let gw = grid.widthCells, gh = grid.heightCells
         for j in 0..<gh {

@@ -15,12 +15,14 @@ public enum StillImage {
     ///   - remote, remoteFallbackLocal: a colorizer on an inference server, used instead of the local engine, and
     ///     whether the local engine stands in when it gives no result (see `PhotoPipelineOptions`).
     /// - Throws: `ModelRunFailed` when the server gives no result for a photo.
-    public static func colorizePhotos(_ image: RGBImage, bundle: ModelBundle,
-                                      detector: DetectorParameters = DetectorParameters(),
-                                      detectModel: DetectModel? = nil,
-                                      detectorMode: DetectorMode? = nil,
-                                      remote: (any ModelRunner & Sendable)? = nil,
-                                      remoteFallbackLocal: Bool = false) throws -> (RGBImage, Int) {
+    public static func colorizePhotos(
+        _ image: RGBImage, bundle: ModelBundle,
+        detector: DetectorParameters = DetectorParameters(),
+        detectModel: DetectModel? = nil,
+        detectorMode: DetectorMode? = nil,
+        remote: (any ModelRunner & Sendable)? = nil,
+        remoteFallbackLocal: Bool = false
+    ) throws -> (RGBImage, Int) {
         let w = image.widthPx, h = image.heightPx
         let geometry = FrameGeometry(widthPx: w, heightPx: h, chroma: .yuv444)
         let codec = PixelCodec(encoding: .bt601Full)
@@ -28,8 +30,10 @@ public enum StillImage {
         let y = source.luma.bindMemory(to: UInt8.self), cb = source.cb.bindMemory(to: UInt8.self)
         let cr = source.cr.bindMemory(to: UInt8.self)
         for i in 0..<(w * h) {
-            let c = codec.codes(SIMD3(Float(image.pixels[3 * i]), Float(image.pixels[3 * i + 1]),
-                                      Float(image.pixels[3 * i + 2])) / 255)
+            let c = codec.codes(
+                SIMD3(
+                    Float(image.pixels[3 * i]), Float(image.pixels[3 * i + 1]),
+                    Float(image.pixels[3 * i + 2])) / 255)
             y[i] = UInt8(min(255, max(0, c.x)) + 0.5)
             cb[i] = UInt8(min(255, max(0, c.y)) + 0.5)
             cr[i] = UInt8(min(255, max(0, c.z)) + 0.5)
@@ -73,4 +77,3 @@ public enum StillImage {
         return (out, photos)
     }
 }
-

@@ -30,7 +30,8 @@ final class FrameExchange: @unchecked Sendable {
         init(geometry: FrameGeometry) {
             frame = FrameBuffer(geometry: geometry)
             let zero = PreviewPoint(xPx: 0, yPx: 0)
-            overlays = Array(repeating: PreviewQuad(zero, zero, zero, zero, trackId: 0), count: FrameExchange.maxOverlays)
+            overlays = Array(
+                repeating: PreviewQuad(zero, zero, zero, zero, trackId: 0), count: FrameExchange.maxOverlays)
         }
     }
 

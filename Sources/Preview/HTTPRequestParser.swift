@@ -204,12 +204,13 @@ public struct HTTPRequestParser: Sendable {
             return .failure(.badRequestLine("version is not HTTP/x.y"))
         }
         guard major == 1, minor == 0 || minor == 1 else { return .failure(.unsupportedVersion(versionText)) }
-        return .success(HTTPRequestHead(
-            method: String(decoding: method, as: UTF8.self),
-            target: String(decoding: target, as: UTF8.self),
-            version: HTTPVersion(major: major, minor: minor),
-            headers: []
-        ))
+        return .success(
+            HTTPRequestHead(
+                method: String(decoding: method, as: UTF8.self),
+                target: String(decoding: target, as: UTF8.self),
+                version: HTTPVersion(major: major, minor: minor),
+                headers: []
+            ))
     }
 
     private func parseHeaderLine(_ line: ArraySlice<UInt8>) -> Result<(name: String, value: String), HTTPParseError> {

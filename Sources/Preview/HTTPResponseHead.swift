@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Builds HTTP/1.1 response heads (status line plus header fields) as bytes ready to send.
@@ -34,8 +34,10 @@ enum HTTPResponseHead {
     }
 
     /// A response head. `contentLength` nil means the body runs until the connection closes (the MJPEG stream).
-    static func bytes(status: Int, contentType: String?, contentLength: Int?, keepAlive: Bool,
-                      extraHeaders: [(String, String)] = []) -> [UInt8] {
+    static func bytes(
+        status: Int, contentType: String?, contentLength: Int?, keepAlive: Bool,
+        extraHeaders: [(String, String)] = []
+    ) -> [UInt8] {
         var text = "HTTP/1.1 \(status) \(reason(for: status))\r\nServer: colorcam\r\nDate: \(httpDate())\r\n"
         if let contentType { text += "Content-Type: \(contentType)\r\n" }
         if let contentLength { text += "Content-Length: \(contentLength)\r\n" }
@@ -47,11 +49,14 @@ enum HTTPResponseHead {
     }
 
     /// A whole short response (head plus a text body), as the server sends for errors, `/healthz` and the like.
-    static func textResponse(status: Int, body: String, keepAlive: Bool, contentType: String = "text/plain; charset=utf-8",
-                             extraHeaders: [(String, String)] = [], includeBody: Bool = true) -> [UInt8] {
+    static func textResponse(
+        status: Int, body: String, keepAlive: Bool, contentType: String = "text/plain; charset=utf-8",
+        extraHeaders: [(String, String)] = [], includeBody: Bool = true
+    ) -> [UInt8] {
         let bodyBytes = Array(body.utf8)
-        var bytes = Self.bytes(status: status, contentType: contentType, contentLength: bodyBytes.count,
-                               keepAlive: keepAlive, extraHeaders: extraHeaders)
+        var bytes = Self.bytes(
+            status: status, contentType: contentType, contentLength: bodyBytes.count,
+            keepAlive: keepAlive, extraHeaders: extraHeaders)
         if includeBody { bytes += bodyBytes }
         return bytes
     }

@@ -65,7 +65,7 @@ final class JPEGEncoder {
         var planes: [UnsafePointer<UInt8>?] = [
             UnsafePointer(frame.luma.baseAddress!.assumingMemoryBound(to: UInt8.self)),
             geometry.chroma.hasChroma ? UnsafePointer(frame.cb.baseAddress!.assumingMemoryBound(to: UInt8.self)) : nil,
-            geometry.chroma.hasChroma ? UnsafePointer(frame.cr.baseAddress!.assumingMemoryBound(to: UInt8.self)) : nil,
+            geometry.chroma.hasChroma ? UnsafePointer(frame.cr.baseAddress!.assumingMemoryBound(to: UInt8.self)) : nil
         ]
         var strides: [Int32] = [Int32(geometry.widthPx), Int32(geometry.chromaWidthPx), Int32(geometry.chromaWidthPx)]
         var jpegPointer: UnsafeMutablePointer<UInt8>? = output.storage.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -77,8 +77,9 @@ final class JPEGEncoder {
         }
         guard status == 0 else {
             let message = String(cString: tjGetErrorStr2(handle))
-            throw PreviewError(.internalError, subject: "jpeg encoder",
-                               "frame \(frame.sequence) (\(geometry)): \(message)")
+            throw PreviewError(
+                .internalError, subject: "jpeg encoder",
+                "frame \(frame.sequence) (\(geometry)): \(message)")
         }
         output.byteCount = Int(jpegSize)
         output.sequence = frame.sequence

@@ -62,7 +62,9 @@ public final class Histogram: Sendable {
     public func snapshot() -> (cumulative: [UInt64], sum: Double, count: UInt64) {
         state.withLock { state in
             var running: UInt64 = 0
-            let cumulative = state.bucketCounts.map { running += $0; return running }
+            let cumulative = state.bucketCounts.map {
+                running += $0; return running
+            }
             return (cumulative, state.sum, state.count)
         }
     }
@@ -110,8 +112,9 @@ public final class MetricsRegistry: Sendable {
 
     private func register(_ name: String, help: String, type: String, labels: [(String, String)], _ metric: Metric) {
         precondition(Self.isValidName(name, allowColon: true), "bad metric name \(name)")
-        precondition(labels.allSatisfy { Self.isValidName($0.0, allowColon: false) && $0.0 != "le" },
-                     "bad label name in \(name)")
+        precondition(
+            labels.allSatisfy { Self.isValidName($0.0, allowColon: false) && $0.0 != "le" },
+            "bad label name in \(name)")
         families.withLock { families in
             if let index = families.firstIndex(where: { $0.name == name }) {
                 precondition(families[index].type == type, "metric \(name) registered with two types")
@@ -125,8 +128,9 @@ public final class MetricsRegistry: Sendable {
     static func isValidName(_ name: String, allowColon: Bool) -> Bool {
         guard let first = name.unicodeScalars.first, first.isASCII, !("0"..."9").contains(first) else { return false }
         return name.unicodeScalars.allSatisfy {
-            $0.isASCII && (("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
-                || $0 == "_" || (allowColon && $0 == ":"))
+            $0.isASCII
+                && (("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                    || $0 == "_" || (allowColon && $0 == ":"))
         }
     }
 

@@ -28,8 +28,10 @@ public enum PreviewAccess {
     /// kernel's RNG with getrandom(2) (`/dev/urandom` on kernels without it) and traps rather than return weak
     /// bytes. Other generators are for tests.
     /// - Parameter byteCount: at least 16 (128 bits); 32 (256 bits) unless a test asks otherwise.
-    public static func generateToken<G: RandomNumberGenerator>(byteCount: Int = generatedByteCount,
-                                                               using generator: inout G) -> String {
+    public static func generateToken<G: RandomNumberGenerator>(
+        byteCount: Int = generatedByteCount,
+        using generator: inout G
+    ) -> String {
         precondition(byteCount >= 16, "an access token needs at least 128 bits")
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
@@ -57,7 +59,8 @@ public enum PreviewAccess {
         if let bad = bytes.firstIndex(where: { !isUnreserved($0) }) {
             let byte = bytes[bad]
             let hex = String(byte, radix: 16, uppercase: true)
-            let shown = byte >= 0x20 && byte < 0x7F
+            let shown =
+                byte >= 0x20 && byte < 0x7F
                 ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x" + (byte < 16 ? "0" : "") + hex
             return "has \(shown) at byte \(bad + 1); only A-Z a-z 0-9 - . _ ~ are allowed"
         }
@@ -189,7 +192,8 @@ public enum PreviewAccess {
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            {
                 out.append(high << 4 | low)
                 index += 3
             } else {
@@ -212,8 +216,8 @@ public enum PreviewAccess {
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-             UInt8(ascii: "~"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
             return true
         default:
             return false

@@ -13,20 +13,25 @@ extension PreviewEventLoop {
         case .allowed:
             return true
         case .login(let location):
-            respond(connection, bytes: HTTPResponseHead.textResponse(
-                status: 303, body: "logged in: \(location)\n", keepAlive: keepAlive,
-                extraHeaders: [("Location", location), ("Set-Cookie", PreviewAccess.loginCookie(token: token))],
-                includeBody: !headOnly), keepAlive: keepAlive)
+            respond(
+                connection,
+                bytes: HTTPResponseHead.textResponse(
+                    status: 303, body: "logged in: \(location)\n", keepAlive: keepAlive,
+                    extraHeaders: [("Location", location), ("Set-Cookie", PreviewAccess.loginCookie(token: token))],
+                    includeBody: !headOnly), keepAlive: keepAlive)
         case .denied:
             server.metrics.rejected(status: 401)?.increment()
-            respond(connection, bytes: HTTPResponseHead.textResponse(
-                status: 401, body: Self.unauthorizedBody, keepAlive: keepAlive,
-                extraHeaders: [("WWW-Authenticate", "Bearer realm=\"\(PreviewAccess.realm)\"")],
-                includeBody: !headOnly), keepAlive: keepAlive)
+            respond(
+                connection,
+                bytes: HTTPResponseHead.textResponse(
+                    status: 401, body: Self.unauthorizedBody, keepAlive: keepAlive,
+                    extraHeaders: [("WWW-Authenticate", "Bearer realm=\"\(PreviewAccess.realm)\"")],
+                    includeBody: !headOnly), keepAlive: keepAlive)
         }
         return false
     }
 
-    static let unauthorizedBody = "this preview needs its access token: open the login URL colorcam printed "
+    static let unauthorizedBody =
+        "this preview needs its access token: open the login URL colorcam printed "
         + "(/?token=...) or send 'Authorization: Bearer TOKEN'\n"
 }

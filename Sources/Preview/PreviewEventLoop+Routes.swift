@@ -6,9 +6,11 @@ extension PreviewEventLoop {
         let headOnly = head.method == "HEAD"
         guard head.method == "GET" || headOnly else {
             server.metrics.rejected(status: 405)?.increment()
-            return respond(connection, bytes: HTTPResponseHead.textResponse(
-                status: 405, body: "method \(head.method) not allowed\n", keepAlive: false,
-                extraHeaders: [("Allow", "GET, HEAD")]), keepAlive: false)
+            return respond(
+                connection,
+                bytes: HTTPResponseHead.textResponse(
+                    status: 405, body: "method \(head.method) not allowed\n", keepAlive: false,
+                    extraHeaders: [("Allow", "GET, HEAD")]), keepAlive: false)
         }
         if head.header("Transfer-Encoding") != nil || (head.header("Content-Length").map { $0 != "0" } ?? false) {
             return reject(connection, status: 400, message: "request bodies are not accepted")
@@ -17,22 +19,26 @@ extension PreviewEventLoop {
         guard admit(head, on: connection, keepAlive: keepAlive, headOnly: headOnly) else { return }
         switch head.path {
         case "/", "/index.html":
-            text(connection, status: 200, body: PreviewPage.html, type: "text/html; charset=utf-8",
-                 keepAlive: keepAlive, headOnly: headOnly)
+            text(
+                connection, status: 200, body: PreviewPage.html, type: "text/html; charset=utf-8",
+                keepAlive: keepAlive, headOnly: headOnly)
         case "/healthz":
             switch server.health.withLock({ $0 }) {
             case .ok:
                 text(connection, status: 200, body: "ok\n", keepAlive: keepAlive, headOnly: headOnly)
             case .deviceLost(let reason):
-                text(connection, status: 503, body: "device lost: \(reason)\n", keepAlive: keepAlive, headOnly: headOnly)
+                text(
+                    connection, status: 503, body: "device lost: \(reason)\n", keepAlive: keepAlive, headOnly: headOnly)
             }
         case "/metrics":
-            text(connection, status: 200, body: server.metrics.registry.render(),
-                 type: "text/plain; version=0.0.4; charset=utf-8", keepAlive: keepAlive, headOnly: headOnly)
+            text(
+                connection, status: 200, body: server.metrics.registry.render(),
+                type: "text/plain; version=0.0.4; charset=utf-8", keepAlive: keepAlive, headOnly: headOnly)
         case "/stats.json":
             refreshFrame(nowNs: nowNs, forceTake: true)
-            text(connection, status: 200, body: statsJSON(), type: "application/json", keepAlive: keepAlive,
-                 headOnly: headOnly)
+            text(
+                connection, status: 200, body: statsJSON(), type: "application/json", keepAlive: keepAlive,
+                headOnly: headOnly)
         case "/snapshot.jpg":
             connection.phase = .awaitingSnapshot(
                 keepAlive: keepAlive, headOnly: headOnly, deadlineNs: nowNs + config.snapshotWaitNs)
@@ -51,17 +57,22 @@ extension PreviewEventLoop {
             sendNow(connection)
         default:
             server.metrics.rejected(status: 404)?.increment()
-            text(connection, status: 404, body: "no such page: \(head.path)\n", keepAlive: keepAlive,
-                 headOnly: headOnly)
+            text(
+                connection, status: 404, body: "no such page: \(head.path)\n", keepAlive: keepAlive,
+                headOnly: headOnly)
         }
     }
 
     static let boundary = "colorcamframe"
 
-    private func text(_ connection: PreviewConnection, status: Int, body: String,
-                      type: String = "text/plain; charset=utf-8", keepAlive: Bool, headOnly: Bool) {
-        respond(connection, bytes: HTTPResponseHead.textResponse(
-            status: status, body: body, keepAlive: keepAlive, contentType: type, includeBody: !headOnly),
+    private func text(
+        _ connection: PreviewConnection, status: Int, body: String,
+        type: String = "text/plain; charset=utf-8", keepAlive: Bool, headOnly: Bool
+    ) {
+        respond(
+            connection,
+            bytes: HTTPResponseHead.textResponse(
+                status: status, body: body, keepAlive: keepAlive, contentType: type, includeBody: !headOnly),
             keepAlive: keepAlive)
     }
 
@@ -69,15 +80,17 @@ extension PreviewEventLoop {
         guard case .awaitingSnapshot(let keepAlive, let headOnly, _) = connection.phase, let jpeg = currentJPEG else {
             return
         }
-        let head = HTTPResponseHead.bytes(status: 200, contentType: "image/jpeg", contentLength: jpeg.byteCount,
-                                          keepAlive: keepAlive,
-                                          extraHeaders: [("X-Frame-Sequence", String(jpeg.sequence))])
+        let head = HTTPResponseHead.bytes(
+            status: 200, contentType: "image/jpeg", contentLength: jpeg.byteCount,
+            keepAlive: keepAlive,
+            extraHeaders: [("X-Frame-Sequence", String(jpeg.sequence))])
         respond(connection, bytes: head, body: headOnly ? nil : jpeg, keepAlive: keepAlive)
     }
 
     /// Queues one multipart part (boundary, part head, JPEG, CRLF) for a stream client whose output is empty.
     func queueStreamPart(_ jpeg: JPEGFrame, on connection: PreviewConnection) {
-        let partHead = "--\(Self.boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(jpeg.byteCount)\r\n"
+        let partHead =
+            "--\(Self.boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(jpeg.byteCount)\r\n"
             + "X-Frame-Sequence: \(jpeg.sequence)\r\n\r\n"
         connection.enqueue(.bytes(Array(partHead.utf8)))
         connection.enqueue(.jpeg(jpeg))

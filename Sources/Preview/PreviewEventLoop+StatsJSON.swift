@@ -36,7 +36,9 @@ extension PreviewEventLoop {
         if let slot = readerSlot {
             json += slot.overlays[0..<slot.overlayCount].map { quad in
                 let c = quad.corners
-                let points = [c.0, c.1, c.2, c.3].map { "[\(Self.number(Double($0.xPx))),\(Self.number(Double($0.yPx)))]" }
+                let points = [c.0, c.1, c.2, c.3].map {
+                    "[\(Self.number(Double($0.xPx))),\(Self.number(Double($0.yPx)))]"
+                }
                 return "{\"trackId\":\(quad.trackId),\"corners\":[\(points.joined(separator: ","))]}"
             }.joined(separator: ",")
         }
@@ -63,7 +65,8 @@ extension String {
         let negative = scaled < 0
         let magnitude = Int64(abs(scaled))
         let fraction = String(magnitude % 1000)
-        self = (negative ? "-" : "") + String(magnitude / 1000) + "." + String(repeating: "0", count: 3 - fraction.count)
+        self =
+            (negative ? "-" : "") + String(magnitude / 1000) + "." + String(repeating: "0", count: 3 - fraction.count)
             + fraction
     }
 }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The preview server's event loop: one thread, `poll(2)` over the wake-up eventfd, the listener and every client.
 ///
@@ -235,8 +236,8 @@ final class PreviewEventLoop {
             }
             connection.phase = .readingHead
             connection.idleSinceNs = nowNs
-            // Pipelined bytes are parsed by `parsePipelinedInput` on the next turn (not here: recursing through
-            // parse → respond → drained for every pipelined request would make the stack depth client-controlled).
+        // Pipelined bytes are parsed by `parsePipelinedInput` on the next turn (not here: recursing through
+        // parse → respond → drained for every pipelined request would make the stack depth client-controlled).
         case .streaming:
             if connection.wantsNewer, let jpeg = currentJPEG, jpeg.sequence != connection.lastQueuedSequence {
                 queueStreamPart(jpeg, on: connection)
@@ -252,8 +253,10 @@ final class PreviewEventLoop {
     /// Answers `status` with a one-line reason and closes the connection after sending.
     func reject(_ connection: PreviewConnection, status: Int, message: String) {
         server.metrics.rejected(status: status)?.increment()
-        respond(connection, bytes: HTTPResponseHead.textResponse(
-            status: status, body: message + "\n", keepAlive: false), keepAlive: false)
+        respond(
+            connection,
+            bytes: HTTPResponseHead.textResponse(
+                status: status, body: message + "\n", keepAlive: false), keepAlive: false)
     }
 
     /// Queues a whole response and tries to send it now.
@@ -283,16 +286,20 @@ final class PreviewEventLoop {
             switch connection.phase {
             case .readingHead:
                 if let started = connection.headStartedNs, nowNs - started > config.headerTimeoutNs {
-                    reject(connection, status: 408, message: "request head not complete within "
-                        + "\(config.headerTimeoutNs / 1_000_000) ms")
+                    reject(
+                        connection, status: 408,
+                        message: "request head not complete within "
+                            + "\(config.headerTimeoutNs / 1_000_000) ms")
                 } else if connection.headStartedNs == nil && nowNs - connection.idleSinceNs > config.idleTimeoutNs {
                     close(connection)
                 }
             case .awaitingSnapshot(let keepAlive, _, let deadlineNs):
                 if nowNs >= deadlineNs {
                     server.metrics.rejected(status: 503)?.increment()
-                    respond(connection, bytes: HTTPResponseHead.textResponse(
-                        status: 503, body: "no frame published yet\n", keepAlive: keepAlive), keepAlive: keepAlive)
+                    respond(
+                        connection,
+                        bytes: HTTPResponseHead.textResponse(
+                            status: 503, body: "no frame published yet\n", keepAlive: keepAlive), keepAlive: keepAlive)
                 }
             case .lingering(let untilNs):
                 if nowNs >= untilNs { close(connection) }

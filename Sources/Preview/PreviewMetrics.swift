@@ -47,8 +47,12 @@ public final class PreviewMetrics: Sendable {
         let latencyBounds = [0.005, 0.01, 0.02, 0.033, 0.05, 0.067, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2, 5]
         framesOutput = registry.counter("colorcam_frames_output_total", help: "Frames output by the pipeline.")
         drops = dropReasons.map { reason in
-            (reason, registry.counter("colorcam_frames_dropped_total", help: "Frames (or their inference) dropped, by reason.",
-                                      labels: [("reason", reason)]))
+            (
+                reason,
+                registry.counter(
+                    "colorcam_frames_dropped_total", help: "Frames (or their inference) dropped, by reason.",
+                    labels: [("reason", reason)])
+            )
         }
         outputLagSeconds = registry.histogram(
             "colorcam_output_lag_seconds", help: "Capture-to-output lag of output frames.", upperBounds: latencyBounds)
@@ -59,10 +63,14 @@ public final class PreviewMetrics: Sendable {
             "colorcam_inference_seconds_total", help: "Seconds spent running inference.")
         inFlight = registry.gauge("colorcam_inference_in_flight", help: "Inference requests in flight.")
         inferenceFailures = InferenceFailure.allCases.filter { $0 != .none }.map { reason in
-            (reason, registry.counter("colorcam_inference_failed_total",
-                                      help: "Remote inference requests that failed, by reason (with a local fallback, "
-                                          + "the local model then gave the result).",
-                                      labels: [("reason", reason.name)]))
+            (
+                reason,
+                registry.counter(
+                    "colorcam_inference_failed_total",
+                    help: "Remote inference requests that failed, by reason (with a local fallback, "
+                        + "the local model then gave the result).",
+                    labels: [("reason", reason.name)])
+            )
         }
         previewConnections = registry.gauge("colorcam_preview_connections", help: "Open preview HTTP connections.")
         previewStreams = registry.gauge("colorcam_preview_streams", help: "Open MJPEG streams.")
@@ -76,8 +84,12 @@ public final class PreviewMetrics: Sendable {
         previewFramesSkipped = registry.counter(
             "colorcam_preview_frames_skipped_total", help: "Stream frames a busy client did not get (newest wins).")
         previewRejected = Self.rejectionStatuses.map { status in
-            (status, registry.counter("colorcam_preview_rejected_total", help: "Preview requests rejected, by status.",
-                                      labels: [("status", String(status))]))
+            (
+                status,
+                registry.counter(
+                    "colorcam_preview_rejected_total", help: "Preview requests rejected, by status.",
+                    labels: [("status", String(status))])
+            )
         }
     }
 

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Settings for `PreviewServer`. Times are nanoseconds on the server's clock.
 public struct PreviewServerConfig: Sendable {
@@ -33,12 +34,14 @@ public struct PreviewServerConfig: Sendable {
     /// backlog. 64 KiB holds two or three 640×480 JPEGs.
     public var socketSendBufferBytes: Int32
 
-    public init(listenAddress: SocketAddress = SocketAddress("127.0.0.1:8080")!, maxConnections: Int = 256,
-                headerTimeoutNs: Int64 = 5_000_000_000, idleTimeoutNs: Int64 = 30_000_000_000,
-                writeStallTimeoutNs: Int64 = 60_000_000_000, snapshotWaitNs: Int64 = 2_000_000_000,
-                maxStreamFps: Double = 30, jpegQuality: Int32 = 80,
-                parserLimits: HTTPRequestParser.Limits = HTTPRequestParser.Limits(),
-                socketSendBufferBytes: Int32 = 64 * 1024, accessToken: String? = nil) {
+    public init(
+        listenAddress: SocketAddress = SocketAddress("127.0.0.1:8080")!, maxConnections: Int = 256,
+        headerTimeoutNs: Int64 = 5_000_000_000, idleTimeoutNs: Int64 = 30_000_000_000,
+        writeStallTimeoutNs: Int64 = 60_000_000_000, snapshotWaitNs: Int64 = 2_000_000_000,
+        maxStreamFps: Double = 30, jpegQuality: Int32 = 80,
+        parserLimits: HTTPRequestParser.Limits = HTTPRequestParser.Limits(),
+        socketSendBufferBytes: Int32 = 64 * 1024, accessToken: String? = nil
+    ) {
         self.listenAddress = listenAddress
         self.accessToken = accessToken
         self.maxConnections = maxConnections
@@ -85,9 +88,11 @@ public final class PreviewServer: @unchecked Sendable {
     /// - Parameter warn: writes warnings (non-loopback address without a token, internal errors); stderr by default.
     /// - Throws: `PreviewError(.badData)` when `config.accessToken` is not a usable token,
     ///   `PreviewError(.unavailable)` when the wake-up pipe cannot be created.
-    public init(config: PreviewServerConfig, metrics: PreviewMetrics = PreviewMetrics(),
-                clock: any MonotonicClock = SystemClock(),
-                warn: @escaping @Sendable (String) -> Void = PreviewServer.writeToStderr) throws {
+    public init(
+        config: PreviewServerConfig, metrics: PreviewMetrics = PreviewMetrics(),
+        clock: any MonotonicClock = SystemClock(),
+        warn: @escaping @Sendable (String) -> Void = PreviewServer.writeToStderr
+    ) throws {
         shared = try PreviewShared(config: config, metrics: metrics, clock: clock, warn: warn)
     }
 
@@ -113,8 +118,9 @@ public final class PreviewServer: @unchecked Sendable {
             let bound = config.listenAddress.withPort(listener.localPort())
             boundAddress = bound
             if !bound.isLoopback && config.accessToken == nil {
-                shared.warn("warning: preview listens on \(bound), reachable from other machines, with no access "
-                    + "token: anyone who can connect sees the camera")
+                shared.warn(
+                    "warning: preview listens on \(bound), reachable from other machines, with no access "
+                        + "token: anyone who can connect sees the camera")
             }
             let loop = try PreviewEventLoop(server: shared, listener: listener)
             let finished = self.finished
@@ -187,8 +193,10 @@ final class PreviewShared: Sendable {
     let wakeFD: Int32
     let wakeWriteFD: Int32
 
-    init(config: PreviewServerConfig, metrics: PreviewMetrics, clock: any MonotonicClock,
-         warn: @escaping @Sendable (String) -> Void) throws {
+    init(
+        config: PreviewServerConfig, metrics: PreviewMetrics, clock: any MonotonicClock,
+        warn: @escaping @Sendable (String) -> Void
+    ) throws {
         self.config = config
         self.metrics = metrics
         self.clock = clock

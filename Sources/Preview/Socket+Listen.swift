@@ -1,6 +1,7 @@
 import ColorcamCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The preview server's side of `Socket`: a listening socket and accepting its clients. Event-loop thread only.
@@ -9,16 +10,19 @@ extension Socket {
     /// - Throws: `PreviewError(.unavailable)` when the address cannot be bound (in use, not local, no permission).
     static func listen(on address: SocketAddress, backlog: Int32) throws -> Socket {
         let domain = address.family == .ipv4 ? AF_INET : AF_INET6
-        let fd = Glibc.socket(domain, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-            | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Glibc.socket(
+            domain,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw PreviewError(.unavailable, subject: "\(address)", "socket failed", errno: errno) }
         let socket = Socket(fd: fd)
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
         guard bound == 0 else {
-            throw PreviewError(.unavailable, subject: "\(address)", "cannot bind (address in use or not local?)",
-                               errno: errno)
+            throw PreviewError(
+                .unavailable, subject: "\(address)", "cannot bind (address in use or not local?)",
+                errno: errno)
         }
         guard Glibc.listen(fd, backlog) == 0 else {
             throw PreviewError(.unavailable, subject: "\(address)", "listen failed", errno: errno)

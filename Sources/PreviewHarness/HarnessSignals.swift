@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Set by SIGINT / SIGTERM: the harness stops publishing, prints its summary and exits 0.
 let harnessStopRequested = Atomic<Bool>(false)

@@ -1,3 +1,6 @@
+import ColorcamCore
+import Preview
+
 // preview-harness: runs the preview server with a synthetic frame publisher, for the preview's load and browser
 // tests (tools/profile/preview_load.py, Tests/integration/test_preview_page.py). Not part of colorcam's CLI.
 //
@@ -7,10 +10,8 @@
 // frame 0, whose publish
 // allocates the preview's frame slots).
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import ColorcamCore
-import Preview
 
 func fail(_ message: String, code: Int32 = 64) -> Never {
     PreviewServer.writeToStderr("preview-harness: " + message)
@@ -54,8 +55,10 @@ let busyDrops = metrics.dropped(reason: "busy")!
 let periodNs = Int64(1e9 / fps)
 let maxFrames = Int(seconds * fps) + 1
 var publishTimesNs = [Int64](repeating: 0, count: maxFrames)
-var quads = [PreviewQuad](repeating: PreviewQuad(.init(xPx: 0, yPx: 0), .init(xPx: 0, yPx: 0), .init(xPx: 0, yPx: 0),
-                                                 .init(xPx: 0, yPx: 0), trackId: 1), count: 1)
+var quads = [PreviewQuad](
+    repeating: PreviewQuad(
+        .init(xPx: 0, yPx: 0), .init(xPx: 0, yPx: 0), .init(xPx: 0, yPx: 0),
+        .init(xPx: 0, yPx: 0), trackId: 1), count: 1)
 var maxPublishNs: Int64 = 0
 var publishDurationsNs = [Int64](repeating: 0, count: maxFrames)
 var published = 0
@@ -84,13 +87,15 @@ while published < maxFrames && !harnessStopRequested.load(ordering: .relaxed) {
     clock.sleep(untilNs: dueNs)
     draw(published)
     let x = Float(40 + (published * 3) % max(1, geometry.widthPx / 2))
-    quads[0] = PreviewQuad(.init(xPx: x, yPx: 60), .init(xPx: x + 160, yPx: 70), .init(xPx: x + 150, yPx: 200),
-                           .init(xPx: x - 10, yPx: 190), trackId: 1)
+    quads[0] = PreviewQuad(
+        .init(xPx: x, yPx: 60), .init(xPx: x + 160, yPx: 70), .init(xPx: x + 150, yPx: 200),
+        .init(xPx: x - 10, yPx: 190), trackId: 1)
     if published >= Int(fps) {
         recentFps = fps * 1e9 / Double(clock.nowNs() - publishTimesNs[published - Int(fps)])
     }
-    let stats = PreviewStats(outputFps: recentFps, lagMs: Double(clock.nowNs() - dueNs) / 1e6,
-                             inFlight: published % 2, model: "synthetic")
+    let stats = PreviewStats(
+        outputFps: recentFps, lagMs: Double(clock.nowNs() - dueNs) / 1e6,
+        inFlight: published % 2, model: "synthetic")
     let beforeNs = clock.nowNs()
     server.publish(frame: frame, overlays: quads, stats: stats)
     let afterNs = clock.nowNs()
@@ -118,10 +123,12 @@ for i in 0..<published {
 let sortedDurationsNs = publishDurationsNs[1..<max(1, published)].sorted()
 let p99PublishUs = sortedDurationsNs.isEmpty ? 0 : sortedDurationsNs[(sortedDurationsNs.count - 1) * 99 / 100] / 1000
 let elapsedS = Double(clock.nowNs() - startNs) / 1e9
-let achievedFps = published > 1 ? Double(published - 1) * 1e9 / Double(publishTimesNs[published - 1] - publishTimesNs[0]) : 0
-print("summary published=\(published) seconds=\(elapsedS) fps=\(achievedFps) "
-    + "worst_window_frames=\(worstWindow == .max ? -1 : worstWindow) max_publish_us=\(maxPublishNs / 1000) "
-    + "p99_publish_us=\(p99PublishUs)")
+let achievedFps =
+    published > 1 ? Double(published - 1) * 1e9 / Double(publishTimesNs[published - 1] - publishTimesNs[0]) : 0
+print(
+    "summary published=\(published) seconds=\(elapsedS) fps=\(achievedFps) "
+        + "worst_window_frames=\(worstWindow == .max ? -1 : worstWindow) max_publish_us=\(maxPublishNs / 1000) "
+        + "p99_publish_us=\(p99PublishUs)")
 fflush(nil)
 server.stop()
 exit(0)

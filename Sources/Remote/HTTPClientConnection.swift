@@ -1,6 +1,7 @@
 import ColorcamCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A keep-alive HTTP/1.1 connection to one server: each `exchange` sends one request and reads its response, all
@@ -49,16 +50,20 @@ public final class HTTPClientConnection {
     /// Sends `method path` with `headers` and the concatenation of `body` parts; returns the response.
     /// - Throws: `ExchangeFailure` — `.timeout` past `timeoutMs`, `.connection` when it cannot connect or the
     ///   connection breaks, `.badResponse` for an answer that is not HTTP or is too large.
-    public func exchange(method: String, path: String, headers: [(String, String)] = [],
-                         body: [UnsafeRawBufferPointer] = [], timeoutMs: Int, timing: inout Timing) throws
-        -> HTTPResponse {
+    public func exchange(
+        method: String, path: String, headers: [(String, String)] = [],
+        body: [UnsafeRawBufferPointer] = [], timeoutMs: Int, timing: inout Timing
+    ) throws
+        -> HTTPResponse
+    {
         let startNs = SystemClock.rawNs()
         let deadlineNs = startNs + Int64(timeoutMs) * 1_000_000
         let reused = socket != nil
         func once(_ startNs: Int64) throws -> HTTPResponse {
             do {
-                return try attempt(method: method, path: path, headers: headers, body: body, startNs: startNs,
-                                   deadlineNs: deadlineNs, timing: &timing)
+                return try attempt(
+                    method: method, path: path, headers: headers, body: body, startNs: startNs,
+                    deadlineNs: deadlineNs, timing: &timing)
             } catch let failure as StaleConnection {
                 close()
                 throw failure
@@ -83,8 +88,10 @@ public final class HTTPClientConnection {
     /// The reused connection was closed by the server before it answered anything.
     private struct StaleConnection: Error { let message: String }
 
-    private func attempt(method: String, path: String, headers: [(String, String)], body: [UnsafeRawBufferPointer],
-                         startNs: Int64, deadlineNs: Int64, timing: inout Timing) throws -> HTTPResponse {
+    private func attempt(
+        method: String, path: String, headers: [(String, String)], body: [UnsafeRawBufferPointer],
+        startNs: Int64, deadlineNs: Int64, timing: inout Timing
+    ) throws -> HTTPResponse {
         if socket == nil {
             switch Socket.connect(to: address, timeoutMs: remainingMs(deadlineNs)) {
             case .success(let s): socket = s
@@ -101,7 +108,9 @@ public final class HTTPClientConnection {
         if bodyBytes > 0 || method == "POST" { head += "Content-Length: \(bodyBytes)\r\n" }
         head += "\r\n"
         var headBytes = Array(head.utf8)
-        try headBytes.withUnsafeMutableBytes { try write(UnsafeRawBufferPointer($0), on: socket, deadlineNs: deadlineNs) }
+        try headBytes.withUnsafeMutableBytes {
+            try write(UnsafeRawBufferPointer($0), on: socket, deadlineNs: deadlineNs)
+        }
         for part in body { try write(part, on: socket, deadlineNs: deadlineNs) }
         let sentNs = SystemClock.rawNs()
         timing.sendNs = sentNs - startNs
@@ -110,8 +119,10 @@ public final class HTTPClientConnection {
         while true {
             switch socket.wait(forWriting: false, timeoutMs: remainingMs(deadlineNs)) {
             case .timedOut:
-                throw ExchangeFailure(.timeout, "\(label): no complete answer within the timeout "
-                                      + "(\(received.count) bytes received)")
+                throw ExchangeFailure(
+                    .timeout,
+                    "\(label): no complete answer within the timeout "
+                        + "(\(received.count) bytes received)")
             case .failed(let e):
                 if received.isEmpty { throw StaleConnection(message: "connection failed: \(SocketFailure(errno: e))") }
                 throw ExchangeFailure(.connection, "\(label): connection failed after \(received.count) bytes")
@@ -128,8 +139,10 @@ public final class HTTPClientConnection {
                 continue
             case .closed(let e):
                 if received.isEmpty {
-                    throw StaleConnection(message: e == 0 ? "the server closed the connection without an answer"
-                                                          : "connection lost: \(SocketFailure(errno: e))")
+                    throw StaleConnection(
+                        message: e == 0
+                            ? "the server closed the connection without an answer"
+                            : "connection lost: \(SocketFailure(errno: e))")
                 }
                 closed = true
             }

@@ -35,7 +35,8 @@ public enum HTTPResponseReader {
     /// - Parameter closed: the peer closed the connection after `bytes` (ends a body without framing; makes a
     ///   partial response an error instead of "need more").
     public static func parse(_ bytes: ArraySlice<UInt8>, closed: Bool, limits: Limits = Limits()) throws
-        -> (response: HTTPResponse, consumed: Int)? {
+        -> (response: HTTPResponse, consumed: Int)?
+    {
         let start = bytes.startIndex
         guard let headEnd = findHeadEnd(bytes, limit: limits.maxHeadBytes) else {
             if bytes.count > limits.maxHeadBytes {
@@ -49,7 +50,8 @@ public enum HTTPResponseReader {
         let statusLine = lines.removeFirst()
         let statusParts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), statusParts[1].count == 3,
-              let status = Int(statusParts[1]), (100...599).contains(status) else {
+            let status = Int(statusParts[1]), (100...599).contains(status)
+        else {
             throw ExchangeFailure(.badResponse, "not an HTTP/1.x status line at byte 0: '\(statusLine.prefix(60))'")
         }
         var headers: [String: String] = [:]
@@ -75,7 +77,9 @@ public enum HTTPResponseReader {
         var keepAlive = http10 ? connection.contains("keep-alive") : !connection.contains("close")
         let bodyStart = start + headEnd + 4
         let noBody = status == 204 || status == 304 || (100...199).contains(status)
-        if noBody { return (HTTPResponse(status: status, headers: headers, body: [], keepAlive: keepAlive), headEnd + 4) }
+        if noBody {
+            return (HTTPResponse(status: status, headers: headers, body: [], keepAlive: keepAlive), headEnd + 4)
+        }
         if let encoding = headers["transfer-encoding"]?.lowercased(), encoding != "identity" {
             guard encoding == "chunked" else {
                 throw ExchangeFailure(.badResponse, "unsupported Transfer-Encoding '\(encoding)'")
@@ -88,11 +92,13 @@ public enum HTTPResponseReader {
         }
         if let lengthText = headers["content-length"] {
             guard !lengthText.isEmpty, lengthText.allSatisfy(\.isASCIIDigit), lengthText.count <= 18,
-                  let length = Int(lengthText) else {
+                let length = Int(lengthText)
+            else {
                 throw ExchangeFailure(.badResponse, "Content-Length '\(lengthText.prefix(40))' is not a byte count")
             }
             guard length <= limits.maxBodyBytes else {
-                throw ExchangeFailure(.badResponse, "Content-Length \(length) exceeds the \(limits.maxBodyBytes)-byte limit")
+                throw ExchangeFailure(
+                    .badResponse, "Content-Length \(length) exceeds the \(limits.maxBodyBytes)-byte limit")
             }
             guard bytes.endIndex - bodyStart >= length else {
                 if closed {
@@ -101,8 +107,10 @@ public enum HTTPResponseReader {
                 return nil
             }
             let body = Array(bytes[bodyStart..<(bodyStart + length)])
-            return (HTTPResponse(status: status, headers: headers, body: body, keepAlive: keepAlive),
-                    bodyStart + length - start)
+            return (
+                HTTPResponse(status: status, headers: headers, body: body, keepAlive: keepAlive),
+                bodyStart + length - start
+            )
         }
         // No framing: the body runs to the close, and the connection cannot be reused.
         keepAlive = false
@@ -110,8 +118,10 @@ public enum HTTPResponseReader {
             throw ExchangeFailure(.badResponse, "unframed body exceeds the \(limits.maxBodyBytes)-byte limit")
         }
         guard closed else { return nil }
-        return (HTTPResponse(status: status, headers: headers, body: Array(bytes[bodyStart...]), keepAlive: false),
-                bytes.count)
+        return (
+            HTTPResponse(status: status, headers: headers, body: Array(bytes[bodyStart...]), keepAlive: false),
+            bytes.count
+        )
     }
 
     /// Offset of the `\r\n\r\n` that ends the head, searched within `limit` bytes.
@@ -141,8 +151,9 @@ public enum HTTPResponseReader {
             let sizeText = String(decoding: bytes[i..<lineEnd], as: UTF8.self)
             let hex = sizeText.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces() } ?? ""
             guard !hex.isEmpty, hex.count <= 15, let size = Int(hex, radix: 16), size >= 0 else {
-                throw ExchangeFailure(.badResponse,
-                                      "bad chunk size '\(sizeText.prefix(20))' at byte \(i - bytes.startIndex)")
+                throw ExchangeFailure(
+                    .badResponse,
+                    "bad chunk size '\(sizeText.prefix(20))' at byte \(i - bytes.startIndex)")
             }
             guard body.count + size <= limits.maxBodyBytes else {
                 throw ExchangeFailure(.badResponse, "chunked body exceeds the \(limits.maxBodyBytes)-byte limit")

@@ -22,11 +22,13 @@ public struct InferenceURL: Sendable, Equatable, CustomStringConvertible {
     /// Parses `text`; throws a usage error saying what is wrong.
     public init(_ text: String) throws {
         func bad(_ why: String) -> RemoteError {
-            RemoteError(.usage, url: text, "not an inference URL (\(why)); want http://HOST:PORT/v2/models/NAME[/versions/V]")
+            RemoteError(
+                .usage, url: text, "not an inference URL (\(why)); want http://HOST:PORT/v2/models/NAME[/versions/V]")
         }
         guard text.hasPrefix("http://") else {
-            throw text.hasPrefix("https://") ? bad("https is not supported: use http on a trusted network")
-                                             : bad("it must start with http://")
+            throw text.hasPrefix("https://")
+                ? bad("https is not supported: use http on a trusted network")
+                : bad("it must start with http://")
         }
         let rest = text.dropFirst("http://".count)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
@@ -57,7 +59,8 @@ public struct InferenceURL: Sendable, Equatable, CustomStringConvertible {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         // "", "v2", "models", NAME [, "versions", V]
         guard parts.count == 4 || parts.count == 6, parts[0].isEmpty, parts[1] == "v2", parts[2] == "models",
-              !parts[3].isEmpty, parts.count == 4 || (parts[4] == "versions" && !parts[5].isEmpty) else {
+            !parts[3].isEmpty, parts.count == 4 || (parts[4] == "versions" && !parts[5].isEmpty)
+        else {
             throw bad("the path must be /v2/models/NAME or /v2/models/NAME/versions/V")
         }
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.%~")

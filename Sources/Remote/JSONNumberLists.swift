@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Takes the numeric `"data": [...]` lists out of a v2 JSON answer before Foundation parses the rest: Foundation's

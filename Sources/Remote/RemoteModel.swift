@@ -57,8 +57,10 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
     ///     metadata is checked before the first request that reaches it.
     /// - Throws: `RemoteError` — `.unavailable` (exit 69) when the host does not resolve or the server is not ready
     ///   in time, `.badData` (exit 65) when its metadata is malformed or does not match.
-    public init(url: InferenceURL, matching local: ModelRunner, timeoutMs: Int, encoding: TensorEncoding = .binary,
-                startupWaitMs: Int = 10_000, requireServer: Bool = true) throws {
+    public init(
+        url: InferenceURL, matching local: ModelRunner, timeoutMs: Int, encoding: TensorEncoding = .binary,
+        startupWaitMs: Int = 10_000, requireServer: Bool = true
+    ) throws {
         self.encoding = encoding
         self.url = url
         inputName = local.inputName
@@ -91,21 +93,25 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
         while true {
             var timing = HTTPClientConnection.Timing()
             do {
-                let response = try connection.exchange(method: "GET", path: url.readyPath, timeoutMs: min(timeoutMs, 2000),
-                                                       timing: &timing)
+                let response = try connection.exchange(
+                    method: "GET", path: url.readyPath, timeoutMs: min(timeoutMs, 2000),
+                    timing: &timing)
                 if response.status == 200 { return }
                 lastProblem = "/v2/health/ready answers HTTP \(response.status)"
             } catch let failure as ExchangeFailure {
-                lastProblem = failure.message.hasPrefix(url.description + ": ")
+                lastProblem =
+                    failure.message.hasPrefix(url.description + ": ")
                     ? String(failure.message.dropFirst(url.description.count + 2)) : failure.message
             } catch {
                 lastProblem = "\(error)"
             }
             let elapsedMs = Int((SystemClock.rawNs() - startNs) / 1_000_000)
             if elapsedMs >= maxMs {
-                throw RemoteError(.unavailable, url: url.description, maxMs == 0
-                                  ? "inference server not ready: \(lastProblem)"
-                                  : "inference server not ready after \(elapsedMs / 1000) s: \(lastProblem)")
+                throw RemoteError(
+                    .unavailable, url: url.description,
+                    maxMs == 0
+                        ? "inference server not ready: \(lastProblem)"
+                        : "inference server not ready after \(elapsedMs / 1000) s: \(lastProblem)")
             }
             if !announced {
                 Log.info("\(url.description): waiting for the inference server to be ready (\(lastProblem))")
@@ -121,14 +127,16 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
         var timing = HTTPClientConnection.Timing()
         let response: HTTPResponse
         do {
-            response = try connection.exchange(method: "GET", path: url.modelPath, timeoutMs: max(timeoutMs, 2000),
-                                               timing: &timing)
+            response = try connection.exchange(
+                method: "GET", path: url.modelPath, timeoutMs: max(timeoutMs, 2000),
+                timing: &timing)
         } catch let failure as ExchangeFailure {
             throw RemoteError(.unavailable, url: url.description, "model metadata: \(strip(failure.message))")
         }
         guard response.status == 200 else {
-            throw RemoteError(response.status == 404 ? .unavailable : .badData, url: url.description,
-                              "model metadata: HTTP \(response.status)\(V2Codec.serverMessage(response.body))")
+            throw RemoteError(
+                response.status == 404 ? .unavailable : .badData, url: url.description,
+                "model metadata: HTTP \(response.status)\(V2Codec.serverMessage(response.body))")
         }
         let declared: (inputs: [V2TensorSpec], outputs: [V2TensorSpec])
         do {
@@ -136,9 +144,12 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
         } catch let failure as ExchangeFailure {
             throw RemoteError(.badData, url: url.description, failure.message)
         }
-        if let problem = V2Codec.mismatch(inputs: declared.inputs, outputs: declared.outputs, input: inputSpec,
-                                          output: outputSpec) {
-            throw RemoteError(.badData, url: url.description, "model metadata does not match the local model: \(problem)")
+        if let problem = V2Codec.mismatch(
+            inputs: declared.inputs, outputs: declared.outputs, input: inputSpec,
+            output: outputSpec)
+        {
+            throw RemoteError(
+                .badData, url: url.description, "model metadata does not match the local model: \(problem)")
         }
         verified = true
     }
@@ -149,7 +160,8 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
     }
 
     public func runModel(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>)
-        -> InferenceOutcome {
+        -> InferenceOutcome
+    {
         var outcome = InferenceOutcome(backend: .remote)
         guard acceptsRequests else {
             outcome.failure = .unavailable
@@ -175,16 +187,19 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
                 response = try requestHeader.withUnsafeBytes { header in
                     try connection.exchange(
                         method: "POST", path: url.inferPath,
-                        headers: [("Content-Type", "application/octet-stream"),
-                                  ("Inference-Header-Content-Length", requestHeaderLength)],
+                        headers: [
+                            ("Content-Type", "application/octet-stream"),
+                            ("Inference-Header-Content-Length", requestHeaderLength)
+                        ],
                         body: [header, UnsafeRawBufferPointer(input)], timeoutMs: timeoutMs, timing: &timing)
                 }
             case .json:
                 let body = V2Codec.requestJSON(input: inputSpec, outputName: outputName, values: input)
                 response = try body.withUnsafeBytes { bytes in
-                    try connection.exchange(method: "POST", path: url.inferPath,
-                                            headers: [("Content-Type", "application/json")], body: [bytes],
-                                            timeoutMs: timeoutMs, timing: &timing)
+                    try connection.exchange(
+                        method: "POST", path: url.inferPath,
+                        headers: [("Content-Type", "application/json")], body: [bytes],
+                        timeoutMs: timeoutMs, timing: &timing)
                 }
             }
             do {
@@ -204,11 +219,13 @@ public final class RemoteModel: ModelRunner, @unchecked Sendable {
             backoffMs = min(Self.maxBackoffMs, max(Self.firstBackoffMs, backoffMs * 2))
             nextAttemptNs.store(SystemClock.rawNs() + Int64(backoffMs) * 1_000_000, ordering: .relaxed)
             if failuresInRow == 1 {
-                let hint = !everSucceeded && encoding == .binary && failure.reason == .httpStatus
+                let hint =
+                    !everSucceeded && encoding == .binary && failure.reason == .httpStatus
                     ? " (a server without the binary tensor data extension, e.g. MLServer, needs --infer-encoding json)"
                     : ""
-                Log.warning("remote inference failed (\(failure.reason.name)): \(failure.message)\(hint); retrying "
-                            + "with back-off (colours keep their age meanwhile)")
+                Log.warning(
+                    "remote inference failed (\(failure.reason.name)): \(failure.message)\(hint); retrying "
+                        + "with back-off (colours keep their age meanwhile)")
             }
         } catch {
             outcome.failure = .connection

@@ -33,10 +33,13 @@ public enum V2Codec {
             }
             return try list.enumerated().map { i, item in
                 guard let entry = item as? [String: Any], let name = entry["name"] as? String,
-                      let datatype = entry["datatype"] as? String, let shape = entry["shape"] as? [Any],
-                      let dims = integers(shape) else {
-                    throw ExchangeFailure(.badResponse, "model metadata \(key)[\(i)] lacks a name, datatype or "
-                                          + "integer shape")
+                    let datatype = entry["datatype"] as? String, let shape = entry["shape"] as? [Any],
+                    let dims = integers(shape)
+                else {
+                    throw ExchangeFailure(
+                        .badResponse,
+                        "model metadata \(key)[\(i)] lacks a name, datatype or "
+                            + "integer shape")
                 }
                 return V2TensorSpec(name: name, datatype: datatype, shape: dims)
             }
@@ -46,8 +49,10 @@ public enum V2Codec {
 
     /// Whether the server's model takes `input` and gives `output` (names, FP32, shapes; `-1` matches any size).
     /// - Returns: nil when it matches, else what differs (one line).
-    public static func mismatch(inputs: [V2TensorSpec], outputs: [V2TensorSpec], input: V2TensorSpec,
-                                output: V2TensorSpec) -> String? {
+    public static func mismatch(
+        inputs: [V2TensorSpec], outputs: [V2TensorSpec], input: V2TensorSpec,
+        output: V2TensorSpec
+    ) -> String? {
         func compare(_ side: String, _ declared: [V2TensorSpec], _ wanted: V2TensorSpec) -> String? {
             guard let found = declared.first(where: { $0.name == wanted.name }) else {
                 return "the server's model has no \(side) '\(wanted.name)' (it declares "
@@ -57,7 +62,8 @@ public enum V2Codec {
                 return "\(side) '\(wanted.name)' is \(found.datatype) on the server, colorcam sends \(wanted.datatype)"
             }
             guard found.shape.count == wanted.shape.count,
-                  zip(found.shape, wanted.shape).allSatisfy({ $0 == -1 || $0 == $1 }) else {
+                zip(found.shape, wanted.shape).allSatisfy({ $0 == -1 || $0 == $1 })
+            else {
                 return "\(side) '\(wanted.name)' has shape \(found.shape) on the server, the local model's is "
                     + "\(wanted.shape)"
             }
@@ -71,17 +77,21 @@ public enum V2Codec {
     public static func requestHeader(input: V2TensorSpec, outputName: String) -> [UInt8] {
         let bytes = input.shape.reduce(4, *)
         let shape = input.shape.map(String.init).joined(separator: ",")
-        return Array(("{\"inputs\":[{\"name\":\(JSONText.quoted(input.name)),\"shape\":[\(shape)],\"datatype\":\"FP32\","
-            + "\"parameters\":{\"binary_data_size\":\(bytes)}}],"
-            + "\"outputs\":[{\"name\":\(JSONText.quoted(outputName)),\"parameters\":{\"binary_data\":true}}]}").utf8)
+        return Array(
+            ("{\"inputs\":[{\"name\":\(JSONText.quoted(input.name)),\"shape\":[\(shape)],\"datatype\":\"FP32\","
+                + "\"parameters\":{\"binary_data_size\":\(bytes)}}],"
+                + "\"outputs\":[{\"name\":\(JSONText.quoted(outputName)),\"parameters\":{\"binary_data\":true}}]}").utf8
+        )
     }
 
     /// A whole inference request in JSON (no binary extension, for servers without it, e.g. MLServer's REST): the
     /// input's `data` as a flat list of shortest round-trip decimal floats, the output asked for as JSON.
     public static func requestJSON(input: V2TensorSpec, outputName: String, values: UnsafeBufferPointer<Float>)
-        -> [UInt8] {
-        var bytes = Array(("{\"inputs\":[{\"name\":\(JSONText.quoted(input.name)),\"shape\":["
-            + input.shape.map(String.init).joined(separator: ",") + "],\"datatype\":\"FP32\",\"data\":[").utf8)
+        -> [UInt8]
+    {
+        var bytes = Array(
+            ("{\"inputs\":[{\"name\":\(JSONText.quoted(input.name)),\"shape\":["
+                + input.shape.map(String.init).joined(separator: ",") + "],\"datatype\":\"FP32\",\"data\":[").utf8)
         bytes.reserveCapacity(values.count * 12 + 200)
         for (k, v) in values.enumerated() {
             if k > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -93,16 +103,20 @@ public enum V2Codec {
 
     /// Reads output `output` (FP32, exactly `output.shape`) from an inference answer into `into`
     /// (`into.count` = the shape's element count). `into` is written only when the whole answer is valid.
-    public static func decodeInferResponse(_ response: HTTPResponse, output: V2TensorSpec,
-                                           into: UnsafeMutableBufferPointer<Float>) throws {
+    public static func decodeInferResponse(
+        _ response: HTTPResponse, output: V2TensorSpec,
+        into: UnsafeMutableBufferPointer<Float>
+    ) throws {
         guard response.status == 200 else {
             throw ExchangeFailure(.httpStatus, "HTTP \(response.status)" + serverMessage(response.body))
         }
         var jsonLength = response.body.count
         if let text = response.headers["inference-header-content-length"] {
             guard let n = Int(text), n >= 0, n <= response.body.count else {
-                throw ExchangeFailure(.badResponse, "Inference-Header-Content-Length '\(text.prefix(30))' does not fit "
-                                      + "the \(response.body.count)-byte body")
+                throw ExchangeFailure(
+                    .badResponse,
+                    "Inference-Header-Content-Length '\(text.prefix(30))' does not fit "
+                        + "the \(response.body.count)-byte body")
             }
             jsonLength = n
         }
@@ -111,9 +125,12 @@ public enum V2Codec {
         let split = JSONNumberLists.extract(response.body[0..<jsonLength])
         let text = split.map { Data($0.stripped) } ?? Data(response.body[0..<jsonLength])
         guard let root = (try? JSONSerialization.jsonObject(with: text)) as? [String: Any],
-              let outputs = root["outputs"] as? [Any] else {
-            throw ExchangeFailure(.badResponse, "the answer is not a v2 inference response (no JSON 'outputs' list "
-                                  + "in its first \(jsonLength) bytes)")
+            let outputs = root["outputs"] as? [Any]
+        else {
+            throw ExchangeFailure(
+                .badResponse,
+                "the answer is not a v2 inference response (no JSON 'outputs' list "
+                    + "in its first \(jsonLength) bytes)")
         }
         let count = output.shape.reduce(1, *)
         var binaryOffset = jsonLength
@@ -127,8 +144,10 @@ public enum V2Codec {
             let parameters = entry["parameters"] as? [String: Any]
             let binarySize = (parameters?["binary_data_size"] as? NSNumber)?.intValue
             if let binarySize, binarySize < 0 || binarySize > response.body.count - binaryOffset {
-                throw ExchangeFailure(.badResponse, "outputs[\(i)] '\(name)': binary_data_size \(binarySize) but "
-                                      + "\(response.body.count - binaryOffset) bytes left at body offset \(binaryOffset)")
+                throw ExchangeFailure(
+                    .badResponse,
+                    "outputs[\(i)] '\(name)': binary_data_size \(binarySize) but "
+                        + "\(response.body.count - binaryOffset) bytes left at body offset \(binaryOffset)")
             }
             guard name == output.name else {
                 binaryOffset += binarySize ?? 0
@@ -138,20 +157,28 @@ public enum V2Codec {
             guard (entry["datatype"] as? String) == "FP32" else {
                 throw ExchangeFailure(.badResponse, "output '\(name)' is \(entry["datatype"] ?? "untyped"), not FP32")
             }
-            guard let shapeList = entry["shape"] as? [Any], let shape = integers(shapeList), shape == output.shape else {
-                throw ExchangeFailure(.badResponse, "output '\(name)' has shape \(entry["shape"] ?? "none"), want "
-                                      + "\(output.shape)")
+            guard let shapeList = entry["shape"] as? [Any], let shape = integers(shapeList), shape == output.shape
+            else {
+                throw ExchangeFailure(
+                    .badResponse,
+                    "output '\(name)' has shape \(entry["shape"] ?? "none"), want "
+                        + "\(output.shape)")
             }
             if let binarySize {
                 guard binarySize == 4 * count else {
-                    throw ExchangeFailure(.badResponse, "output '\(name)': binary_data_size \(binarySize), want "
-                                          + "\(4 * count) for \(output.shape) FP32")
+                    throw ExchangeFailure(
+                        .badResponse,
+                        "output '\(name)': binary_data_size \(binarySize), want "
+                            + "\(4 * count) for \(output.shape) FP32")
                 }
                 response.body.withUnsafeBytes { raw in
                     let base = raw.baseAddress! + binaryOffset
                     for k in 0..<count {
-                        into[k] = Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 4 * k,
-                                                                                               as: UInt32.self)))
+                        into[k] = Float(
+                            bitPattern: UInt32(
+                                littleEndian: base.loadUnaligned(
+                                    fromByteOffset: 4 * k,
+                                    as: UInt32.self)))
                     }
                 }
                 return
@@ -180,7 +207,8 @@ public enum V2Codec {
     /// `: message` from a JSON `{"error": …}` body, else a short excerpt of the body, else "".
     static func serverMessage(_ body: [UInt8]) -> String {
         if let root = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
-           let error = root["error"] as? String {
+            let error = root["error"] as? String
+        {
             return ": " + String(error.prefix(200))
         }
         let text = String(decoding: body.prefix(120), as: UTF8.self).filter { !$0.isNewline }

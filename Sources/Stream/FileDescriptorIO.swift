@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A small typed wrapper over one POSIX file descriptor, used by the Y4M source and sink.
 ///
@@ -107,10 +108,12 @@ public final class FileDescriptorIO {
         var doneSecond = 0
         while doneFirst < first.count || doneSecond < second.count {
             var vectors = (
-                iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress.map { $0 + doneFirst }),
-                      iov_len: first.count - doneFirst),
-                iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress.map { $0 + doneSecond }),
-                      iov_len: second.count - doneSecond)
+                iovec(
+                    iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress.map { $0 + doneFirst }),
+                    iov_len: first.count - doneFirst),
+                iovec(
+                    iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress.map { $0 + doneSecond }),
+                    iov_len: second.count - doneSecond)
             )
             let count = try withUnsafeMutableBytes(of: &vectors) { raw in
                 let base = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
@@ -171,7 +174,8 @@ public final class FileDescriptorIO {
         default: kind = .ioError
         }
         let reason = String(cString: strerror(code))
-        return StreamError(kind, file: name, byteOffset: offset, frame: frame,
-                           "\(operation) failed: \(reason) (errno \(code))")
+        return StreamError(
+            kind, file: name, byteOffset: offset, frame: frame,
+            "\(operation) failed: \(reason) (errno \(code))")
     }
 }

@@ -43,8 +43,9 @@ public final class FramePool: @unchecked Sendable {
 
     public func release(_ buffer: FrameBuffer) {
         condition.lock()
-        precondition(buffers[buffer.poolIndex] === buffer && !free.contains(buffer.poolIndex),
-                     "released a buffer this pool does not own or already freed")
+        precondition(
+            buffers[buffer.poolIndex] === buffer && !free.contains(buffer.poolIndex),
+            "released a buffer this pool does not own or already freed")
         free.append(buffer.poolIndex)
         condition.signal()
         condition.unlock()

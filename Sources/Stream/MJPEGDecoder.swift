@@ -91,9 +91,11 @@ public final class MJPEGDecoder {
     /// Why the last `decode` returned false.
     public private(set) var lastError = ""
 
-    private func decodePlanes(_ base: UnsafePointer<UInt8>, _ count: Int, _ y: UnsafeMutablePointer<UInt8>,
-                              _ cb: UnsafeMutablePointer<UInt8>?, _ cr: UnsafeMutablePointer<UInt8>?,
-                              strides: (Int, Int, Int)) -> Bool {
+    private func decodePlanes(
+        _ base: UnsafePointer<UInt8>, _ count: Int, _ y: UnsafeMutablePointer<UInt8>,
+        _ cb: UnsafeMutablePointer<UInt8>?, _ cr: UnsafeMutablePointer<UInt8>?,
+        strides: (Int, Int, Int)
+    ) -> Bool {
         var planes: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?) =
             (y, cb, cr)
         var strideValues: (Int32, Int32, Int32) = (Int32(strides.0), Int32(strides.1), Int32(strides.2))
@@ -101,8 +103,9 @@ public final class MJPEGDecoder {
             withUnsafeMutablePointer(to: &strideValues) { stridesPtr in
                 planesPtr.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 3) { p in
                     stridesPtr.withMemoryRebound(to: Int32.self, capacity: 3) { s in
-                        tjDecompressToYUVPlanes(handle, base, UInt(count), p, Int32(geometry.widthPx), s,
-                                                Int32(geometry.heightPx), 0)
+                        tjDecompressToYUVPlanes(
+                            handle, base, UInt(count), p, Int32(geometry.widthPx), s,
+                            Int32(geometry.heightPx), 0)
                     }
                 }
             }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A folder of PNG files played as a stream: its `*.png` files (dot-files skipped), sorted byte-wise by name,
 /// decoded with `PNGDecoder` and converted to BT.601 full-range YCbCr 4:2:0 (`420jpeg`).
@@ -60,11 +61,12 @@ public final class PNGFolderSource: FrameSource {
         decoder.cancel()
         let widthPx = header.widthPx, heightPx = header.heightPx
         guard widthPx <= FrameGeometry.maxDimensionPx, heightPx <= FrameGeometry.maxDimensionPx,
-              widthPx * heightPx * 3 <= FrameGeometry.maxFrameBytes
+            widthPx * heightPx * 3 <= FrameGeometry.maxFrameBytes
         else {
-            throw StreamError(.badData, file: first, frame: 0,
-                              "image is \(widthPx)x\(heightPx), over colorcam's limit of "
-                              + "\(FrameGeometry.maxDimensionPx) pixels a side / \(FrameGeometry.maxFrameBytes) bytes")
+            throw StreamError(
+                .badData, file: first, frame: 0,
+                "image is \(widthPx)x\(heightPx), over colorcam's limit of "
+                    + "\(FrameGeometry.maxDimensionPx) pixels a side / \(FrameGeometry.maxFrameBytes) bytes")
         }
         geometry = FrameGeometry(widthPx: widthPx, heightPx: heightPx, chroma: .yuv420(.jpeg))
         rgb = UnsafeMutableRawBufferPointer.allocate(byteCount: widthPx * heightPx * 3, alignment: 64)
@@ -78,24 +80,27 @@ public final class PNGFolderSource: FrameSource {
     public func readFrame(into buffer: FrameBuffer) throws -> Bool {
         guard nextIndex < files.count else { return false }
         guard buffer.geometry == geometry else {
-            throw StreamError(.internalError, file: name, frame: nextIndex,
-                              "frame buffer is \(buffer.geometry), the folder is \(geometry)")
+            throw StreamError(
+                .internalError, file: name, frame: nextIndex,
+                "frame buffer is \(buffer.geometry), the folder is \(geometry)")
         }
         let path = files[nextIndex]
         let header = try PNGFolderSource.beginRead(path, frame: nextIndex, with: decoder)
         guard header.widthPx == geometry.widthPx && header.heightPx == geometry.heightPx else {
             decoder.cancel()
-            throw StreamError(.badData, file: path, frame: nextIndex,
-                              "image is \(header.widthPx)x\(header.heightPx) but the folder's first image "
-                              + "(\(files[0])) is \(geometry.widthPx)x\(geometry.heightPx)")
+            throw StreamError(
+                .badData, file: path, frame: nextIndex,
+                "image is \(header.widthPx)x\(header.heightPx) but the folder's first image "
+                    + "(\(files[0])) is \(geometry.widthPx)x\(geometry.heightPx)")
         }
         do {
             try decoder.finishRGB(into: rgb.baseAddress!)
         } catch {
             throw StreamError(.badData, file: path, frame: nextIndex, "PNG does not decode: \(error)")
         }
-        RGBToYCbCr.convert(rgb: UnsafeRawBufferPointer(rgb), widthPx: geometry.widthPx, heightPx: geometry.heightPx,
-                           into: buffer)
+        RGBToYCbCr.convert(
+            rgb: UnsafeRawBufferPointer(rgb), widthPx: geometry.widthPx, heightPx: geometry.heightPx,
+            into: buffer)
         buffer.sequence = nextIndex
         buffer.sourceTimestampNs = nil
         nextIndex += 1

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes one frame as an 8-bit RGB PNG (BT.601 full-range YCbCr → RGB, chroma nearest-sampled) with libpng's
 /// `PNGEncoder`. For diagnostics (`colorcam detect --draw`), not the real-time path: it allocates an RGB buffer

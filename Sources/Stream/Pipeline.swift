@@ -1,5 +1,5 @@
-import ColorcamCore
 import CSched
+import ColorcamCore
 import Foundation
 import Synchronization
 
@@ -60,8 +60,10 @@ public final class Pipeline: @unchecked Sendable {
     ///   - sink: where output frames go; nil to discard them (still traced).
     ///   - runner: a frame-level inference to schedule (the simulated stand-in); nil runs none.
     ///   - processor: detect/colorize/composite hooks (the real product); exclusive with `runner`.
-    public init(source: FrameSource, sink: FrameSink?, runner: InferenceRunner?, processor: FrameProcessor? = nil,
-                trace: TraceSink, clock: MonotonicClock, config: PipelineConfig) {
+    public init(
+        source: FrameSource, sink: FrameSink?, runner: InferenceRunner?, processor: FrameProcessor? = nil,
+        trace: TraceSink, clock: MonotonicClock, config: PipelineConfig
+    ) {
         precondition(runner == nil || processor == nil, "a pipeline runs either a simulated runner or a processor")
         self.source = source
         self.sink = sink
@@ -227,27 +229,31 @@ public final class Pipeline: @unchecked Sendable {
                     framesCaptured.add(1, ordering: .releasing)
                     lastCapture.store(captureNs, ordering: .relaxed)
                     if discard {
-                        var span = TraceEvent.span(.capture, frame: buffer.sequence, startNs: captureNs,
-                                                   endNs: clock.nowNs())
+                        var span = TraceEvent.span(
+                            .capture, frame: buffer.sequence, startNs: captureNs,
+                            endNs: clock.nowNs())
                         span.captureTsNs = captureNs
                         trace.record(span)
                         core.withLock {
-                            $0.noteDrop(frame: buffer.sequence, reason: .late, atNs: captureNs, track: .capture,
-                                        trace: trace)
+                            $0.noteDrop(
+                                frame: buffer.sequence, reason: .late, atNs: captureNs, track: .capture,
+                                trace: trace)
                         }
                         continue
                     }
                     if let processor {
                         let detectStartNs = clock.nowNs()
                         let photos = processor.analyse(buffer)
-                        var detect = TraceEvent.span(.detect, frame: buffer.sequence, startNs: detectStartNs,
-                                                     endNs: clock.nowNs())
+                        var detect = TraceEvent.span(
+                            .detect, frame: buffer.sequence, startNs: detectStartNs,
+                            endNs: clock.nowNs())
                         detect.count = photos
                         trace.record(detect)
                     }
                     let submitted = offerInference(buffer, nowNs: captureNs)
-                    var span = TraceEvent.span(.capture, frame: buffer.sequence, startNs: captureNs,
-                                               endNs: clock.nowNs())
+                    var span = TraceEvent.span(
+                        .capture, frame: buffer.sequence, startNs: captureNs,
+                        endNs: clock.nowNs())
                     span.captureTsNs = captureNs
                     trace.record(span)
                     pushOutput((buffer, submitted))
@@ -269,8 +275,9 @@ public final class Pipeline: @unchecked Sendable {
         let missed = Int(min(100_000, max(0, slots - 1)))
         core.withLock { core in
             for i in 0..<missed {
-                core.noteDrop(frame: config.firstSequence + i, reason: .driverGap,
-                              atNs: afterNs + Int64(i + 1) * intervalNs, track: .capture, trace: trace)
+                core.noteDrop(
+                    frame: config.firstSequence + i, reason: .driverGap,
+                    atNs: afterNs + Int64(i + 1) * intervalNs, track: .capture, trace: trace)
             }
         }
         return missed
@@ -284,10 +291,13 @@ public final class Pipeline: @unchecked Sendable {
         guard gap > 0 || errors > 0 else { return }
         core.withLock { core in
             for i in 0..<min(gap, 100_000) {
-                core.noteDrop(frame: frame.sequence - gap + i, reason: .driverGap, atNs: atNs, track: .capture,
-                              trace: trace)
+                core.noteDrop(
+                    frame: frame.sequence - gap + i, reason: .driverGap, atNs: atNs, track: .capture,
+                    trace: trace)
             }
-            for _ in 0..<errors { core.noteDrop(frame: -1, reason: .decodeError, atNs: atNs, track: .capture, trace: trace) }
+            for _ in 0..<errors {
+                core.noteDrop(frame: -1, reason: .decodeError, atNs: atNs, track: .capture, trace: trace)
+            }
         }
     }
 
@@ -429,8 +439,9 @@ public final class Pipeline: @unchecked Sendable {
             if failure.withLock({ $0 != nil }) { continue }
             let nowNs = clock.nowNs()
             let admitted = core.withLock {
-                $0.admitOutput(frame: frame.sequence, captureTsNs: frame.captureTimestampNs, nowNs: nowNs,
-                               budgetNs: budgetNs, trace: trace)
+                $0.admitOutput(
+                    frame: frame.sequence, captureTsNs: frame.captureTimestampNs, nowNs: nowNs,
+                    budgetNs: budgetNs, trace: trace)
             }
             guard admitted else { continue }
             let ownResult = config.pace == .asap && submitted
@@ -456,12 +467,14 @@ public final class Pipeline: @unchecked Sendable {
             let resultFrame = result?.frame ?? -1
             let compositeEndNs = clock.nowNs()
             if config.pace == .realtime, let delayNs = config.presentationDelayNs,
-               compositeEndNs < frame.captureTimestampNs + delayNs {
+                compositeEndNs < frame.captureTimestampNs + delayNs
+            {
                 clock.sleep(untilNs: frame.captureTimestampNs + delayNs)
             }
             let outputStartNs = clock.nowNs()
-            var composite = TraceEvent.span(.composite, frame: frame.sequence, startNs: compositeStartNs,
-                                            endNs: compositeEndNs)
+            var composite = TraceEvent.span(
+                .composite, frame: frame.sequence, startNs: compositeStartNs,
+                endNs: compositeEndNs)
             composite.resultFrame = resultFrame
             trace.record(composite)
             do {

@@ -104,8 +104,10 @@ public struct PipelineCore {
 
     /// Whether a frame captured at `captureTsNs` can still be output at `nowNs` given a latency budget
     /// (`deadlineNs` nil = no deadline, as in `--pace asap`). A late frame is counted and traced as `late`.
-    public mutating func admitOutput(frame: Int, captureTsNs: Int64, nowNs: Int64, budgetNs: Int64?,
-                                     trace: TraceSink) -> Bool {
+    public mutating func admitOutput(
+        frame: Int, captureTsNs: Int64, nowNs: Int64, budgetNs: Int64?,
+        trace: TraceSink
+    ) -> Bool {
         if let budgetNs, nowNs - captureTsNs > budgetNs {
             noteDrop(frame: frame, reason: .late, atNs: nowNs, track: .output, trace: trace)
             return false

@@ -19,9 +19,10 @@ enum RGBToYCbCr {
     /// same size.
     static func convert(rgb: UnsafeRawBufferPointer, widthPx: Int, heightPx: Int, into frame: FrameBuffer) {
         let geometry = frame.geometry
-        precondition(geometry.widthPx == widthPx && geometry.heightPx == heightPx
-                     && geometry.chroma.subsamplingShift == (1, 1) && rgb.count >= widthPx * heightPx * 3,
-                     "RGB and frame sizes disagree")
+        precondition(
+            geometry.widthPx == widthPx && geometry.heightPx == heightPx
+                && geometry.chroma.subsamplingShift == (1, 1) && rgb.count >= widthPx * heightPx * 3,
+            "RGB and frame sizes disagree")
         let source = rgb.bindMemory(to: UInt8.self).baseAddress!
         let luma = frame.luma.bindMemory(to: UInt8.self).baseAddress!
         let cb = frame.cb.bindMemory(to: UInt8.self).baseAddress!

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A DIAGNOSTIC stand-in for the model (`--simulate-inference-ms N[:JITTER]`): holds the inference slot for
 /// N ± JITTER ms, busy-spinning a core (`spin`, like real inference) or sleeping (`sleep`). Never the product:
@@ -20,8 +21,10 @@ public final class SimulatedInference: InferenceRunner, @unchecked Sendable {
     private let clock: MonotonicClock
     private let rng: Locked<UInt64>
 
-    public init(durationMs: Double, jitterMs: Double = 0, mode: Mode = .spin, clock: MonotonicClock,
-                seed: UInt64 = 0x636f_6c6f_7263_616d) {
+    public init(
+        durationMs: Double, jitterMs: Double = 0, mode: Mode = .spin, clock: MonotonicClock,
+        seed: UInt64 = 0x636f_6c6f_7263_616d
+    ) {
         precondition(durationMs >= 0 && jitterMs >= 0, "simulated durations must be non-negative")
         durationNs = Int64(durationMs * 1e6)
         jitterNs = Int64(jitterMs * 1e6)

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A value in the trace's `config` event.
 public enum TraceValue: Sendable {
@@ -98,8 +99,10 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
     ///   - capacity: ring size in events; at 30 fps a run makes ~10 events per frame.
     /// - Throws: `StreamError(.ioError)` when the file cannot be created.
     ///   - rotation: bound the file's size by starting numbered segments (see the type's doc); nil = one file.
-    public init(path: String, processName: String, config: [(String, TraceValue)], capacity: Int = 1 << 15,
-                flushIntervalMs: Int = 50, rotation: Rotation? = nil) throws {
+    public init(
+        path: String, processName: String, config: [(String, TraceValue)], capacity: Int = 1 << 15,
+        flushIntervalMs: Int = 50, rotation: Rotation? = nil
+    ) throws {
         self.path = path
         self.rotation = rotation
         self.processName = processName
@@ -121,16 +124,20 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         do {
             try writeAll(text)
             if rename(temporary, path) != 0 {
-                throw StreamError(.ioError, file: path, "cannot rename the trace into place: "
-                                  + String(cString: strerror(errno)))
+                throw StreamError(
+                    .ioError, file: path,
+                    "cannot rename the trace into place: "
+                        + String(cString: strerror(errno)))
             }
         } catch {
             // (deinit frees the rings: every stored property is initialised by now.)
             Glibc.close(fd)
             unlink(temporary)
             if let failure = error as? TraceWriteFailure {
-                throw StreamError(.ioError, file: path, "cannot write the trace header: "
-                                  + "\(String(cString: strerror(failure.code))) (errno \(failure.code)); no trace written")
+                throw StreamError(
+                    .ioError, file: path,
+                    "cannot write the trace header: "
+                        + "\(String(cString: strerror(failure.code))) (errno \(failure.code)); no trace written")
             }
             throw error
         }
@@ -158,13 +165,18 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
     }
 
     /// `[`, the metadata events and `config` (plus `segment` and `segment_start_ts_us` after a rotation), one per line.
-    private static func header(processName: String, config: [(String, TraceValue)], segment: Int?,
-                               tsUs: Int64) -> String {
+    private static func header(
+        processName: String, config: [(String, TraceValue)], segment: Int?,
+        tsUs: Int64
+    ) -> String {
         var header: [String] = []
         header.append(#"{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":\#(jsonString(processName))}}"#)
         for track in TraceTrack.allCases {
-            header.append(#"{"name":"thread_name","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"name":"\#(track.name)"}}"#)
-            header.append(#"{"name":"thread_sort_index","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"sort_index":\#(track.rawValue)}}"#)
+            header.append(
+                #"{"name":"thread_name","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"name":"\#(track.name)"}}"#)
+            header.append(
+                #"{"name":"thread_sort_index","ph":"M","pid":1,"tid":\#(track.rawValue),"args":{"sort_index":\#(track.rawValue)}}"#
+            )
         }
         var fields = config
         if let segment { fields += [("segment", .int(segment)), ("segment_start_ts_us", .int(Int(tsUs)))] }
@@ -177,7 +189,9 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
     /// - Throws: `TraceWriteFailure` when a write, create or rename fails (the run's trace then stops there).
     private func rotate(atUs tsUs: Int64) throws {
         let lost = state.withLock { $0.lost }
-        let tail = "," + #"{"name":"summary","ph":"i","s":"g","ts":\#(tsUs),"pid":1,"tid":6,"args":{"segment":\#(segment),"segment_end":true,"trace_events_lost":\#(lost)}}"#
+        let tail =
+            ","
+            + #"{"name":"summary","ph":"i","s":"g","ts":\#(tsUs),"pid":1,"tid":6,"args":{"segment":\#(segment),"segment_end":true,"trace_events_lost":\#(lost)}}"#
             + "\n]\n"
         try writeAll(tail)
         let temporary = Self.temporaryPath(path)
@@ -219,8 +233,10 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
     }
 
     private static func writeFailure(_ path: String, _ code: Int32) -> StreamError {
-        StreamError(.ioError, file: path, "trace write failed: \(String(cString: strerror(code))) (errno \(code)); "
-                    + "the trace is truncated there")
+        StreamError(
+            .ioError, file: path,
+            "trace write failed: \(String(cString: strerror(code))) (errno \(code)); "
+                + "the trace is truncated there")
     }
 
     public func record(_ event: TraceEvent) {
@@ -313,7 +329,8 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         let ts = e.startNs / 1000
         let dur = max(0, e.endNs / 1000 - ts)
         func span(_ name: String, _ track: TraceTrack, _ args: String) {
-            text += #",{"name":"\#(name)","ph":"X","ts":\#(ts),"dur":\#(dur),"pid":1,"tid":\#(track.rawValue),"args":{\#(args)}}"#
+            text +=
+                #",{"name":"\#(name)","ph":"X","ts":\#(ts),"dur":\#(dur),"pid":1,"tid":\#(track.rawValue),"args":{\#(args)}}"#
             text += "\n"
         }
         switch e.kind {
@@ -324,10 +341,11 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
             span("detect", .detect, #""frame":\#(e.frame),"photos":\#(e.count)"#)
         case .infer:
             let requestedUs = e.requestedNs / 1000
-            span("infer", .infer,
-                 #""frame":\#(e.frame),"requested_ts_us":\#(requestedUs),"lag_us":\#(ts - requestedUs),"queued_us":\#(e.queuedNs / 1000),"photo":\#(e.photo),"reason":"\#(e.inferReason.name)","simulated":\#(e.count != 0)"#
-                 + (e.backend == .local ? "" : #","backend":"\#(e.backend.name)""#)
-                 + (e.failure == .none ? "" : #","failed":"\#(e.failure.name)""#))
+            span(
+                "infer", .infer,
+                #""frame":\#(e.frame),"requested_ts_us":\#(requestedUs),"lag_us":\#(ts - requestedUs),"queued_us":\#(e.queuedNs / 1000),"photo":\#(e.photo),"reason":"\#(e.inferReason.name)","simulated":\#(e.count != 0)"#
+                    + (e.backend == .local ? "" : #","backend":"\#(e.backend.name)""#)
+                    + (e.failure == .none ? "" : #","failed":"\#(e.failure.name)""#))
         case .inferSend, .inferWait, .inferReceive:
             let name = e.kind == .inferSend ? "infer_send" : e.kind == .inferWait ? "infer_wait" : "infer_receive"
             span(name, .infer, #""frame":\#(e.frame)"#)
@@ -340,9 +358,12 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
             args += #","latency_us":\#(latencyUs)"#
             span("output", .output, args)
             let endTs = ts + dur
-            text += #",{"name":"frame","cat":"frame","ph":"f","bp":"e","id":\#(e.frame),"ts":\#(endTs),"pid":1,"tid":5}"# + "\n"
+            text +=
+                #",{"name":"frame","cat":"frame","ph":"f","bp":"e","id":\#(e.frame),"ts":\#(endTs),"pid":1,"tid":5}"#
+                + "\n"
         case .drop:
-            text += #",{"name":"drop","ph":"i","s":"t","ts":\#(ts),"pid":1,"tid":\#(e.track.rawValue),"args":{"frame":\#(e.frame),"reason":"\#(e.reason.rawValue)"}}"#
+            text +=
+                #",{"name":"drop","ph":"i","s":"t","ts":\#(ts),"pid":1,"tid":\#(e.track.rawValue),"args":{"frame":\#(e.frame),"reason":"\#(e.reason.rawValue)"}}"#
             text += "\n"
         case .inFlight, .queueDepth:
             let name = e.kind == .inFlight ? "in_flight" : "queue_depth"

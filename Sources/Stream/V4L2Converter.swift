@@ -29,8 +29,10 @@ public enum V4L2Converter {
     }
 
     /// Bytes a whole image of `format` needs with the given luma stride (for compressed formats: 0).
-    public static func minimumImageBytes(_ format: V4L2PixelFormat, bytesPerLine: Int, widthPx: Int,
-                                         heightPx: Int) -> Int {
+    public static func minimumImageBytes(
+        _ format: V4L2PixelFormat, bytesPerLine: Int, widthPx: Int,
+        heightPx: Int
+    ) -> Int {
         let chromaLine = chromaBytesPerLine(format, bytesPerLine: bytesPerLine, widthPx: widthPx)
         let halfRows = (heightPx + 1) / 2
         switch format {
@@ -49,8 +51,10 @@ public enum V4L2Converter {
     ///   - bytesPerLine: the driver's luma row stride in bytes.
     ///   - frame: geometry must be `widthPx × heightPx` with `format.planarChroma`.
     /// - Returns: false if `source` is shorter than the image needs (a truncated buffer; nothing is read past it).
-    public static func convert(_ format: V4L2PixelFormat, source: UnsafeRawBufferPointer, bytesPerLine: Int,
-                               into frame: FrameBuffer) -> Bool {
+    public static func convert(
+        _ format: V4L2PixelFormat, source: UnsafeRawBufferPointer, bytesPerLine: Int,
+        into frame: FrameBuffer
+    ) -> Bool {
         let g = frame.geometry
         precondition(format.planarChroma == g.chroma && !format.isCompressed, "frame geometry does not fit \(format)")
         let w = g.widthPx, h = g.heightPx
@@ -98,8 +102,10 @@ public enum V4L2Converter {
         return true
     }
 
-    private static func copyPlane(_ src: UnsafePointer<UInt8>, _ srcStride: Int, _ dst: UnsafeMutablePointer<UInt8>,
-                                  _ w: Int, _ h: Int) {
+    private static func copyPlane(
+        _ src: UnsafePointer<UInt8>, _ srcStride: Int, _ dst: UnsafeMutablePointer<UInt8>,
+        _ w: Int, _ h: Int
+    ) {
         if srcStride == w {
             dst.update(from: src, count: w * h)
             return
@@ -117,9 +123,11 @@ public enum V4L2Converter {
     /// runs fastest: 0.5–0.7 ms for 640x360 there against 3.1 ms for the former 64-bit scalar form (16 µs to
     /// 0.27 ms natively). The rest of a row goes 4 pixels at a time with 64-bit words, then by pairs.
     /// `packed422Reference` is the byte-at-a-time version the unit tests compare it with.
-    static func packed422(_ src: UnsafePointer<UInt8>, _ stride: Int, _ w: Int, _ h: Int,
-                          _ y: UnsafeMutablePointer<UInt8>, _ cb: UnsafeMutablePointer<UInt8>,
-                          _ cr: UnsafeMutablePointer<UInt8>, yOffset: Int, cbOffset: Int, crOffset: Int) {
+    static func packed422(
+        _ src: UnsafePointer<UInt8>, _ stride: Int, _ w: Int, _ h: Int,
+        _ y: UnsafeMutablePointer<UInt8>, _ cb: UnsafeMutablePointer<UInt8>,
+        _ cr: UnsafeMutablePointer<UInt8>, yOffset: Int, cbOffset: Int, crOffset: Int
+    ) {
         // Constant arguments, so each layout gets its own loop with immediate shifts.
         switch (yOffset, cbOffset < crOffset) {
         case (0, true): packed422Rows(src, stride, w, h, y, cb, cr, lumaHigh: false, cbHigh: false)
@@ -132,9 +140,11 @@ public enum V4L2Converter {
     /// `packed422` for one layout: luma in the high byte of each 16-bit lane (`lumaHigh`: UYVY, VYUY) or the low
     /// one; Cb the second chroma byte of a pair (`cbHigh`: YVYU, VYUY) or the first.
     @inline(__always)
-    private static func packed422Rows(_ src: UnsafePointer<UInt8>, _ stride: Int, _ w: Int, _ h: Int,
-                                      _ y: UnsafeMutablePointer<UInt8>, _ cb: UnsafeMutablePointer<UInt8>,
-                                      _ cr: UnsafeMutablePointer<UInt8>, lumaHigh: Bool, cbHigh: Bool) {
+    private static func packed422Rows(
+        _ src: UnsafePointer<UInt8>, _ stride: Int, _ w: Int, _ h: Int,
+        _ y: UnsafeMutablePointer<UInt8>, _ cb: UnsafeMutablePointer<UInt8>,
+        _ cr: UnsafeMutablePointer<UInt8>, lumaHigh: Bool, cbHigh: Bool
+    ) {
         let cw = (w + 1) / 2
         let blocks = w / 32
         for row in 0..<h {
@@ -164,9 +174,11 @@ public enum V4L2Converter {
     /// The pixels of a row from `firstPx` (even) on: 4 at a time in 64-bit words, then a pair, then an odd last
     /// pixel (whose chroma is its group's).
     @inline(__always)
-    private static func packed422Tail(_ s: UnsafeRawPointer, from firstPx: Int, _ w: Int,
-                                      _ yRow: UnsafeMutableRawPointer, _ cbRow: UnsafeMutableRawPointer,
-                                      _ crRow: UnsafeMutableRawPointer, lumaHigh: Bool, cbHigh: Bool) {
+    private static func packed422Tail(
+        _ s: UnsafeRawPointer, from firstPx: Int, _ w: Int,
+        _ yRow: UnsafeMutableRawPointer, _ cbRow: UnsafeMutableRawPointer,
+        _ crRow: UnsafeMutableRawPointer, lumaHigh: Bool, cbHigh: Bool
+    ) {
         let lumaShift: UInt64 = lumaHigh ? 8 : 0, chromaShift: UInt64 = lumaHigh ? 0 : 8
         let cbShift: UInt32 = cbHigh ? 8 : 0, crShift: UInt32 = cbHigh ? 0 : 8
         let evenBytes: UInt64 = 0x00FF_00FF_00FF_00FF
@@ -203,9 +215,11 @@ public enum V4L2Converter {
     }
 
     /// Byte-at-a-time packed 4:2:2 → planar: the reference `packed422` is tested against.
-    static func packed422Reference(_ src: UnsafePointer<UInt8>, _ stride: Int, _ w: Int, _ h: Int,
-                                   _ y: UnsafeMutablePointer<UInt8>, _ cb: UnsafeMutablePointer<UInt8>,
-                                   _ cr: UnsafeMutablePointer<UInt8>, yOffset: Int, cbOffset: Int, crOffset: Int) {
+    static func packed422Reference(
+        _ src: UnsafePointer<UInt8>, _ stride: Int, _ w: Int, _ h: Int,
+        _ y: UnsafeMutablePointer<UInt8>, _ cb: UnsafeMutablePointer<UInt8>,
+        _ cr: UnsafeMutablePointer<UInt8>, yOffset: Int, cbOffset: Int, crOffset: Int
+    ) {
         let cw = (w + 1) / 2
         for row in 0..<h {
             let s = src + row * stride
@@ -221,8 +235,10 @@ public enum V4L2Converter {
     }
 
     /// An interleaved two-byte chroma plane → two planes (`first` gets byte 0 of each pair).
-    private static func splitPairs(_ src: UnsafePointer<UInt8>, _ stride: Int, _ first: UnsafeMutablePointer<UInt8>,
-                                   _ second: UnsafeMutablePointer<UInt8>, _ cw: Int, _ ch: Int) {
+    private static func splitPairs(
+        _ src: UnsafePointer<UInt8>, _ stride: Int, _ first: UnsafeMutablePointer<UInt8>,
+        _ second: UnsafeMutablePointer<UInt8>, _ cw: Int, _ ch: Int
+    ) {
         for row in 0..<ch {
             let s = src + row * stride
             let a = first + row * cw, b = second + row * cw
@@ -234,8 +250,10 @@ public enum V4L2Converter {
     }
 
     /// 16-bit little-endian luma words → 8 bits (`value >> shift`, i.e. the top 8 significant bits).
-    private static func wideLuma(_ src: UnsafePointer<UInt8>, _ stride: Int, _ dst: UnsafeMutablePointer<UInt8>,
-                                 _ w: Int, _ h: Int, shift: Int) {
+    private static func wideLuma(
+        _ src: UnsafePointer<UInt8>, _ stride: Int, _ dst: UnsafeMutablePointer<UInt8>,
+        _ w: Int, _ h: Int, shift: Int
+    ) {
         for row in 0..<h {
             let s = src + row * stride
             let d = dst + row * w
@@ -247,9 +265,11 @@ public enum V4L2Converter {
     }
 
     /// RGB → 4:4:4 YCbCr, BT.601 limited range: the integer form with 8-bit coefficients, rounded.
-    private static func rgb(_ src: UnsafePointer<UInt8>, _ stride: Int, _ bytesPerPixel: Int, _ order: (Int, Int, Int),
-                            _ w: Int, _ h: Int, _ y: UnsafeMutablePointer<UInt8>, _ cb: UnsafeMutablePointer<UInt8>,
-                            _ cr: UnsafeMutablePointer<UInt8>) {
+    private static func rgb(
+        _ src: UnsafePointer<UInt8>, _ stride: Int, _ bytesPerPixel: Int, _ order: (Int, Int, Int),
+        _ w: Int, _ h: Int, _ y: UnsafeMutablePointer<UInt8>, _ cb: UnsafeMutablePointer<UInt8>,
+        _ cr: UnsafeMutablePointer<UInt8>
+    ) {
         for row in 0..<h {
             let s = src + row * stride
             let base = row * w

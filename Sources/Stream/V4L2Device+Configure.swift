@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CV4L2
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What colorcam asks of a capture device.
 public struct V4L2CaptureRequest: Sendable, Hashable {
@@ -16,8 +17,10 @@ public struct V4L2CaptureRequest: Sendable, Hashable {
     /// device at 60 fps; a camera that only offers 60 behaves the same way). Nil = automatic.
     public var deviceFramesPerSecond: Double?
 
-    public init(widthPx: Int, heightPx: Int, pixelFormat: V4L2PixelFormat? = nil, framesPerSecond: Double,
-                deviceFramesPerSecond: Double? = nil) {
+    public init(
+        widthPx: Int, heightPx: Int, pixelFormat: V4L2PixelFormat? = nil, framesPerSecond: Double,
+        deviceFramesPerSecond: Double? = nil
+    ) {
         self.widthPx = widthPx
         self.heightPx = heightPx
         self.pixelFormat = pixelFormat
@@ -64,43 +67,52 @@ extension V4L2Device {
         let offered = try formats()
         let format = try chooseFormat(request, offered: offered)
 
-        var fmt = V4L2Device.formatRequest(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue, widthPx: request.widthPx,
-                                           heightPx: request.heightPx, pixelFormat: format)
+        var fmt = V4L2Device.formatRequest(
+            V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue, widthPx: request.widthPx,
+            heightPx: request.heightPx, pixelFormat: format)
         try ioctl(.setFormat, &fmt)
         let pix = fmt.fmt.pix
         let actualFormat = V4L2PixelFormat(rawValue: pix.pixelformat)
         guard actualFormat.planarChroma != nil else {
-            throw StreamError(.unavailable, file: path,
-                              "VIDIOC_S_FMT: asked for \(format), driver set \(actualFormat), which colorcam cannot convert")
+            throw StreamError(
+                .unavailable, file: path,
+                "VIDIOC_S_FMT: asked for \(format), driver set \(actualFormat), which colorcam cannot convert")
         }
         if actualFormat != format { notes.append("driver chose format \(actualFormat) instead of \(format)") }
         let widthPx = Int(pix.width), heightPx = Int(pix.height)
         guard widthPx > 0, heightPx > 0, widthPx <= FrameGeometry.maxDimensionPx,
-              heightPx <= FrameGeometry.maxDimensionPx else {
-            throw StreamError(.unavailable, file: path, "VIDIOC_S_FMT: driver set an unusable size \(widthPx)x\(heightPx)")
+            heightPx <= FrameGeometry.maxDimensionPx
+        else {
+            throw StreamError(
+                .unavailable, file: path, "VIDIOC_S_FMT: driver set an unusable size \(widthPx)x\(heightPx)")
         }
         if widthPx != request.widthPx || heightPx != request.heightPx {
             notes.append("driver set \(widthPx)x\(heightPx) instead of \(request.widthPx)x\(request.heightPx)")
         }
         let field = pix.field
         guard field != V4L2_FIELD_ALTERNATE.rawValue, field != V4L2_FIELD_TOP.rawValue,
-              field != V4L2_FIELD_BOTTOM.rawValue else {
+            field != V4L2_FIELD_BOTTOM.rawValue
+        else {
             throw StreamError(.unavailable, file: path, "VIDIOC_S_FMT: driver delivers single fields (field \(field))")
         }
         let minimumLine = V4L2Converter.minimumBytesPerLine(actualFormat, widthPx: widthPx)
         let bytesPerLine = actualFormat.isCompressed ? 0 : max(Int(pix.bytesperline), minimumLine)
         let sizeImage = Int(pix.sizeimage)
         if !actualFormat.isCompressed {
-            let needed = V4L2Converter.minimumImageBytes(actualFormat, bytesPerLine: bytesPerLine, widthPx: widthPx,
-                                                              heightPx: heightPx)
+            let needed = V4L2Converter.minimumImageBytes(
+                actualFormat, bytesPerLine: bytesPerLine, widthPx: widthPx,
+                heightPx: heightPx)
             guard sizeImage >= needed else {
-                throw StreamError(.unavailable, file: path,
-                                  "VIDIOC_S_FMT: sizeimage \(sizeImage) < \(needed) bytes needed for \(actualFormat) \(widthPx)x\(heightPx)")
+                throw StreamError(
+                    .unavailable, file: path,
+                    "VIDIOC_S_FMT: sizeimage \(sizeImage) < \(needed) bytes needed for \(actualFormat) \(widthPx)x\(heightPx)"
+                )
             }
         }
 
-        let deviceInterval = try setFrameRate(request, format: actualFormat, widthPx: widthPx, heightPx: heightPx,
-                                              notes: &notes)
+        let deviceInterval = try setFrameRate(
+            request, format: actualFormat, widthPx: widthPx, heightPx: heightPx,
+            notes: &notes)
         let configuration = V4L2Configuration(
             pixelFormat: actualFormat, widthPx: widthPx, heightPx: heightPx, bytesPerLine: bytesPerLine,
             sizeImageBytes: sizeImage, deviceInterval: deviceInterval,
@@ -110,14 +122,16 @@ extension V4L2Device {
         return configuration
     }
 
-    private func chooseFormat(_ request: V4L2CaptureRequest, offered: [V4L2FormatDescription]) throws -> V4L2PixelFormat {
+    private func chooseFormat(_ request: V4L2CaptureRequest, offered: [V4L2FormatDescription]) throws -> V4L2PixelFormat
+    {
         if let wanted = request.pixelFormat {
             guard offered.contains(where: { $0.pixelFormat == wanted }) else {
                 let list = offered.map(\.pixelFormat.fourCC).joined(separator: " ")
                 throw StreamError(.unavailable, file: path, "format \(wanted) not offered (offers: \(list))")
             }
             guard wanted.planarChroma != nil else {
-                throw StreamError(.unavailable, file: path, "format \(wanted) is offered but colorcam cannot convert it")
+                throw StreamError(
+                    .unavailable, file: path, "format \(wanted) is offered but colorcam cannot convert it")
             }
             return wanted
         }
@@ -128,7 +142,8 @@ extension V4L2Device {
         for emulatedPass in [false, true] {
             for candidate in V4L2PixelFormat.preferenceOrder {
                 if let f = offered.first(where: { $0.pixelFormat == candidate && $0.isEmulated == emulatedPass }),
-                   try fits(f) {
+                    try fits(f)
+                {
                     return candidate
                 }
             }
@@ -139,8 +154,10 @@ extension V4L2Device {
     }
 
     /// Picks, sets (S_PARM) and reads back (G_PARM) the device frame interval.
-    private func setFrameRate(_ request: V4L2CaptureRequest, format: V4L2PixelFormat, widthPx: Int, heightPx: Int,
-                              notes: inout [String]) throws -> V4L2Fraction? {
+    private func setFrameRate(
+        _ request: V4L2CaptureRequest, format: V4L2PixelFormat, widthPx: Int, heightPx: Int,
+        notes: inout [String]
+    ) throws -> V4L2Fraction? {
         let target: V4L2Fraction
         if let deviceFps = request.deviceFramesPerSecond {
             target = V4L2Device.fraction(forFramesPerSecond: deviceFps)
@@ -172,9 +189,13 @@ extension V4L2Device {
             return nil
         }
         if actual.framesPerSecond > request.framesPerSecond * 1.01 {
-            notes.append("device runs at \(actual) fps, faster than the requested \(V4L2Fraction.format(request.framesPerSecond)) fps: decimating to \(V4L2Fraction.format(request.framesPerSecond)) fps")
+            notes.append(
+                "device runs at \(actual) fps, faster than the requested \(V4L2Fraction.format(request.framesPerSecond)) fps: decimating to \(V4L2Fraction.format(request.framesPerSecond)) fps"
+            )
         } else if actual.framesPerSecond < request.framesPerSecond * 0.99 {
-            notes.append("device runs at \(actual) fps, slower than the requested \(V4L2Fraction.format(request.framesPerSecond)) fps")
+            notes.append(
+                "device runs at \(actual) fps, slower than the requested \(V4L2Fraction.format(request.framesPerSecond)) fps"
+            )
         }
         return actual
     }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CV4L2
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One entry of `VIDIOC_ENUM_FMT`.
 public struct V4L2FormatDescription: Sendable, Hashable {
@@ -15,7 +16,8 @@ public struct V4L2FormatDescription: Sendable, Hashable {
 /// What `VIDIOC_ENUM_FRAMESIZES` reports for one format.
 public enum V4L2FrameSizes: Sendable, Hashable {
     case discrete([(widthPx: Int, heightPx: Int)])
-    case stepwise(minWidthPx: Int, maxWidthPx: Int, stepWidthPx: Int, minHeightPx: Int, maxHeightPx: Int, stepHeightPx: Int)
+    case stepwise(
+        minWidthPx: Int, maxWidthPx: Int, stepWidthPx: Int, minHeightPx: Int, maxHeightPx: Int, stepHeightPx: Int)
 
     public static func == (a: V4L2FrameSizes, b: V4L2FrameSizes) -> Bool { a.description == b.description }
     public func hash(into hasher: inout Hasher) { hasher.combine(description) }
@@ -75,7 +77,8 @@ public enum V4L2FrameIntervals: Sendable, Hashable {
     public var description: String {
         switch self {
         case .discrete(let list):
-            return list.sorted { $0.framesPerSecond < $1.framesPerSecond }.map(\.description).joined(separator: " ") + " fps"
+            return list.sorted { $0.framesPerSecond < $1.framesPerSecond }.map(\.description).joined(separator: " ")
+                + " fps"
         case .range(let min, let max): return "\(max)-\(min) fps"
         case .unknown: return "? fps"
         }
@@ -93,11 +96,12 @@ extension V4L2Device {
             desc.index = UInt32(index)
             desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             if try ioctl(.enumFormat, &desc, allowing: .endOfList) != 0 { break }
-            result.append(V4L2FormatDescription(
-                pixelFormat: V4L2PixelFormat(rawValue: desc.pixelformat),
-                description: V4L2Device.string(desc.description),
-                isCompressed: desc.flags & UInt32(V4L2_FMT_FLAG_COMPRESSED) != 0,
-                isEmulated: desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0))
+            result.append(
+                V4L2FormatDescription(
+                    pixelFormat: V4L2PixelFormat(rawValue: desc.pixelformat),
+                    description: V4L2Device.string(desc.description),
+                    isCompressed: desc.flags & UInt32(V4L2_FMT_FLAG_COMPRESSED) != 0,
+                    isEmulated: desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0))
         }
         return result
     }
@@ -138,8 +142,9 @@ extension V4L2Device {
                 list.append(V4L2Fraction(Int(ival.discrete.numerator), Int(ival.discrete.denominator)))
             } else {
                 let s = ival.stepwise
-                return .range(min: V4L2Fraction(Int(s.min.numerator), Int(s.min.denominator)),
-                              max: V4L2Fraction(Int(s.max.numerator), Int(s.max.denominator)))
+                return .range(
+                    min: V4L2Fraction(Int(s.min.numerator), Int(s.min.denominator)),
+                    max: V4L2Fraction(Int(s.max.numerator), Int(s.max.denominator)))
             }
         }
         return list.isEmpty ? .unknown : .discrete(list)

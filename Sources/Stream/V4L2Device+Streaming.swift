@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CV4L2
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A buffer the driver has filled, as `VIDIOC_DQBUF` returned it. Valid until `requeue(_:)` gives it back.
 public struct V4L2FilledBuffer {
@@ -82,8 +83,9 @@ extension V4L2Device {
             if revents == 0 {
                 waitedMs += sliceMs
                 if waitedMs >= timeoutMs {
-                    throw StreamError(.unavailable, file: path, frame: dequeuedCount,
-                                      "VIDIOC_DQBUF: no frame within \(timeoutMs) ms (device stalled)")
+                    throw StreamError(
+                        .unavailable, file: path, frame: dequeuedCount,
+                        "VIDIOC_DQBUF: no frame within \(timeoutMs) ms (device stalled)")
                 }
                 continue
             }
@@ -94,16 +96,20 @@ extension V4L2Device {
             spuriousWakeups += 1
             if revents & Int32(POLLERR | POLLHUP | POLLNVAL) != 0 || spuriousWakeups > 10_000 {
                 // DQBUF had nothing to say; report what poll said (or that it keeps saying "ready" for nothing).
-                let what = revents & Int32(POLLHUP) != 0 ? "POLLHUP (device gone?)"
-                    : revents & Int32(POLLERR | POLLNVAL) != 0 ? "POLLERR (device gone?)"
-                    : "POLLIN 10000 times while VIDIOC_DQBUF had no buffer"
+                let what =
+                    revents & Int32(POLLHUP) != 0
+                    ? "POLLHUP (device gone?)"
+                    : revents & Int32(POLLERR | POLLNVAL) != 0
+                        ? "POLLERR (device gone?)"
+                        : "POLLIN 10000 times while VIDIOC_DQBUF had no buffer"
                 throw StreamError(.unavailable, file: path, frame: dequeuedCount, "poll reported \(what)")
             }
         }
         let index = Int(buf.index)
         guard index < mappedBuffers.count else {
-            throw StreamError(.unavailable, file: path, frame: dequeuedCount,
-                              "VIDIOC_DQBUF returned buffer index \(index) of \(mappedBuffers.count)")
+            throw StreamError(
+                .unavailable, file: path, frame: dequeuedCount,
+                "VIDIOC_DQBUF returned buffer index \(index) of \(mappedBuffers.count)")
         }
         dequeuedCount += 1
         let mapped = mappedBuffers[index]

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CV4L2
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One V4L2 request: the code passed to `ioctl` and the name error messages use.
 public struct V4L2Request: Sendable, Hashable, CustomStringConvertible {
@@ -82,7 +83,8 @@ public final class V4L2Device {
         let err = V4L2Device.rawIoctl(syscalls, fd, .queryCap, &cap)
         guard err == 0 else {
             syscalls.close(fd)
-            throw StreamError(.unavailable, file: path, "VIDIOC_QUERYCAP failed: \(V4L2Errno(err)) (not a V4L2 device?)")
+            throw StreamError(
+                .unavailable, file: path, "VIDIOC_QUERYCAP failed: \(V4L2Errno(err)) (not a V4L2 device?)")
         }
         let caps = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
         capabilities = V4L2Capabilities(
@@ -91,13 +93,15 @@ public final class V4L2Device {
         state = .opened
         guard capabilities.canCapture else {
             close()
-            let why = capabilities.isMultiplanarCapture
+            let why =
+                capabilities.isMultiplanarCapture
                 ? "only multi-planar capture, which colorcam does not support" : "no video capture"
             throw StreamError(.unavailable, file: path, "not a capture device (\(capabilities.driver): \(why))")
         }
         guard capabilities.canStream else {
             close()
-            throw StreamError(.unavailable, file: path, "\(capabilities.driver) has no streaming I/O (V4L2_CAP_STREAMING)")
+            throw StreamError(
+                .unavailable, file: path, "\(capabilities.driver) has no streaming I/O (V4L2_CAP_STREAMING)")
         }
     }
 
@@ -124,14 +128,17 @@ public final class V4L2Device {
         let fdOrErrno = syscalls.open(path)
         guard fdOrErrno >= 0 else {
             let err = V4L2Errno(-fdOrErrno)
-            throw StreamError(.unavailable, file: path, err.code == ENOTTY
-                ? "not a V4L2 device (VIDIOC_QUERYCAP: \(err))" : "cannot open \(what): \(err)")
+            throw StreamError(
+                .unavailable, file: path,
+                err.code == ENOTTY
+                    ? "not a V4L2 device (VIDIOC_QUERYCAP: \(err))" : "cannot open \(what): \(err)")
         }
         return fdOrErrno
     }
 
     /// A single-planar `VIDIOC_S_FMT` request for `type` (capture or output), progressive.
-    static func formatRequest(_ type: UInt32, widthPx: Int, heightPx: Int, pixelFormat: V4L2PixelFormat) -> v4l2_format {
+    static func formatRequest(_ type: UInt32, widthPx: Int, heightPx: Int, pixelFormat: V4L2PixelFormat) -> v4l2_format
+    {
         var fmt = v4l2_format()
         fmt.type = type
         fmt.fmt.pix.width = UInt32(widthPx)
@@ -180,7 +187,8 @@ public final class V4L2Device {
 
     /// The error for a failed request: `DEVICE: frame N: REQUEST failed: ERRNO (text)`.
     func failure(_ what: String, _ err: V4L2Errno) -> StreamError {
-        StreamError(.unavailable, file: path, frame: state == .streaming ? dequeuedCount : nil, "\(what) failed: \(err)")
+        StreamError(
+            .unavailable, file: path, frame: state == .streaming ? dequeuedCount : nil, "\(what) failed: \(err)")
     }
 
     /// A NUL-terminated C char array (imported as a tuple) as a String.

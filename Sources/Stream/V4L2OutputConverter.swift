@@ -18,7 +18,7 @@ public final class V4L2OutputConverter {
     /// Output formats colorcam can write, in the order it prefers them when a device offers several: formats that
     /// need no chroma resampling for the usual 4:2:0 frames first, then packed 4:2:2 (what most consumers read).
     public static let offeredFormats: [V4L2PixelFormat] = [
-        .yuv420, .nv12, .yvu420, .nv21, .yuyv, .uyvy, .yvyu, .vyuy, .yuv422p, .nv16, .nv61,
+        .yuv420, .nv12, .yvu420, .nv21, .yuyv, .uyvy, .yvyu, .vyuy, .yuv422p, .nv16, .nv61
     ]
 
     public let format: V4L2PixelFormat
@@ -41,18 +41,21 @@ public final class V4L2OutputConverter {
     public init(format: V4L2PixelFormat, geometry: FrameGeometry, bytesPerLine: Int, device: String) throws {
         guard Self.offeredFormats.contains(format) else {
             let list = Self.offeredFormats.map(\.fourCC).joined(separator: " ")
-            throw StreamError(.unavailable, file: device, "output format \(format) is not one colorcam writes (\(list))")
+            throw StreamError(
+                .unavailable, file: device, "output format \(format) is not one colorcam writes (\(list))")
         }
         let minimum = V4L2Converter.minimumBytesPerLine(format, widthPx: geometry.widthPx)
         guard bytesPerLine >= minimum else {
-            throw StreamError(.unavailable, file: device,
-                              "VIDIOC_S_FMT: bytesperline \(bytesPerLine) < \(minimum) for \(format) \(geometry.widthPx) px")
+            throw StreamError(
+                .unavailable, file: device,
+                "VIDIOC_S_FMT: bytesperline \(bytesPerLine) < \(minimum) for \(format) \(geometry.widthPx) px")
         }
         self.format = format
         self.geometry = geometry
         self.bytesPerLine = bytesPerLine
-        imageBytes = V4L2Converter.minimumImageBytes(format, bytesPerLine: bytesPerLine, widthPx: geometry.widthPx,
-                                                     heightPx: geometry.heightPx)
+        imageBytes = V4L2Converter.minimumImageBytes(
+            format, bytesPerLine: bytesPerLine, widthPx: geometry.widthPx,
+            heightPx: geometry.heightPx)
         chromaWidthPx = (geometry.widthPx + 1) / 2
         chromaHeightPx = Self.isHalfHeight(format) ? (geometry.heightPx + 1) / 2 : geometry.heightPx
         let sourceChromaHeight = max(geometry.chromaHeightPx, 1)
@@ -77,7 +80,8 @@ public final class V4L2OutputConverter {
 
     /// Writes `frame` as one image into `destination` (at least `imageBytes` long). Allocates nothing.
     public func convert(_ frame: FrameBuffer, into destination: UnsafeMutableRawBufferPointer) {
-        precondition(frame.geometry == geometry, "frame geometry \(frame.geometry) does not fit the converter's \(geometry)")
+        precondition(
+            frame.geometry == geometry, "frame geometry \(frame.geometry) does not fit the converter's \(geometry)")
         precondition(destination.count >= imageBytes, "output buffer of \(destination.count) bytes < \(imageBytes)")
         resampleChroma(frame)
         let dst = destination.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -88,8 +92,12 @@ public final class V4L2OutputConverter {
         switch format {
         case .yuyv, .yvyu, .uyvy, .vyuy:
             // Byte offsets of Y0, U, Y1, V inside each 4-byte group.
-            let (y0, u, y1, v): (Int, Int, Int, Int) = format == .yuyv ? (0, 1, 2, 3) : format == .yvyu ? (0, 3, 2, 1)
-                : format == .uyvy ? (1, 0, 3, 2) : (1, 2, 3, 0)
+            let (y0, u, y1, v): (Int, Int, Int, Int) =
+                format == .yuyv
+                ? (0, 1, 2, 3)
+                : format == .yvyu
+                    ? (0, 3, 2, 1)
+                    : format == .uyvy ? (1, 0, 3, 2) : (1, 2, 3, 0)
             for row in 0..<h {
                 let out = dst + row * bytesPerLine, yRow = luma + row * w
                 let cbRow = cb + row * cw, crRow = cr + row * cw

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CV4L2
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A V4L2 video *output* node (a v4l2loopback virtual camera, vivid's output node) written with mmap streaming.
 ///
@@ -39,8 +40,10 @@ public final class V4L2OutputDevice {
     ///   - pixelFormat: a specific format, or nil to pick the first of `offeredFormats` the node takes.
     ///   - frameRate: the rate frames will be written at (set as the node's `timeperframe`).
     ///   - bufferCount: mmap buffers (see `V4L2OutputSink.Options.bufferCount`).
-    public init(path: String, geometry: FrameGeometry, frameRate: V4L2Fraction, pixelFormat: V4L2PixelFormat? = nil,
-                bufferCount: Int = 4, syscalls: V4L2Syscalls = .live) throws {
+    public init(
+        path: String, geometry: FrameGeometry, frameRate: V4L2Fraction, pixelFormat: V4L2PixelFormat? = nil,
+        bufferCount: Int = 4, syscalls: V4L2Syscalls = .live
+    ) throws {
         self.path = path
         self.syscalls = syscalls
         let handle = try V4L2Device.openNode(path, syscalls, what: "output device")
@@ -51,33 +54,41 @@ public final class V4L2OutputDevice {
             try Self.check(syscalls, handle, .queryCap, &cap, path: path)
             let caps = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
             guard caps & UInt32(V4L2_CAP_VIDEO_OUTPUT) != 0 else {
-                throw StreamError(.unavailable, file: path, "not a video output device (\(V4L2Device.string(cap.driver)))"
-                                  + (caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 ? ": it is a capture node" : ""))
+                throw StreamError(
+                    .unavailable, file: path,
+                    "not a video output device (\(V4L2Device.string(cap.driver)))"
+                        + (caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 ? ": it is a capture node" : ""))
             }
             guard caps & UInt32(V4L2_CAP_STREAMING) != 0 else {
                 throw StreamError(.unavailable, file: path, "output device has no streaming I/O (V4L2_CAP_STREAMING)")
             }
             let offered = try Self.outputFormats(syscalls, handle, path: path)
             let chosen = try Self.choose(pixelFormat, offered: offered, path: path)
-            var fmt = V4L2Device.formatRequest(Self.outputType, widthPx: geometry.widthPx, heightPx: geometry.heightPx,
-                                              pixelFormat: chosen)
+            var fmt = V4L2Device.formatRequest(
+                Self.outputType, widthPx: geometry.widthPx, heightPx: geometry.heightPx,
+                pixelFormat: chosen)
             try Self.check(syscalls, handle, .setFormat, &fmt, path: path)
             let pix = fmt.fmt.pix
             let actual = V4L2PixelFormat(rawValue: pix.pixelformat)
             guard Int(pix.width) == geometry.widthPx, Int(pix.height) == geometry.heightPx else {
-                throw StreamError(.unavailable, file: path, "VIDIOC_S_FMT: asked for \(geometry.widthPx)x\(geometry.heightPx), "
-                                  + "the device set \(pix.width)x\(pix.height) (colorcam does not scale its output)")
+                throw StreamError(
+                    .unavailable, file: path,
+                    "VIDIOC_S_FMT: asked for \(geometry.widthPx)x\(geometry.heightPx), "
+                        + "the device set \(pix.width)x\(pix.height) (colorcam does not scale its output)")
             }
             guard V4L2OutputConverter.offeredFormats.contains(actual) else {
-                throw StreamError(.unavailable, file: path, "VIDIOC_S_FMT: asked for \(chosen), the device set \(actual)")
+                throw StreamError(
+                    .unavailable, file: path, "VIDIOC_S_FMT: asked for \(chosen), the device set \(actual)")
             }
             if pixelFormat == nil { notes.append("output format \(actual)") }
             let minimumLine = V4L2Converter.minimumBytesPerLine(actual, widthPx: geometry.widthPx)
-            converter = try V4L2OutputConverter(format: actual, geometry: geometry,
-                                                bytesPerLine: max(Int(pix.bytesperline), minimumLine), device: path)
+            converter = try V4L2OutputConverter(
+                format: actual, geometry: geometry,
+                bytesPerLine: max(Int(pix.bytesperline), minimumLine), device: path)
             guard Int(pix.sizeimage) == 0 || Int(pix.sizeimage) >= converter.imageBytes else {
-                throw StreamError(.unavailable, file: path,
-                                  "VIDIOC_S_FMT: sizeimage \(pix.sizeimage) < \(converter.imageBytes) bytes for \(actual)")
+                throw StreamError(
+                    .unavailable, file: path,
+                    "VIDIOC_S_FMT: sizeimage \(pix.sizeimage) < \(converter.imageBytes) bytes for \(actual)")
             }
             format = actual
             frameInterval = Self.setInterval(syscalls, handle, frameRate, notes: &notes)
@@ -186,7 +197,8 @@ public final class V4L2OutputDevice {
         req.memory = V4L2_MEMORY_MMAP.rawValue
         try Self.check(syscalls, fd, .requestBuffers, &req, path: path)
         guard req.count >= 2 else {
-            throw StreamError(.unavailable, file: path, "VIDIOC_REQBUFS: the device granted \(req.count) buffers, need 2")
+            throw StreamError(
+                .unavailable, file: path, "VIDIOC_REQBUFS: the device granted \(req.count) buffers, need 2")
         }
         for index in 0..<Int(req.count) {
             var buf = v4l2_buffer()
@@ -196,8 +208,9 @@ public final class V4L2OutputDevice {
             try Self.check(syscalls, fd, .queryBuffer, &buf, path: path)
             let length = Int(buf.length)
             guard length >= converter.imageBytes else {
-                throw StreamError(.unavailable, file: path,
-                                  "VIDIOC_QUERYBUF: buffer \(index) holds \(length) bytes, an image needs \(converter.imageBytes)")
+                throw StreamError(
+                    .unavailable, file: path,
+                    "VIDIOC_QUERYBUF: buffer \(index) holds \(length) bytes, an image needs \(converter.imageBytes)")
             }
             switch syscalls.mmap(fd, length, Int64(buf.m.offset)) {
             case .success(let address): buffers.append((address, length))
@@ -212,8 +225,10 @@ public final class V4L2OutputDevice {
     }
 
     /// One ioctl through the funnel, thrown as `REQUEST failed: ERRNO` on failure.
-    private static func check<T>(_ syscalls: V4L2Syscalls, _ fd: Int32, _ request: V4L2Request, _ arg: inout T,
-                                 path: String) throws {
+    private static func check<T>(
+        _ syscalls: V4L2Syscalls, _ fd: Int32, _ request: V4L2Request, _ arg: inout T,
+        path: String
+    ) throws {
         let err = V4L2Device.rawIoctl(syscalls, fd, request, &arg)
         guard err == 0 else { throw StreamError(.unavailable, file: path, "\(request) failed: \(V4L2Errno(err))") }
     }
@@ -227,7 +242,9 @@ public final class V4L2OutputDevice {
             desc.type = outputType
             let err = V4L2Device.rawIoctl(syscalls, fd, .enumFormat, &desc)
             if err == EINVAL || err == ENOTTY { break }
-            guard err == 0 else { throw StreamError(.unavailable, file: path, "VIDIOC_ENUM_FMT failed: \(V4L2Errno(err))") }
+            guard err == 0 else {
+                throw StreamError(.unavailable, file: path, "VIDIOC_ENUM_FMT failed: \(V4L2Errno(err))")
+            }
             result.append(V4L2PixelFormat(rawValue: desc.pixelformat))
         }
         return result
@@ -255,8 +272,10 @@ public final class V4L2OutputDevice {
     }
 
     /// Sets the output `timeperframe` (S_PARM) and reads it back; nil when the driver has none.
-    private static func setInterval(_ syscalls: V4L2Syscalls, _ fd: Int32, _ rate: V4L2Fraction,
-                                    notes: inout [String]) -> V4L2Fraction? {
+    private static func setInterval(
+        _ syscalls: V4L2Syscalls, _ fd: Int32, _ rate: V4L2Fraction,
+        notes: inout [String]
+    ) -> V4L2Fraction? {
         var parm = v4l2_streamparm()
         parm.type = outputType
         guard V4L2Device.rawIoctl(syscalls, fd, .getParm, &parm) == 0 else {
@@ -275,11 +294,13 @@ public final class V4L2OutputDevice {
         let actual = V4L2Fraction(Int(tpf.numerator), Int(tpf.denominator))
         guard actual.framesPerSecond > 0 else { return nil }
         if actual.framesPerSecond > rate.framesPerSecond * 1.01 {
-            notes.append("device runs its output at \(actual) fps, faster than the \(rate) fps written: each frame is "
-                         + "queued with repeats to fill its interval")
+            notes.append(
+                "device runs its output at \(actual) fps, faster than the \(rate) fps written: each frame is "
+                    + "queued with repeats to fill its interval")
         } else if actual.framesPerSecond < rate.framesPerSecond * 0.99 {
-            notes.append("device runs its output at \(actual) fps, slower than the \(rate) fps written: frames it "
-                         + "cannot take are skipped (sink_busy)")
+            notes.append(
+                "device runs its output at \(actual) fps, slower than the \(rate) fps written: frames it "
+                    + "cannot take are skipped (sink_busy)")
         }
         return actual
     }

@@ -79,9 +79,11 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     ///   - frameRate: frames per second as a fraction (`numerator / denominator` fps), set as the node's interval.
     /// - Throws: `StreamError` `.unavailable` (exit 69) when the node is missing or cannot take these frames,
     ///   `.usage` for a format colorcam does not write.
-    public init(options: Options, geometry: FrameGeometry, framesPerSecond: (numerator: Int, denominator: Int),
-                trace: TraceSink, clock: MonotonicClock, syscalls: V4L2Syscalls = .live,
-                startsWriterThread: Bool = true) throws {
+    public init(
+        options: Options, geometry: FrameGeometry, framesPerSecond: (numerator: Int, denominator: Int),
+        trace: TraceSink, clock: MonotonicClock, syscalls: V4L2Syscalls = .live,
+        startsWriterThread: Bool = true
+    ) throws {
         self.options = options
         self.geometry = geometry
         frameRate = V4L2Fraction(max(framesPerSecond.denominator, 1), max(framesPerSecond.numerator, 1))
@@ -89,9 +91,10 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         self.clock = clock
         self.syscalls = syscalls
         backoffMs = options.initialBackoffMs
-        let opened = try V4L2OutputDevice(path: options.path, geometry: geometry, frameRate: frameRate,
-                                          pixelFormat: options.pixelFormat, bufferCount: options.bufferCount,
-                                          syscalls: syscalls)
+        let opened = try V4L2OutputDevice(
+            path: options.path, geometry: geometry, frameRate: frameRate,
+            pixelFormat: options.pixelFormat, bufferCount: options.bufferCount,
+            syscalls: syscalls)
         device = opened
         format = opened.format
         notes = opened.notes
@@ -147,7 +150,8 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     /// one (1 for 30 fps frames on a 59.94 Hz device; 0 when the device is not faster by more than 1 %).
     public var repeatsPerFrame: Int {
         guard let interval = device?.frameInterval, interval.intervalNs > 0,
-              interval.intervalNs * 101 < frameRate.intervalNs * 100 else { return 0 }
+            interval.intervalNs * 101 < frameRate.intervalNs * 100
+        else { return 0 }
         return Int((frameRate.intervalNs + interval.intervalNs / 2) / interval.intervalNs) - 1
     }
 
@@ -185,9 +189,10 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
 
     private func reopen(nowNs: Int64) {
         do {
-            let reopened = try V4L2OutputDevice(path: options.path, geometry: geometry, frameRate: frameRate,
-                                                pixelFormat: options.pixelFormat ?? format,
-                                                bufferCount: options.bufferCount, syscalls: syscalls)
+            let reopened = try V4L2OutputDevice(
+                path: options.path, geometry: geometry, frameRate: frameRate,
+                pixelFormat: options.pixelFormat ?? format,
+                bufferCount: options.bufferCount, syscalls: syscalls)
             device = reopened
             backoffMs = options.initialBackoffMs
             Log.info("v4l2 output \(options.path) is back (\(reopened.format))")

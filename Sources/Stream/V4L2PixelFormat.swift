@@ -89,7 +89,7 @@ public struct V4L2PixelFormat: RawRepresentable, Hashable, Sendable, CustomStrin
     public static let preferenceOrder: [V4L2PixelFormat] = [
         .yuyv, .uyvy, .yvyu, .vyuy, .nv12, .yuv420, .nv21, .yvu420, .yuv422p, .nv16, .nv61, .nv24, .nv42,
         .mjpeg, .jpeg, .grey, .y16, .y12, .y10,
-        .rgb24, .bgr24, .xbgr32, .abgr32, .bgrx32, .bgra32, .rgbx32, .rgba32, .xrgb32, .argb32,
+        .rgb24, .bgr24, .xbgr32, .abgr32, .bgrx32, .bgra32, .rgbx32, .rgba32, .xrgb32, .argb32
     ]
 
     /// The chroma layout colorcam's planar frame gets for this source format, or nil if colorcam cannot convert it.

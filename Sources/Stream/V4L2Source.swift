@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What happened on the device before the frame `readFrame` just returned: what the pipeline traces as drops.
 public struct V4L2FrameInfo: Sendable, Hashable {
@@ -86,9 +87,11 @@ public final class V4L2Source: FrameSource {
     ///   - stallTimeoutMs: a device that delivers nothing this long is reported unavailable.
     ///   - warn: where one-line notes go (stderr by default).
     /// - Throws: `StreamError` `.unavailable` (exit 69) naming the device and the failing request.
-    public init(path: String, request: V4L2CaptureRequest, clock: MonotonicClock, bufferCount: Int = 3,
-                stallTimeoutMs: Int32 = 3000, syscalls: V4L2Syscalls = .live,
-                warn: @escaping (String) -> Void = V4L2Source.writeToStderr) throws {
+    public init(
+        path: String, request: V4L2CaptureRequest, clock: MonotonicClock, bufferCount: Int = 3,
+        stallTimeoutMs: Int32 = 3000, syscalls: V4L2Syscalls = .live,
+        warn: @escaping (String) -> Void = V4L2Source.writeToStderr
+    ) throws {
         precondition(request.framesPerSecond > 0, "requested rate must be positive")
         device = try V4L2Device(path: path, syscalls: syscalls)
         configuration = try device.configure(request)
@@ -152,8 +155,9 @@ public final class V4L2Source: FrameSource {
             } else if let decoder {
                 ok = decoder.decode(filled.bytes, into: buffer)
             } else {
-                ok = V4L2Converter.convert(configuration.pixelFormat, source: filled.bytes,
-                                           bytesPerLine: configuration.bytesPerLine, into: buffer)
+                ok = V4L2Converter.convert(
+                    configuration.pixelFormat, source: filled.bytes,
+                    bytesPerLine: configuration.bytesPerLine, into: buffer)
             }
             try device.requeue(filled)
             if !ok {
@@ -163,8 +167,9 @@ public final class V4L2Source: FrameSource {
             buffer.sequence = sequence
             buffer.captureTimestampNs = captureNs
             buffer.sourceTimestampNs = captureNs
-            lastFrameInfo = V4L2FrameInfo(skippedSequenceCount: pendingGap, decodeErrorCount: pendingErrors,
-                                          isDecimating: isDecimating)
+            lastFrameInfo = V4L2FrameInfo(
+                skippedSequenceCount: pendingGap, decodeErrorCount: pendingErrors,
+                isDecimating: isDecimating)
             pendingGap = 0
             pendingErrors = 0
             return true
@@ -234,9 +239,13 @@ public final class V4L2Source: FrameSource {
             deviceFramesPerSecond = measuredFps
             isDecimating = true
             // Start decimating with this frame (kept), in step with its slot.
-            lastKeptSlot = Int((Double(sequence - firstSequenceUnwrapped) * requestedFramesPerSecond / measuredFps
-                + 1e-9).rounded(.down)) - 1
-            say("device delivers \(Int(measuredFps.rounded())) fps although it reported \(reported): decimating to \(V4L2Fraction.format(requestedFramesPerSecond)) fps")
+            lastKeptSlot =
+                Int(
+                    (Double(sequence - firstSequenceUnwrapped) * requestedFramesPerSecond / measuredFps
+                        + 1e-9).rounded(.down)) - 1
+            say(
+                "device delivers \(Int(measuredFps.rounded())) fps although it reported \(reported): decimating to \(V4L2Fraction.format(requestedFramesPerSecond)) fps"
+            )
         }
     }
 

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CV4L2
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The system calls a V4L2 device needs, as a struct of functions: the seam through which unit tests script a
 /// device (`V4L2Syscalls.live` goes to libv4l2). Each function returns the errno of a failure directly, so callers
@@ -16,7 +17,8 @@ public struct V4L2Syscalls: Sendable {
     /// `ioctl(fd, request, arg)`. Returns 0 or the errno of the failure.
     public var ioctl: @Sendable (_ fd: Int32, _ request: UInt, _ arg: UnsafeMutableRawPointer) -> Int32
     /// Maps `length` bytes at the buffer `offset` read-write, shared. Returns the mapping, or the errno.
-    public var mmap: @Sendable (_ fd: Int32, _ length: Int, _ offset: Int64) -> Result<UnsafeMutableRawPointer, V4L2Errno>
+    public var mmap:
+        @Sendable (_ fd: Int32, _ length: Int, _ offset: Int64) -> Result<UnsafeMutableRawPointer, V4L2Errno>
     /// Unmaps a mapping made by `mmap`.
     public var munmap: @Sendable (_ address: UnsafeMutableRawPointer, _ length: Int) -> Void
     /// Waits up to `timeoutMs` for the descriptor to be readable. Returns the `revents` bits (0 on timeout),
@@ -71,7 +73,7 @@ public struct V4L2Errno: Error, Hashable, Sendable, CustomStringConvertible {
             EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", ENXIO: "ENXIO", EBADF: "EBADF",
             EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EFAULT: "EFAULT", EBUSY: "EBUSY",
             ENODEV: "ENODEV", EINVAL: "EINVAL", ENOTTY: "ENOTTY", ENOSPC: "ENOSPC", EPIPE: "EPIPE",
-            ETIMEDOUT: "ETIMEDOUT", ENOLINK: "ENOLINK",
+            ETIMEDOUT: "ETIMEDOUT", ENOLINK: "ENOLINK"
         ]
         let text = String(cString: strerror(code))
         return "\(names[code] ?? "errno \(code)") (\(text))"

@@ -22,8 +22,10 @@ public struct VirtualReplay {
     ///   - inferenceNs: duration of the inference started for a frame, by frame number.
     ///   - clock: advanced to each event's time as it is processed.
     ///   - observe: called after every event with the core (to check invariants such as in-flight ≤ limit).
-    public func run(arrivalsNs: [Int64], inferenceNs: (Int) -> Int64, clock: ManualClock, trace: TraceSink,
-                    observe: (PipelineCore) -> Void = { _ in }) -> PipelineStats {
+    public func run(
+        arrivalsNs: [Int64], inferenceNs: (Int) -> Int64, clock: ManualClock, trace: TraceSink,
+        observe: (PipelineCore) -> Void = { _ in }
+    ) -> PipelineStats {
         var core = PipelineCore(maxInFlight: maxInFlight, queueCapacity: queueCapacity)
         var running: [(job: InferenceJob, startNs: Int64, endNs: Int64)] = []
         var outputFreeNs: Int64 = 0
@@ -36,7 +38,8 @@ public struct VirtualReplay {
         func finishDue(upTo limitNs: Int64) {
             // Completes, in time order, every inference ending at or before `limitNs` (and those they start).
             while let index = running.indices.min(by: { running[$0].endNs < running[$1].endNs }),
-                  running[index].endNs <= limitNs {
+                running[index].endNs <= limitNs
+            {
                 let done = running.remove(at: index)
                 clock.set(ns: max(clock.nowNs(), done.endNs))
                 var span = TraceEvent.span(.infer, frame: done.job.frame, startNs: done.startNs, endNs: done.endNs)
@@ -71,8 +74,11 @@ public struct VirtualReplay {
             // Output: the frame goes on at once with the latest finished result; output is serial.
             let outputStartNs = max(arrivalNs, outputFreeNs)
             finishDue(upTo: outputStartNs)
-            guard core.admitOutput(frame: frame, captureTsNs: arrivalNs, nowNs: outputStartNs,
-                                   budgetNs: outputBudgetNs, trace: trace) else { continue }
+            guard
+                core.admitOutput(
+                    frame: frame, captureTsNs: arrivalNs, nowNs: outputStartNs,
+                    budgetNs: outputBudgetNs, trace: trace)
+            else { continue }
             let result = core.latestResult
             outputFreeNs = outputStartNs + outputCostNs
             var composite = TraceEvent.span(.composite, frame: frame, startNs: outputStartNs, endNs: outputStartNs)
@@ -92,4 +98,3 @@ public struct VirtualReplay {
         return stats
     }
 }
-

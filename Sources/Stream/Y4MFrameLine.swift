@@ -34,8 +34,9 @@ enum Y4MFrameLine {
     /// - Throws: `StreamError(.badData)` when the line is not a FRAME line or `Xts_us` is not an integer.
     static func parse(_ line: UnsafeRawBufferPointer, file: String, byteOffset: Int64, frame: Int) throws -> Int64? {
         guard line.count >= 5, isPlausibleStart(line) else {
-            throw StreamError(.badData, file: file, byteOffset: byteOffset, frame: frame,
-                              "expected a FRAME line, found \(preview(line))")
+            throw StreamError(
+                .badData, file: file, byteOffset: byteOffset, frame: frame,
+                "expected a FRAME line, found \(preview(line))")
         }
         var timestampNs: Int64?
         var index = 5
@@ -47,10 +48,11 @@ enum Y4MFrameLine {
             if hasTimestampPrefix(token) {
                 let digits = UnsafeRawBufferPointer(rebasing: token[7...])
                 guard let micros = signedDecimal(digits),
-                      case let (nanos, overflow) = micros.multipliedReportingOverflow(by: 1000), !overflow
+                    case let (nanos, overflow) = micros.multipliedReportingOverflow(by: 1000), !overflow
                 else {
-                    throw StreamError(.badData, file: file, byteOffset: byteOffset + Int64(index), frame: frame,
-                                      "Xts_us must be an integer number of microseconds, got \(preview(token))")
+                    throw StreamError(
+                        .badData, file: file, byteOffset: byteOffset + Int64(index), frame: frame,
+                        "Xts_us must be an integer number of microseconds, got \(preview(token))")
                 }
                 timestampNs = nanos
             }

@@ -19,8 +19,10 @@ public struct Y4MHeader: Sendable, Hashable {
     /// The stream magic, including its separating space.
     static let magic: [UInt8] = Array("YUV4MPEG2 ".utf8)
 
-    public init(geometry: FrameGeometry, frameRate: (numerator: Int, denominator: Int),
-                pixelAspect: (numerator: Int, denominator: Int) = (0, 0), colorRange: Y4MColorRange = .unspecified) {
+    public init(
+        geometry: FrameGeometry, frameRate: (numerator: Int, denominator: Int),
+        pixelAspect: (numerator: Int, denominator: Int) = (0, 0), colorRange: Y4MColorRange = .unspecified
+    ) {
         self.geometry = geometry
         self.frameRate = frameRate
         self.pixelAspect = pixelAspect
@@ -52,10 +54,11 @@ public struct Y4MHeader: Sendable, Hashable {
     /// - Throws: `StreamError(.badData)` naming the file and the byte offset of the offending parameter.
     public static func parse(line: UnsafeRawBufferPointer, file: String) throws -> Y4MHeader {
         guard line.count >= magic.count - 1, line.starts(with: magic.dropLast()),
-              line.count == magic.count - 1 || line[magic.count - 1] == UInt8(ascii: " ")
+            line.count == magic.count - 1 || line[magic.count - 1] == UInt8(ascii: " ")
         else {
-            throw StreamError(.badData, file: file, byteOffset: 0,
-                              "not a YUV4MPEG2 file: it does not start with 'YUV4MPEG2 '")
+            throw StreamError(
+                .badData, file: file, byteOffset: 0,
+                "not a YUV4MPEG2 file: it does not start with 'YUV4MPEG2 '")
         }
         var widthPx: Int?
         var heightPx: Int?
@@ -83,8 +86,9 @@ public struct Y4MHeader: Sendable, Hashable {
                 if isWidth { widthPx = pixels } else { heightPx = pixels }
             case UInt8(ascii: "C"):
                 guard let format = ChromaFormat(y4mTag: text) else {
-                    throw bad("unsupported colour space 'C\(text)' (supported: "
-                              + "420jpeg, 420paldv, 420mpeg2, 420, 422, 444, mono; 8-bit only)")
+                    throw bad(
+                        "unsupported colour space 'C\(text)' (supported: "
+                            + "420jpeg, 420paldv, 420mpeg2, 420, 422, 444, mono; 8-bit only)")
                 }
                 chroma = format
             case UInt8(ascii: "F"):
@@ -106,7 +110,7 @@ public struct Y4MHeader: Sendable, Hashable {
             default:
                 if text == "COLORRANGE=FULL" && token.first == UInt8(ascii: "X") { range = .full }
                 if text == "COLORRANGE=LIMITED" && token.first == UInt8(ascii: "X") { range = .limited }
-                // Other X… comments and unknown parameters are ignored.
+            // Other X… comments and unknown parameters are ignored.
             }
         }
         guard let widthPx else {
@@ -117,9 +121,10 @@ public struct Y4MHeader: Sendable, Hashable {
         }
         let geometry = FrameGeometry(widthPx: widthPx, heightPx: heightPx, chroma: chroma)
         guard geometry.frameBytes <= FrameGeometry.maxFrameBytes else {
-            throw StreamError(.badData, file: file, byteOffset: 0,
-                              "a \(geometry) frame is \(geometry.frameBytes) bytes, over the limit of "
-                              + "\(FrameGeometry.maxFrameBytes)")
+            throw StreamError(
+                .badData, file: file, byteOffset: 0,
+                "a \(geometry) frame is \(geometry.frameBytes) bytes, over the limit of "
+                    + "\(FrameGeometry.maxFrameBytes)")
         }
         return Y4MHeader(geometry: geometry, frameRate: rate, pixelAspect: aspect, colorRange: range)
     }
@@ -154,8 +159,8 @@ public struct Y4MHeader: Sendable, Hashable {
     /// `<num>:<den>` with both parts non-negative decimals.
     static func ratio(_ text: UnsafeRawBufferPointer) -> (Int, Int)? {
         guard let colon = text.firstIndex(of: UInt8(ascii: ":")),
-              let num = decimal(UnsafeRawBufferPointer(rebasing: text[..<colon])),
-              let den = decimal(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...]))
+            let num = decimal(UnsafeRawBufferPointer(rebasing: text[..<colon])),
+            let den = decimal(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...]))
         else { return nil }
         return (num, den)
     }

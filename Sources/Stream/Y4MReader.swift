@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The byte-level half of `Y4MSource`: a file descriptor plus a small read-ahead buffer, handing out whole
 /// lines (header, FRAME) and reading frame payloads straight into caller memory.
@@ -61,7 +62,7 @@ final class Y4MReader {
         while true {
             let pending = pendingBytes
             if pending.count > searched,
-               let found = memchr(pending.baseAddress! + searched, Int32(UInt8(ascii: "\n")), pending.count - searched)
+                let found = memchr(pending.baseAddress! + searched, Int32(UInt8(ascii: "\n")), pending.count - searched)
             {
                 let count = pending.baseAddress!.distance(to: UnsafeRawPointer(found))
                 if count + 1 > maxBytes { return .tooLong }

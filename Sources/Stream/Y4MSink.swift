@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes a YUV4MPEG2 stream to a file or stdout (`-`).
 ///
@@ -38,12 +39,15 @@ public final class Y4MSink: FrameSink {
     ///   `.usage` when the path is a directory.
     public convenience init(path: String, header: Y4MHeader, writeTimestamps: Bool = false) throws {
         guard header.frameRate.numerator > 0 && header.frameRate.denominator > 0 else {
-            throw StreamError(.internalError, file: path, "frame rate \(header.frameRate.numerator):"
-                              + "\(header.frameRate.denominator) cannot be written; both parts must be positive")
+            throw StreamError(
+                .internalError, file: path,
+                "frame rate \(header.frameRate.numerator):"
+                    + "\(header.frameRate.denominator) cannot be written; both parts must be positive")
         }
         if path == "-" {
-            try self.init(descriptor: try FileDescriptorIO.createForWriting("-"), header: header,
-                          writeTimestamps: writeTimestamps)
+            try self.init(
+                descriptor: try FileDescriptorIO.createForWriting("-"), header: header,
+                writeTimestamps: writeTimestamps)
             return
         }
         let slash = path.lastIndex(of: "/")
@@ -74,19 +78,23 @@ public final class Y4MSink: FrameSink {
             // Name the output the user asked for; creation failures are output failures, never "missing input".
             throw StreamError(.ioError, file: path, error.message)
         }
-        try self.init(path: path, temporaryPath: temporary, file: file, header: header,
-                      writeTimestamps: writeTimestamps)
+        try self.init(
+            path: path, temporaryPath: temporary, file: file, header: header,
+            writeTimestamps: writeTimestamps)
     }
 
     /// Writes straight to an open descriptor (no temporary file, no rename), e.g. stdout or a pipe.
     /// `finish()` closes the descriptor if `descriptor` owns it.
     convenience init(descriptor: FileDescriptorIO, header: Y4MHeader, writeTimestamps: Bool) throws {
-        try self.init(path: descriptor.name, temporaryPath: nil, file: descriptor, header: header,
-                      writeTimestamps: writeTimestamps)
+        try self.init(
+            path: descriptor.name, temporaryPath: nil, file: descriptor, header: header,
+            writeTimestamps: writeTimestamps)
     }
 
-    private init(path: String, temporaryPath: String?, file: FileDescriptorIO, header: Y4MHeader,
-                 writeTimestamps: Bool) throws {
+    private init(
+        path: String, temporaryPath: String?, file: FileDescriptorIO, header: Y4MHeader,
+        writeTimestamps: Bool
+    ) throws {
         self.path = path
         self.temporaryPath = temporaryPath
         self.file = file
@@ -117,14 +125,17 @@ public final class Y4MSink: FrameSink {
             throw StreamError(.internalError, file: path, frame: framesWritten, "write after finish or abort")
         }
         guard frame.geometry == header.geometry else {
-            throw StreamError(.internalError, file: path, frame: framesWritten,
-                              "frame is \(frame.geometry), the output is \(header.geometry)")
+            throw StreamError(
+                .internalError, file: path, frame: framesWritten,
+                "frame is \(frame.geometry), the output is \(header.geometry)")
         }
-        let lineBytes = Y4MFrameLine.format(timestampNs: writeTimestamps ? frame.sourceTimestampNs : nil,
-                                            into: frameLine)
+        let lineBytes = Y4MFrameLine.format(
+            timestampNs: writeTimestamps ? frame.sourceTimestampNs : nil,
+            into: frameLine)
         do {
-            try file.writeAll(UnsafeRawBufferPointer(rebasing: frameLine[..<lineBytes]),
-                              UnsafeRawBufferPointer(frame.pixels), frame: framesWritten)
+            try file.writeAll(
+                UnsafeRawBufferPointer(rebasing: frameLine[..<lineBytes]),
+                UnsafeRawBufferPointer(frame.pixels), frame: framesWritten)
         } catch {
             throw renamed(error)
         }

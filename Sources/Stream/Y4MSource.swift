@@ -41,8 +41,10 @@ public final class Y4MSource: FrameSource {
         firstFrameOffset = reader.consumedOffset
         // Peek at the first FRAME line; a malformed one is reported by the first readFrame.
         var timestamped = false
-        if case .line(let count) = try reader.nextLine(maxBytes: Y4MFrameLine.maxLineBytes,
-                                                       plausible: Y4MFrameLine.isPlausibleStart) {
+        if case .line(let count) = try reader.nextLine(
+            maxBytes: Y4MFrameLine.maxLineBytes,
+            plausible: Y4MFrameLine.isPlausibleStart)
+        {
             let line = UnsafeRawBufferPointer(rebasing: reader.pendingBytes[..<count])
             let timestampNs = try? Y4MFrameLine.parse(line, file: path, byteOffset: firstFrameOffset, frame: 0)
             timestamped = (timestampNs ?? nil) != nil
@@ -56,8 +58,9 @@ public final class Y4MSource: FrameSource {
     ///   of the FRAME line and the frame index; `.ioError` for read failures.
     public func readFrame(into buffer: FrameBuffer) throws -> Bool {
         guard buffer.geometry == geometry else {
-            throw StreamError(.internalError, file: name, frame: nextSequence,
-                              "frame buffer is \(buffer.geometry), the stream is \(geometry)")
+            throw StreamError(
+                .internalError, file: name, frame: nextSequence,
+                "frame buffer is \(buffer.geometry), the stream is \(geometry)")
         }
         let lineOffset = reader.consumedOffset
         func bad(_ message: String) -> StreamError {
@@ -71,9 +74,10 @@ public final class Y4MSource: FrameSource {
             return false
         case .endOfFile(let count):
             let partial = reader.pendingBytes
-            throw bad(Y4MFrameLine.isPlausibleStart(partial)
-                ? "truncated: the file ends inside a FRAME line (\(count) bytes, no newline)"
-                : "expected a FRAME line, found \(Y4MFrameLine.preview(partial)) and then the end of the file")
+            throw bad(
+                Y4MFrameLine.isPlausibleStart(partial)
+                    ? "truncated: the file ends inside a FRAME line (\(count) bytes, no newline)"
+                    : "expected a FRAME line, found \(Y4MFrameLine.preview(partial)) and then the end of the file")
         case .implausible:
             throw bad("expected a FRAME line, found \(Y4MFrameLine.preview(reader.pendingBytes))")
         case .tooLong:
@@ -86,8 +90,9 @@ public final class Y4MSource: FrameSource {
         let payloadBytes = geometry.frameBytes
         let got = try reader.readPayload(into: UnsafeMutableRawBufferPointer(rebasing: buffer.pixels[..<payloadBytes]))
         if got < payloadBytes {
-            throw bad("truncated frame: expected \(payloadBytes) bytes of pixels after the FRAME line, got \(got) "
-                      + "before the end of the file")
+            throw bad(
+                "truncated frame: expected \(payloadBytes) bytes of pixels after the FRAME line, got \(got) "
+                    + "before the end of the file")
         }
         buffer.sequence = nextSequence
         buffer.sourceTimestampNs = timestampNs
@@ -115,21 +120,26 @@ public final class Y4MSource: FrameSource {
         }
         switch try reader.nextLine(maxBytes: Y4MHeader.maxLineBytes, plausible: plausibleMagic) {
         case .line(let count):
-            let header = try Y4MHeader.parse(line: UnsafeRawBufferPointer(rebasing: reader.pendingBytes[..<count]),
-                                             file: file)
+            let header = try Y4MHeader.parse(
+                line: UnsafeRawBufferPointer(rebasing: reader.pendingBytes[..<count]),
+                file: file)
             reader.consume(count + 1)
             return header
         case .endOfFile(0):
             throw StreamError(.badData, file: file, byteOffset: 0, "no YUV4MPEG2 header: the input is empty")
         case .endOfFile(let count):
-            throw StreamError(.badData, file: file, byteOffset: Int64(count),
-                              "the YUV4MPEG2 header line has no newline before the end of the file")
+            throw StreamError(
+                .badData, file: file, byteOffset: Int64(count),
+                "the YUV4MPEG2 header line has no newline before the end of the file")
         case .implausible:
-            throw StreamError(.badData, file: file, byteOffset: 0, "not a YUV4MPEG2 file: it starts with "
-                              + "\(Y4MFrameLine.preview(reader.pendingBytes)), not 'YUV4MPEG2 '")
+            throw StreamError(
+                .badData, file: file, byteOffset: 0,
+                "not a YUV4MPEG2 file: it starts with "
+                    + "\(Y4MFrameLine.preview(reader.pendingBytes)), not 'YUV4MPEG2 '")
         case .tooLong:
-            throw StreamError(.badData, file: file, byteOffset: 0,
-                              "YUV4MPEG2 header line longer than \(Y4MHeader.maxLineBytes) bytes")
+            throw StreamError(
+                .badData, file: file, byteOffset: 0,
+                "YUV4MPEG2 header line longer than \(Y4MHeader.maxLineBytes) bytes")
         }
     }
 }

@@ -1,8 +1,6 @@
 import ColorcamCore
 import Stream
 
-import ColorcamCore
-
 /// A JSON value as the trace reader sees it: numbers without a fraction or exponent stay exact integers.
 ///
 /// Values are immutable and `Sendable`. `jsonText` writes compact JSON with object keys sorted, so the same value

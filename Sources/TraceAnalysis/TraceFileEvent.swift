@@ -16,8 +16,10 @@ public struct TraceFileEvent: Sendable {
     public var args: TraceArgs
     public var byteOffset: Int
 
-    public init(name: String, phase: String, tsUs: Int64? = nil, durUs: Int64? = nil, pid: Int64? = nil,
-                tid: Int64? = nil, args: TraceArgs = TraceArgs(pairs: []), byteOffset: Int = 0) {
+    public init(
+        name: String, phase: String, tsUs: Int64? = nil, durUs: Int64? = nil, pid: Int64? = nil,
+        tid: Int64? = nil, args: TraceArgs = TraceArgs(pairs: []), byteOffset: Int = 0
+    ) {
         self.name = name
         self.phase = phase
         self.tsUs = tsUs

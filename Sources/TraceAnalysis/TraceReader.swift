@@ -2,7 +2,7 @@ import ColorcamCore
 import Stream
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What loading a trace found besides the events: size, form and any truncation.
@@ -76,8 +76,9 @@ public enum TraceReader {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw StreamError(.missingInput, file: path, byteOffset: Int64(bytes.count),
-                                  "read failed: \(String(cString: strerror(errno)))")
+                throw StreamError(
+                    .missingInput, file: path, byteOffset: Int64(bytes.count),
+                    "read failed: \(String(cString: strerror(errno)))")
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
@@ -87,12 +88,15 @@ public enum TraceReader {
 
     /// Parses `bytes` (the contents of `file`) and calls `onEvent` for each complete event object, in file order.
     /// - Throws: `StreamError` `.badData` for input that is not a trace.
-    public static func parse(_ bytes: [UInt8], file: String,
-                             onEvent: (TraceFileEvent) -> Void) throws -> TraceLoadInfo {
+    public static func parse(
+        _ bytes: [UInt8], file: String,
+        onEvent: (TraceFileEvent) -> Void
+    ) throws -> TraceLoadInfo {
         try bytes.withUnsafeBufferPointer { buffer in
             var parser = TraceJSONParser(bytes: buffer)
-            var info = TraceLoadInfo(file: file, byteCount: bytes.count, form: .array, eventCount: 0,
-                                     closingBracketMissing: false, partialEvent: nil)
+            var info = TraceLoadInfo(
+                file: file, byteCount: bytes.count, form: .array, eventCount: 0,
+                closingBracketMissing: false, partialEvent: nil)
             if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { parser.offset = 3 }
             parser.skipWhitespace()
             guard !parser.atEnd else {
@@ -106,14 +110,16 @@ public enum TraceReader {
                 try readTraceObject(&parser, info: &info, onEvent: onEvent)
             default:
                 let found = parser.describeByte(at: parser.offset)
-                throw StreamError(.badData, file: file, byteOffset: Int64(parser.offset),
-                                  "not a JSON trace: expected '[' or '{', found \(found)")
+                throw StreamError(
+                    .badData, file: file, byteOffset: Int64(parser.offset),
+                    "not a JSON trace: expected '[' or '{', found \(found)")
             }
             if !info.closingBracketMissing && !info.closingBraceMissing {
                 parser.skipWhitespace()
                 if !parser.atEnd {
-                    throw StreamError(.badData, file: file, byteOffset: Int64(parser.offset),
-                                      "unexpected \(parser.describeByte(at: parser.offset)) after the end of the trace")
+                    throw StreamError(
+                        .badData, file: file, byteOffset: Int64(parser.offset),
+                        "unexpected \(parser.describeByte(at: parser.offset)) after the end of the trace")
                 }
             }
             return info
@@ -122,8 +128,10 @@ public enum TraceReader {
 
     /// Reads the events array at `parser.offset` (a `[`). Sets `closingBracketMissing`/`partialEvent` when the
     /// input ends first.
-    private static func readEventArray(_ parser: inout TraceJSONParser, info: inout TraceLoadInfo,
-                                       onEvent: (TraceFileEvent) -> Void) throws(StreamError) {
+    private static func readEventArray(
+        _ parser: inout TraceJSONParser, info: inout TraceLoadInfo,
+        onEvent: (TraceFileEvent) -> Void
+    ) throws(StreamError) {
         let file = info.file
         parser.offset += 1  // [
         var expectingEvent = true
@@ -141,18 +149,20 @@ public enum TraceReader {
             }
             if !expectingEvent {
                 guard byte == UInt8(ascii: ",") else {
-                    throw StreamError(.badData, file: file, byteOffset: Int64(start),
-                                      "expected ',' or ']' after event \(info.eventCount), "
-                                        + "found \(parser.describeByte(at: start))")
+                    throw StreamError(
+                        .badData, file: file, byteOffset: Int64(start),
+                        "expected ',' or ']' after event \(info.eventCount), "
+                            + "found \(parser.describeByte(at: start))")
                 }
                 parser.offset += 1
                 expectingEvent = true
                 continue
             }
             guard byte == UInt8(ascii: "{") else {
-                throw StreamError(.badData, file: file, byteOffset: Int64(start),
-                                  "element \(info.eventCount) of the events array is not an event object "
-                                    + "(found \(parser.describeByte(at: start)))")
+                throw StreamError(
+                    .badData, file: file, byteOffset: Int64(start),
+                    "element \(info.eventCount) of the events array is not an event object "
+                        + "(found \(parser.describeByte(at: start)))")
             }
             let event: TraceFileEvent
             do {
@@ -164,8 +174,9 @@ public enum TraceReader {
                     info.partialEvent = .init(byteOffset: start, byteCount: parser.bytes.count - start)
                     return
                 case .syntax(let offset, let message):
-                    throw StreamError(.badData, file: file, byteOffset: Int64(offset),
-                                      "event \(info.eventCount): \(message)")
+                    throw StreamError(
+                        .badData, file: file, byteOffset: Int64(offset),
+                        "event \(info.eventCount): \(message)")
                 }
             }
             info.eventCount += 1
@@ -176,8 +187,10 @@ public enum TraceReader {
 
     /// Reads `{"traceEvents": [...], ...}`; other keys are parsed and ignored. A file cut after the events array is
     /// complete sets `closingBraceMissing`.
-    private static func readTraceObject(_ parser: inout TraceJSONParser, info: inout TraceLoadInfo,
-                                        onEvent: (TraceFileEvent) -> Void) throws(StreamError) {
+    private static func readTraceObject(
+        _ parser: inout TraceJSONParser, info: inout TraceLoadInfo,
+        onEvent: (TraceFileEvent) -> Void
+    ) throws(StreamError) {
         let file = info.file
         var sawEvents = false
         do throws(TraceJSONFailure) {
@@ -201,8 +214,9 @@ public enum TraceReader {
             switch error {
             case .endOfInput:
                 guard sawEvents else {
-                    throw StreamError(.badData, file: file, byteOffset: Int64(parser.bytes.count),
-                                      "trace object ends before its traceEvents array")
+                    throw StreamError(
+                        .badData, file: file, byteOffset: Int64(parser.bytes.count),
+                        "trace object ends before its traceEvents array")
                 }
                 if !info.closingBracketMissing { info.closingBraceMissing = true }
             case .syntax(let offset, let message):

@@ -135,8 +135,9 @@ extension TraceReport {
                 warnings.append("\(unresolved) outputs have no latency_us and no capture event for their frame")
             }
             if malformedCount > 0, let firstMalformed {
-                warnings.append("\(malformedCount) colorcam events malformed, partly ignored "
-                                + "(first: \(firstMalformed))")
+                warnings.append(
+                    "\(malformedCount) colorcam events malformed, partly ignored "
+                        + "(first: \(firstMalformed))")
             }
             for (reason, count) in unknownDropReasons.sorted(by: { $0.key < $1.key }) {
                 warnings.append("\(count) drops with reason '\(reason)', not a reason in TRACE-FORMAT.md")
@@ -147,26 +148,30 @@ extension TraceReport {
             }
             let segment = config?["segment"]?.int64
             if let segment {
-                warnings.append("segment \(segment) of a rotated trace: earlier frames are in the numbered files "
-                                + "beside it; counts here cover this file only")
+                warnings.append(
+                    "segment \(segment) of a rotated trace: earlier frames are in the numbered files "
+                        + "beside it; counts here cover this file only")
             }
             if let summary {
                 if let lost = summary["trace_events_lost"]?.int64, lost > 0 {
                     warnings.append("writer lost \(lost) trace events: counts below are lower bounds")
                 }
                 if segment == nil, let captured = summary["frames_captured"]?.int64, captured != framesCaptured {
-                    warnings.append("summary says frames_captured \(captured), "
-                                    + "trace has \(framesCaptured) capture events")
+                    warnings.append(
+                        "summary says frames_captured \(captured), "
+                            + "trace has \(framesCaptured) capture events")
                 }
                 if segment == nil, let output = summary["frames_output"]?.int64, output != outputTimesUs.count {
-                    warnings.append("summary says frames_output \(output), "
-                                    + "trace has \(outputTimesUs.count) output events")
+                    warnings.append(
+                        "summary says frames_output \(output), "
+                            + "trace has \(outputTimesUs.count) output events")
                 }
             }
             let spansMax = TraceReport.maxOverlap(inferIntervals)
             if let counterMax = inFlightCounterMax, spansMax > counterMax {
-                warnings.append("in_flight counter peaks at \(counterMax) "
-                                + "but infer spans (request→end) overlap \(spansMax) deep")
+                warnings.append(
+                    "in_flight counter peaks at \(counterMax) "
+                        + "but infer spans (request→end) overlap \(spansMax) deep")
             }
 
             let runUs = max(0, (lastEndUs ?? 0) - (firstTsUs ?? 0))

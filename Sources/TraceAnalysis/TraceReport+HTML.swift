@@ -2,7 +2,7 @@ import ColorcamCore
 import Stream
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The self-contained HTML report (`trace-report --html`): a zoomable timeline with one lane per stage, drops and
@@ -37,7 +37,8 @@ extension TraceReport {
         out.text(load.file)
         out.raw("</div>\n")
         if simulated {
-            out.raw("<div id=\"simulated\" class=\"simulated\">SIMULATED inference: timings are the simulator's, "
+            out.raw(
+                "<div id=\"simulated\" class=\"simulated\">SIMULATED inference: timings are the simulator's, "
                     + "not a model's</div>\n")
         }
         out.raw("<div id=\"verdict\" class=\"verdict \(verdict.passed ? "pass" : "fail")\">")
@@ -190,9 +191,12 @@ struct HTMLBytes {
     mutating func int(_ value: Int64) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         withUnsafeMutableBytes(of: &digits) { buffer in
             repeat {

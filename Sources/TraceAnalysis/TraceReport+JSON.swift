@@ -28,8 +28,10 @@ extension TraceReport {
         func integer(_ value: Int64?) -> JSONValue { value.map(JSONValue.int) ?? .null }
         func percentiles(_ summary: PercentileSummary?) -> JSONValue {
             guard let summary else { return .null }
-            return .object(["count": .int(Int64(summary.count)), "p50": .int(summary.p50Us), "p95": .int(summary.p95Us),
-                            "p99": .int(summary.p99Us), "max": .int(summary.maxUs)])
+            return .object([
+                "count": .int(Int64(summary.count)), "p50": .int(summary.p50Us), "p95": .int(summary.p95Us),
+                "p99": .int(summary.p99Us), "max": .int(summary.maxUs)
+            ])
         }
         var truncation = JSONValue.null
         if load.closingBracketMissing {
@@ -37,7 +39,7 @@ extension TraceReport {
                 "closing_bracket_missing": .bool(true),
                 "partial_event_offset": integer(load.partialEvent.map { Int64($0.byteOffset) }),
                 "partial_event_bytes": integer(load.partialEvent.map { Int64($0.byteCount) }),
-                "note": load.truncationNote.map(JSONValue.string) ?? .null,
+                "note": load.truncationNote.map(JSONValue.string) ?? .null
             ])
         }
         var dropValues: [String: JSONValue] = [:]
@@ -49,7 +51,7 @@ extension TraceReport {
                 "first_quarter_mean_us": .double(lagTrend.firstQuarterMeanUs),
                 "last_quarter_mean_us": .double(lagTrend.lastQuarterMeanUs),
                 "samples": .int(Int64(lagTrend.sampleCount)),
-                "grows": .bool(lagTrend.grows),
+                "grows": .bool(lagTrend.grows)
             ])
         }
         let checks = verdict.checks.map {
@@ -66,25 +68,35 @@ extension TraceReport {
             "config": config.map(JSONValue.object) ?? .null,
             "simulated": .bool(simulated),
             "run_us": .int(runDurationUs),
-            "frames": .object(["captured": .int(Int64(framesCaptured)), "output": .int(Int64(framesOutput)),
-                               "dropped": .int(Int64(framesDropped))]),
+            "frames": .object([
+                "captured": .int(Int64(framesCaptured)), "output": .int(Int64(framesOutput)),
+                "dropped": .int(Int64(framesDropped))
+            ]),
             "drops": .object(dropValues),
-            "output_fps": .object(["mean": number(output.meanFps),
-                                   "worst_1s_window_frames": integer(output.worstWindowFrames.map { Int64($0) }),
-                                   "worst_1s_window_start_us": integer(output.worstWindowStartUs)]),
-            "inference": .object(["count": .int(Int64(inferenceCount)), "per_second": number(inferencesPerSecond),
-                                  "duration_us": percentiles(inferDuration), "lag_us": percentiles(lag)]),
+            "output_fps": .object([
+                "mean": number(output.meanFps),
+                "worst_1s_window_frames": integer(output.worstWindowFrames.map { Int64($0) }),
+                "worst_1s_window_start_us": integer(output.worstWindowStartUs)
+            ]),
+            "inference": .object([
+                "count": .int(Int64(inferenceCount)), "per_second": number(inferencesPerSecond),
+                "duration_us": percentiles(inferDuration), "lag_us": percentiles(lag)
+            ]),
             "lag_trend": trend,
             "latency_us": percentiles(latency),
             "result_age_us": percentiles(resultAge),
-            "in_flight": .object(["counter_max": integer(inFlightCounterMax), "spans_max": .int(inFlightSpansMax),
-                                  "max": .int(maxInFlight), "limit": .int(Int64(verdict.maxInFlightLimit))]),
+            "in_flight": .object([
+                "counter_max": integer(inFlightCounterMax), "spans_max": .int(inFlightSpansMax),
+                "max": .int(maxInFlight), "limit": .int(Int64(verdict.maxInFlightLimit))
+            ]),
             "remote": remote.map { r in
-                .object(["requests": .int(Int64(r.requests)),
-                         "failed": .object(r.failed.mapValues { .int(Int64($0)) }),
-                         "failed_total": .int(Int64(r.failedCount)), "fallback_runs": .int(Int64(r.fallbackRuns)),
-                         "send_us": percentiles(r.sendUs), "wait_us": percentiles(r.waitUs),
-                         "receive_us": percentiles(r.receiveUs)])
+                .object([
+                    "requests": .int(Int64(r.requests)),
+                    "failed": .object(r.failed.mapValues { .int(Int64($0)) }),
+                    "failed_total": .int(Int64(r.failedCount)), "fallback_runs": .int(Int64(r.fallbackRuns)),
+                    "send_us": percentiles(r.sendUs), "wait_us": percentiles(r.waitUs),
+                    "receive_us": percentiles(r.receiveUs)
+                ])
             } ?? .null,
             "summary": summary.map(JSONValue.object) ?? .null,
             "warnings": .array(warnings.map(JSONValue.string)),
@@ -93,10 +105,12 @@ extension TraceReport {
                 "exit_code": .int(Int64(verdict.exitCode)),
                 "line": .string(verdict.line),
                 "checks": .array(checks),
-                "thresholds": .object(["max_lag_ms": .double(thresholds.maxLagMs),
-                                       "max_in_flight": .int(Int64(verdict.maxInFlightLimit)),
-                                       "min_fps": number(thresholds.minFps)]),
-            ]),
+                "thresholds": .object([
+                    "max_lag_ms": .double(thresholds.maxLagMs),
+                    "max_in_flight": .int(Int64(verdict.maxInFlightLimit)),
+                    "min_fps": number(thresholds.minFps)
+                ])
+            ])
         ])
     }
 }

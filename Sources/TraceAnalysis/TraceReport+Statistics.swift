@@ -50,8 +50,9 @@ extension TraceReport {
         func mean(_ slice: ArraySlice<(tsUs: Int64, lagUs: Int64)>) -> Double {
             slice.reduce(0.0) { $0 + Double($1.lagUs) } / Double(slice.count)
         }
-        return LagTrend(slopeUsPerS: slope, firstQuarterMeanUs: mean(samples[..<quarter]),
-                        lastQuarterMeanUs: mean(samples[(samples.count - quarter)...]), sampleCount: samples.count)
+        return LagTrend(
+            slopeUsPerS: slope, firstQuarterMeanUs: mean(samples[..<quarter]),
+            lastQuarterMeanUs: mean(samples[(samples.count - quarter)...]), sampleCount: samples.count)
     }
 
     /// Most intervals open at once; each is half-open [start, end), so one ending when another starts is not overlap.

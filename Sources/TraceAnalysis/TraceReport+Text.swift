@@ -6,8 +6,10 @@ extension TraceReport {
     /// Multi-line summary ending with `verdict.line` and a newline.
     public func text(verdict: TraceVerdict) -> String {
         var lines: [String] = []
-        let size = load.byteCount >= 1_048_576 ? formatFixed(Double(load.byteCount) / 1_048_576, decimals: 1) + " MB"
-                                               : formatFixed(Double(load.byteCount) / 1024, decimals: 1) + " KB"
+        let size =
+            load.byteCount >= 1_048_576
+            ? formatFixed(Double(load.byteCount) / 1_048_576, decimals: 1) + " MB"
+            : formatFixed(Double(load.byteCount) / 1024, decimals: 1) + " KB"
         var head = "trace: \(load.file) (\(load.eventCount) events, \(size)"
         if ignoredEventCount > 0 { head += "; \(ignoredEventCount) not colorcam's, ignored" }
         lines.append(head + ")")
@@ -18,8 +20,9 @@ extension TraceReport {
         lines.append(configLine)
         lines.append("run: \(formatFixed(Double(runDurationUs) / 1e6, decimals: 2)) s")
         let frameDrops = DropReason.allCases.filter(\.dropsFrame).map { "\($0.rawValue) \(drops[$0] ?? 0)" }
-        lines.append("frames: captured \(framesCaptured), output \(framesOutput), dropped \(framesDropped) "
-                     + "(\(frameDrops.joined(separator: ", ")))")
+        lines.append(
+            "frames: captured \(framesCaptured), output \(framesOutput), dropped \(framesDropped) "
+                + "(\(frameDrops.joined(separator: ", ")))")
         let skipped = DropReason.allCases.filter(\.dropsInference).map { "\($0.rawValue) \(drops[$0] ?? 0)" }
         lines.append("inference skipped: \(skipped.joined(separator: ", "))")
         let sinkSkips = [DropReason.sinkBusy, .sinkError]
@@ -35,26 +38,31 @@ extension TraceReport {
         if let remote {
             var line = "remote inference: \(remote.requests) requests, \(remote.failedCount) without a server result"
             if !remote.failed.isEmpty {
-                line += " (" + remote.failed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+                line +=
+                    " ("
+                    + remote.failed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
                     .joined(separator: ", ") + ")"
             }
             if remote.fallbackRuns > 0 { line += ", \(remote.fallbackRuns) colorized locally instead" }
             lines.append(line)
-            lines.append("remote send " + TraceReport.describe(remote.sendUs) + "; wait (server + network) "
-                         + TraceReport.describe(remote.waitUs) + "; receive " + TraceReport.describe(remote.receiveUs))
+            lines.append(
+                "remote send " + TraceReport.describe(remote.sendUs) + "; wait (server + network) "
+                    + TraceReport.describe(remote.waitUs) + "; receive " + TraceReport.describe(remote.receiveUs))
         }
         lines.append("request→start lag: " + TraceReport.describe(lag))
         lines.append("lag trend: " + trendLine)
         lines.append("capture→output latency: " + TraceReport.describe(latency))
         if let resultAge {
-            lines.append("result age: p50 \(TraceReport.ms(resultAge.p50Us)) ms, "
-                         + "max \(TraceReport.ms(resultAge.maxUs)) ms")
+            lines.append(
+                "result age: p50 \(TraceReport.ms(resultAge.p50Us)) ms, "
+                    + "max \(TraceReport.ms(resultAge.maxUs)) ms")
         } else {
             lines.append("result age: n/a (no output carried a result)")
         }
         let counter = inFlightCounterMax.map(String.init) ?? "n/a"
-        lines.append("in flight: max \(maxInFlight) (in_flight counter \(counter), infer spans \(inFlightSpansMax)); "
-                     + "limit \(verdict.maxInFlightLimit)")
+        lines.append(
+            "in flight: max \(maxInFlight) (in_flight counter \(counter), infer spans \(inFlightSpansMax)); "
+                + "limit \(verdict.maxInFlightLimit)")
         if let summary {
             let fields = ["frames_captured", "frames_output", "trace_events_lost"].map {
                 "\($0) \(summary[$0]?.jsonText ?? "n/a")"
@@ -101,7 +109,8 @@ extension TraceReport {
 
     private var trendLine: String {
         guard let trend = lagTrend else { return "n/a (no inferences)" }
-        var text = "slope \(signedMs(trend.slopeUsPerS / 1000)) ms/s, mean first quarter "
+        var text =
+            "slope \(signedMs(trend.slopeUsPerS / 1000)) ms/s, mean first quarter "
             + "\(formatMs(trend.firstQuarterMeanUs / 1000)) ms → last quarter "
             + "\(formatMs(trend.lastQuarterMeanUs / 1000)) ms: "
         if trend.sampleCount < LagTrend.minimumSamples {

@@ -129,23 +129,27 @@ public struct TraceReport: Sendable {
         }
         guard collector.colorcamEventCount > 0 else {
             if load.eventCount == 0, let partial = load.partialEvent {
-                throw StreamError(.badData, file: file, byteOffset: Int64(partial.byteOffset),
-                                  "trace truncated inside its first event (\(partial.byteCount) bytes); "
-                                    + "no complete events")
+                throw StreamError(
+                    .badData, file: file, byteOffset: Int64(partial.byteOffset),
+                    "trace truncated inside its first event (\(partial.byteCount) bytes); "
+                        + "no complete events")
             }
-            throw StreamError(.badData, file: file,
-                              "no colorcam events among \(load.eventCount) events "
-                                + "(expected capture, output, infer, drop, config)")
+            throw StreamError(
+                .badData, file: file,
+                "no colorcam events among \(load.eventCount) events "
+                    + "(expected capture, output, infer, drop, config)")
         }
         self = collector.finish(load: load)
     }
 
-    init(load: TraceLoadInfo, config: [String: JSONValue]?, simulated: Bool, summary: [String: JSONValue]?,
-         warnings: [String], colorcamEventCount: Int, ignoredEventCount: Int, runDurationUs: Int64,
-         framesCaptured: Int, framesOutput: Int, drops: [DropReason: Int], output: OutputRate, inferenceCount: Int,
-         inferencesPerSecond: Double?, inferDuration: PercentileSummary?, lag: PercentileSummary?,
-         lagTrend: LagTrend?, latency: PercentileSummary?, resultAge: PercentileSummary?,
-         inFlightCounterMax: Int64?, inFlightSpansMax: Int64) {
+    init(
+        load: TraceLoadInfo, config: [String: JSONValue]?, simulated: Bool, summary: [String: JSONValue]?,
+        warnings: [String], colorcamEventCount: Int, ignoredEventCount: Int, runDurationUs: Int64,
+        framesCaptured: Int, framesOutput: Int, drops: [DropReason: Int], output: OutputRate, inferenceCount: Int,
+        inferencesPerSecond: Double?, inferDuration: PercentileSummary?, lag: PercentileSummary?,
+        lagTrend: LagTrend?, latency: PercentileSummary?, resultAge: PercentileSummary?,
+        inFlightCounterMax: Int64?, inFlightSpansMax: Int64
+    ) {
         self.load = load
         self.config = config
         self.simulated = simulated

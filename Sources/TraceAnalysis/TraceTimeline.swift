@@ -16,7 +16,7 @@ public struct TraceTimeline: Sendable {
         "detect": ["photos"],
         "infer": ["lag_us", "queued_us", "requested_ts_us"],
         "composite": ["result_frame"],
-        "output": ["result_frame", "result_age_us", "latency_us"],
+        "output": ["result_frame", "result_age_us", "latency_us"]
     ]
 
     /// The counters drawn as graphs, in order.
@@ -93,7 +93,8 @@ public struct TraceTimeline: Sendable {
             see(tsUs, tsUs)
         case "C":
             guard let index = TraceTimeline.counters.firstIndex(of: event.name),
-                  let value = event.intArg("value") else { return }
+                let value = event.intArg("value")
+            else { return }
             counterSeries[index].tsUs.append(tsUs)
             counterSeries[index].value.append(value)
             see(tsUs, tsUs)
@@ -122,8 +123,9 @@ public struct TraceTimeline: Sendable {
         let dropOrder = TraceTimeline.sortedOrder(drops.tsUs)
         if !TraceTimeline.isIdentity(dropOrder) {
             let old = drops
-            drops = Drops(tsUs: dropOrder.map { old.tsUs[$0] }, frame: dropOrder.map { old.frame[$0] },
-                          reason: dropOrder.map { old.reason[$0] })
+            drops = Drops(
+                tsUs: dropOrder.map { old.tsUs[$0] }, frame: dropOrder.map { old.frame[$0] },
+                reason: dropOrder.map { old.reason[$0] })
         }
         for index in counterSeries.indices {
             let old = counterSeries[index]

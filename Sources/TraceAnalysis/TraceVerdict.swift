@@ -63,31 +63,42 @@ public struct TraceVerdict: Sendable {
         let limit = thresholds.maxInFlight ?? report.configMaxInFlight ?? 1
         maxInFlightLimit = limit
         let inFlightOk = report.maxInFlight <= Int64(limit)
-        checks.append(Check(name: "in_flight", passed: inFlightOk,
-                            detail: "max in flight \(report.maxInFlight) \(inFlightOk ? "≤" : ">") \(limit)"))
+        checks.append(
+            Check(
+                name: "in_flight", passed: inFlightOk,
+                detail: "max in flight \(report.maxInFlight) \(inFlightOk ? "≤" : ">") \(limit)"))
         if let minFps = thresholds.minFps {
             if let worst = report.output.worstWindowFrames {
                 let ok = Double(worst) >= minFps
                 let relation = ok ? "≥" : "<"
-                checks.append(Check(name: "min_fps", passed: ok,
-                                    detail: "worst 1-s window \(worst) frames \(relation) \(formatMs(minFps)) fps"))
+                checks.append(
+                    Check(
+                        name: "min_fps", passed: ok,
+                        detail: "worst 1-s window \(worst) frames \(relation) \(formatMs(minFps)) fps"))
             } else {
-                checks.append(Check(name: "min_fps", passed: false,
-                                    detail: "worst 1-s window n/a (under 1 s of output) < \(formatMs(minFps)) fps"))
+                checks.append(
+                    Check(
+                        name: "min_fps", passed: false,
+                        detail: "worst 1-s window n/a (under 1 s of output) < \(formatMs(minFps)) fps"))
             }
         }
         if let maxLatencyMs = thresholds.maxLatencyMs {
             if let p99 = report.latency?.p99Us {
                 let ms = Double(p99) / 1000, ok = ms <= maxLatencyMs
-                checks.append(Check(name: "latency_p99", passed: ok, detail: "latency p99 \(formatMs(ms)) ms "
-                                    + "\(ok ? "≤" : ">") \(formatMs(maxLatencyMs)) ms"))
+                checks.append(
+                    Check(
+                        name: "latency_p99", passed: ok,
+                        detail: "latency p99 \(formatMs(ms)) ms "
+                            + "\(ok ? "≤" : ">") \(formatMs(maxLatencyMs)) ms"))
             } else {
                 checks.append(Check(name: "latency_p99", passed: false, detail: "latency n/a (no outputs)"))
             }
         }
         if let trend = report.lagTrend, trend.grows {
-            checks.append(Check(name: "lag_growth", passed: false,
-                                detail: "lag grows \(signedMs(trend.slopeUsPerS / 1000)) ms/s"))
+            checks.append(
+                Check(
+                    name: "lag_growth", passed: false,
+                    detail: "lag grows \(signedMs(trend.slopeUsPerS / 1000)) ms/s"))
         } else {
             checks.append(Check(name: "lag_growth", passed: true, detail: "lag steady"))
         }

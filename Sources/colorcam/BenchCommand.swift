@@ -1,53 +1,63 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Infer
 import Remote
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `colorcam bench infer MODEL.onnx`: prepares the model and reports p50/p95 latency and GFLOP/s.
 enum BenchCommand {
     static let help = """
-    usage: colorcam bench infer MODEL.onnx [--size 256] [--shape NxCxHxW] [--threads N] [--runs N]
-                                           [--mode fast|reference] [--profile [--steps]] [--input IN.f32 --output OUT.f32]
-                                           [--infer-url http://HOST:PORT/v2/models/NAME [--infer-timeout-ms N]
-                                            [--infer-encoding binary|json]]
-           colorcam bench sgemm [--size 1024] [--threads N] [--runs N]
-           colorcam bench lab [--runs N] | --mode rgb2lab|lab2rgb|rgb8-roundtrip --input IN.f32 --output OUT.f32
+        usage: colorcam bench infer MODEL.onnx [--size 256] [--shape NxCxHxW] [--threads N] [--runs N]
+                                               [--mode fast|reference] [--profile [--steps]] [--input IN.f32 --output OUT.f32]
+                                               [--infer-url http://HOST:PORT/v2/models/NAME [--infer-timeout-ms N]
+                                                [--infer-encoding binary|json]]
+               colorcam bench sgemm [--size 1024] [--threads N] [--runs N]
+               colorcam bench lab [--runs N] | --mode rgb2lab|lab2rgb|rgb8-roundtrip --input IN.f32 --output OUT.f32
 
-    Prepares MODEL for one input (--shape, or the model's declared shape with H and W set to --size) and times
-    --runs runs (default 20) after one warm-up run on --threads OpenBLAS threads (default 1).
-    With --input, runs once on that raw little-endian float32 file and writes the result to --output
-    (the conformance suite's interface). --profile adds time and GFLOP/s per op kind (e.g. `Conv 3x3`).
-    With --infer-url the same model runs on that Open Inference Protocol v2 server (its metadata checked against
-    MODEL): --input/--output run it there once; otherwise its round trip is timed beside the local engine and the
-    largest difference between the two outputs is printed.
-    `bench sgemm` prints OpenBLAS's sgemm GFLOP/s on square matrices (the peak the convs are compared with).
-    """
+        Prepares MODEL for one input (--shape, or the model's declared shape with H and W set to --size) and times
+        --runs runs (default 20) after one warm-up run on --threads OpenBLAS threads (default 1).
+        With --input, runs once on that raw little-endian float32 file and writes the result to --output
+        (the conformance suite's interface). --profile adds time and GFLOP/s per op kind (e.g. `Conv 3x3`).
+        With --infer-url the same model runs on that Open Inference Protocol v2 server (its metadata checked against
+        MODEL): --input/--output run it there once; otherwise its round trip is timed beside the local engine and the
+        largest difference between the two outputs is printed.
+        `bench sgemm` prints OpenBLAS's sgemm GFLOP/s on square matrices (the peak the convs are compared with).
+        """
 
-    static let command = Command(name: "bench", summary: "benchmarks: inference engine, sgemm, detect + track",
-                                 help: help + "\n" + BenchDetectCommand.help + "\n" + BenchCompositeCommand.help,
-                                 run: run)
+    static let command = Command(
+        name: "bench", summary: "benchmarks: inference engine, sgemm, detect + track",
+        help: help + "\n" + BenchDetectCommand.help + "\n" + BenchCompositeCommand.help,
+        run: run)
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         if args.first == "detect" { return try BenchDetectCommand.run(args) }
         if args.first != "composite" && !args.contains("--help") { try CPUSupport.requireInference("bench") }
         if args.first == "composite" { return try BenchCompositeCommand.run(args) }
-        let a = try Arguments(args, command: "bench",
-                              valued: ["size", "shape", "threads", "runs", "mode", "input", "output", "infer-url",
-                                       "infer-timeout-ms", "infer-encoding"],
-                              boolean: ["profile", "steps"])
+        let a = try Arguments(
+            args, command: "bench",
+            valued: [
+                "size", "shape", "threads", "runs", "mode", "input", "output", "infer-url",
+                "infer-timeout-ms", "infer-encoding"
+            ],
+            boolean: ["profile", "steps"])
         if a.positionals == ["lab"] { return try BenchLab.run(a) }
         if a.positionals == ["sgemm"] {
             let size = try a.int("size", default: 1024, range: 16...8192)!
             let blas = try OpenBLAS.shared()
             blas.setThreads(try a.int("threads", default: 1, range: 1...256)!)
-            let gflops = try SgemmBenchmark.gflops(m: size, n: size, k: size, runs: try a.int("runs", default: 5, range: 1...1000)!)
-            print("sgemm \(size)x\(size)x\(size): \(fmt(gflops)) GFLOP/s (core \(blas.coreName), threads \(blas.threads))")
+            let gflops = try SgemmBenchmark.gflops(
+                m: size, n: size, k: size, runs: try a.int("runs", default: 5, range: 1...1000)!)
+            print(
+                "sgemm \(size)x\(size)x\(size): \(fmt(gflops)) GFLOP/s (core \(blas.coreName), threads \(blas.threads))"
+            )
             return 0
         }
         let positionals = try a.positionals(exactly: 2, usage: "bench infer MODEL.onnx [options]")
-        guard positionals[0] == "infer" else { throw UsageError("bench: unknown benchmark '\(positionals[0])' (try 'infer')") }
+        guard positionals[0] == "infer" else {
+            throw UsageError("bench: unknown benchmark '\(positionals[0])' (try 'infer')")
+        }
         let path = positionals[1]
         let threads = try a.int("threads", default: 1, range: 1...256)!
         let runs = try a.int("runs", default: 20, range: 1...100_000)!
@@ -63,9 +73,13 @@ enum BenchCommand {
         let blas = try OpenBLAS.shared()
         blas.setThreads(threads)
         if shape == nil, let size = try a.int("size", range: 1...8192) {
-            guard let bytes = readBinaryFile(path) else { throw InferError(.missingInput, file: path, "cannot read the model file") }
+            guard let bytes = readBinaryFile(path) else {
+                throw InferError(.missingInput, file: path, "cannot read the model file")
+            }
             let model = try ONNXModel.decode(bytes, file: path)
-            let declared = model.graph.inputs.first { input in !model.graph.initializers.contains { $0.name == input.name } }
+            let declared = model.graph.inputs.first { input in
+                !model.graph.initializers.contains { $0.name == input.name }
+            }
             var dims = (declared?.dims ?? [1, 1, nil, nil]).map { $0 ?? 1 }
             if dims.count >= 2 { dims[dims.count - 2] = size; dims[dims.count - 1] = size }
             shape = dims
@@ -74,9 +88,10 @@ enum BenchCommand {
         var remote: RemoteModel?
         if let text = a.string("infer-url") {
             let encoding = try a.choice("infer-encoding", ["binary", "json"], default: "binary")
-            remote = try RemoteModel(url: try InferenceURL(text), matching: engine,
-                                     timeoutMs: try a.int("infer-timeout-ms", default: 5000, range: 10...600_000)!,
-                                     encoding: RemoteModel.TensorEncoding(rawValue: encoding)!)
+            remote = try RemoteModel(
+                url: try InferenceURL(text), matching: engine,
+                timeoutMs: try a.int("infer-timeout-ms", default: 5000, range: 10...600_000)!,
+                encoding: RemoteModel.TensorEncoding(rawValue: encoding)!)
         } else if let other = ["infer-timeout-ms", "infer-encoding"].first(where: { a.string($0) != nil }) {
             throw UsageError("bench: --\(other) needs --infer-url")
         }
@@ -104,10 +119,14 @@ enum BenchCommand {
         let result = engine.benchmark(input: input, runs: runs)
         let shapeText = engine.inputShape.map(String.init).joined(separator: "x")
         print("model      \(path)")
-        print("input      \(shapeText) → \(engine.outputShape.map(String.init).joined(separator: "x")), mode \(mode.rawValue), \(engine.stepCount) steps")
+        print(
+            "input      \(shapeText) → \(engine.outputShape.map(String.init).joined(separator: "x")), mode \(mode.rawValue), \(engine.stepCount) steps"
+        )
         print("openblas   core \(blas.coreName), threads \(blas.threads)")
         print("work       \(fmt(engine.flops / 1e9)) GFLOP per run (multiply-add = 2 FLOP)")
-        print("latency    p50 \(fmt(result.p50Ms)) ms, p95 \(fmt(result.p95Ms)) ms, min \(fmt(result.minMs)) ms over \(result.runs) runs; cpu p50 \(fmt(result.cpuP50Ms)) ms")
+        print(
+            "latency    p50 \(fmt(result.p50Ms)) ms, p95 \(fmt(result.p95Ms)) ms, min \(fmt(result.minMs)) ms over \(result.runs) runs; cpu p50 \(fmt(result.cpuP50Ms)) ms"
+        )
         print("throughput \(fmt(result.gflopsPerSecond)) GFLOP/s at p50")
         if let remote { try printRemote(remote, engine: engine, input: input, runs: runs) }
         if a.flag("profile") {
@@ -141,9 +160,10 @@ enum BenchCommand {
         waitsMs.sort()
         let maxDiff = zip(local, served).map { abs($0 - $1) }.max() ?? 0
         let scale = local.map(abs).max() ?? 0
-        print("remote     \(remote.url): round trip p50 \(fmt(totalsMs[totalsMs.count / 2])) ms, "
-              + "p95 \(fmt(totalsMs[min(totalsMs.count - 1, totalsMs.count * 95 / 100)])) ms "
-              + "(wait for the answer p50 \(fmt(waitsMs[waitsMs.count / 2])) ms) over \(runs) runs")
+        print(
+            "remote     \(remote.url): round trip p50 \(fmt(totalsMs[totalsMs.count / 2])) ms, "
+                + "p95 \(fmt(totalsMs[min(totalsMs.count - 1, totalsMs.count * 95 / 100)])) ms "
+                + "(wait for the answer p50 \(fmt(waitsMs[waitsMs.count / 2])) ms) over \(runs) runs")
         print("agreement  max |remote - local| \(maxDiff) over \(local.count) outputs (largest |local| \(scale))")
     }
 

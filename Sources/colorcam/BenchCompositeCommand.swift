@@ -4,11 +4,11 @@ import PhotoPipeline
 /// `colorcam bench composite`: the per-frame cost of compositing cached colours (the output thread's work).
 enum BenchCompositeCommand {
     static let help = """
-    usage: colorcam bench composite [--photos N] [--runs N]
+        usage: colorcam bench composite [--photos N] [--runs N]
 
-    Times the output thread's colour compositing on a 640x480 4:2:0 frame with N prints of about 190x175 px (photo-like shading)
-    (default 3; ab from a 256x256 grid; live L* kept per pixel): thread CPU and wall time per frame, p50/p95.
-    """
+        Times the output thread's colour compositing on a 640x480 4:2:0 frame with N prints of about 190x175 px (photo-like shading)
+        (default 3; ab from a 256x256 grid; live L* kept per pixel): thread CPU and wall time per frame, p50/p95.
+        """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args.dropFirst(), command: "bench composite", valued: ["photos", "runs"], boolean: [])
@@ -18,9 +18,12 @@ enum BenchCompositeCommand {
         let r = CompositeBenchmark.run(photos: photos, runs: runs)
         func pct(_ v: [Double], _ p: Double) -> Double { v.sorted()[min(v.count - 1, Int(Double(v.count) * p))] }
         print("composite \(photos) photos (\(r.photoPixels) px) on 640x480, \(runs) runs:")
-        print("  thread CPU  p50 \(format(pct(r.cpuMsPerFrame, 0.5), 2)) ms  p95 \(format(pct(r.cpuMsPerFrame, 0.95), 2)) ms"
-              + "  (\(format(pct(r.cpuMsPerFrame, 0.5) * 1e6 / Double(r.photoPixels), 1)) ns per photo pixel)")
-        print("  wall        p50 \(format(pct(r.wallMsPerFrame, 0.5), 2)) ms  p95 \(format(pct(r.wallMsPerFrame, 0.95), 2)) ms")
+        print(
+            "  thread CPU  p50 \(format(pct(r.cpuMsPerFrame, 0.5), 2)) ms  p95 \(format(pct(r.cpuMsPerFrame, 0.95), 2)) ms"
+                + "  (\(format(pct(r.cpuMsPerFrame, 0.5) * 1e6 / Double(r.photoPixels), 1)) ns per photo pixel)")
+        print(
+            "  wall        p50 \(format(pct(r.wallMsPerFrame, 0.5), 2)) ms  p95 \(format(pct(r.wallMsPerFrame, 0.95), 2)) ms"
+        )
         return 0
     }
 }

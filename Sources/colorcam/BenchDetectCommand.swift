@@ -1,29 +1,30 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Detect
 import PhotoPipeline
 import Stream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `colorcam bench detect`: times detection + tracking per frame on a clip, one core, frames preloaded.
 enum BenchDetectCommand {
     // Reached through `colorcam bench detect` (BenchCommand dispatches here).
 
     static let help = """
-    usage: colorcam bench detect INPUT.y4m [--frames N] [--repeat R] [--full-detection-interval K] [--json]
-                                 [detector options as for detect]
+        usage: colorcam bench detect INPUT.y4m [--frames N] [--repeat R] [--full-detection-interval K] [--json]
+                                     [detector options as for detect]
 
-    Loads up to N frames of INPUT (default 300) into memory, runs one untimed warm-up pass, then times
-    PhotoTrackingSession.process (detect + track; the full search every K-th frame, default 3, tracks re-found
-    from their predicted corners in between; K = 1 searches every frame) on every frame R times (default 3) on the
-    calling thread, and prints
-    the per-frame p50 / p90 / p99 / max in milliseconds (with --json: one JSON object): wall-clock time, and the
-    thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which is the cost on one core even when other processes share it.
-    The per-frame figures include the learned segmenter on full-search frames; with a detect model a second line
-    (JSON: cnn_* fields) gives the segmenter's own time per run (grid input, engine run).
-    \(DetectModelOptions.help)
-    """
+        Loads up to N frames of INPUT (default 300) into memory, runs one untimed warm-up pass, then times
+        PhotoTrackingSession.process (detect + track; the full search every K-th frame, default 3, tracks re-found
+        from their predicted corners in between; K = 1 searches every frame) on every frame R times (default 3) on the
+        calling thread, and prints
+        the per-frame p50 / p90 / p99 / max in milliseconds (with --json: one JSON object): wall-clock time, and the
+        thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which is the cost on one core even when other processes share it.
+        The per-frame figures include the learned segmenter on full-search frames; with a detect model a second line
+        (JSON: cnn_* fields) gives the segmenter's own time per run (grid input, engine run).
+        \(DetectModelOptions.help)
+        """
 
     /// This thread's CPU time, nanoseconds.
     static func threadCPUNs() -> Int64 { SystemClock.threadCPUNs() }
@@ -33,11 +34,14 @@ enum BenchDetectCommand {
             throw UsageError("usage: colorcam bench detect INPUT.y4m [options] (this build has only 'bench detect')")
         }
         let rest = args.dropFirst()
-        let a = try Arguments(rest, command: "bench detect",
-                              valued: Set(["frames", "repeat", "full-detection-interval", "min-size", "min-aspect",
-                                           "max-aspect", "quadrature-tolerance", "min-confidence", "max-observations"])
-                                  .union(DetectModelOptions.valued),
-                              boolean: ["json"])
+        let a = try Arguments(
+            rest, command: "bench detect",
+            valued: Set([
+                "frames", "repeat", "full-detection-interval", "min-size", "min-aspect",
+                "max-aspect", "quadrature-tolerance", "min-confidence", "max-observations"
+            ])
+            .union(DetectModelOptions.valued),
+            boolean: ["json"])
         let input = try a.positionals(exactly: 1, usage: "bench detect INPUT.y4m [--frames N] [--repeat R]")[0]
         let maxFrames = try a.int("frames", default: 300, range: 1...10_000)!
         let repeats = try a.int("repeat", default: 3, range: 1...1000)!
@@ -62,9 +66,10 @@ enum BenchDetectCommand {
             .map { TimedSegmenter($0, capacity: frames.count * repeats) }
         for pass in 0...repeats {
             segmenter?.recording = pass > 0
-            let session = PhotoTrackingSession(geometry: source.geometry, parameters: parameters,
-                                               fullDetectionInterval: interval, segmenter: segmenter,
-                                               detectorMode: mode)
+            let session = PhotoTrackingSession(
+                geometry: source.geometry, parameters: parameters,
+                fullDetectionInterval: interval, segmenter: segmenter,
+                detectorMode: mode)
             for (index, frame) in frames.enumerated() {
                 let start = clock.nowNs(), cpuStart = threadCPUNs()
                 let tracks = session.process(frame, timestampNs: Int64(index) * source.nominalFrameIntervalNs)
@@ -74,7 +79,7 @@ enum BenchDetectCommand {
         }
         timesNs.sort()
         cpuNs.sort()
-        func percentileMs(_ q: Double, _ values: [Int64] ) -> Double {
+        func percentileMs(_ q: Double, _ values: [Int64]) -> Double {
             let rank = min(values.count - 1, max(0, Int((q * Double(values.count)).rounded(.up)) - 1))
             return Double(values[rank]) / 1e6
         }
@@ -84,25 +89,29 @@ enum BenchDetectCommand {
         let cpuMean = Double(cpuNs.reduce(0, +)) / Double(cpuNs.count) / 1e6
         let g = source.geometry
         if a.flag("json") {
-            print("{\"frames\":\(frames.count),\"repeats\":\(repeats),\"width\":\(g.widthPx),\"height\":\(g.heightPx),"
-                  + "\"p50_ms\":\(DetectCommand.number3(p50)),\"p90_ms\":\(DetectCommand.number3(p90)),"
-                  + "\"p99_ms\":\(DetectCommand.number3(p99)),\"max_ms\":\(DetectCommand.number3(maxMs)),"
-                  + "\"cpu_p50_ms\":\(DetectCommand.number3(cpu50)),\"cpu_p90_ms\":\(DetectCommand.number3(cpu90)),"
-                  + "\"cpu_mean_ms\":\(DetectCommand.number3(cpuMean)),"
-                  + "\"tracks_per_frame\":\(DetectCommand.number3(Double(detections) / Double(timesNs.count)))"
-                  + (segmenter.map { s in
+            print(
+                "{\"frames\":\(frames.count),\"repeats\":\(repeats),\"width\":\(g.widthPx),\"height\":\(g.heightPx),"
+                    + "\"p50_ms\":\(DetectCommand.number3(p50)),\"p90_ms\":\(DetectCommand.number3(p90)),"
+                    + "\"p99_ms\":\(DetectCommand.number3(p99)),\"max_ms\":\(DetectCommand.number3(maxMs)),"
+                    + "\"cpu_p50_ms\":\(DetectCommand.number3(cpu50)),\"cpu_p90_ms\":\(DetectCommand.number3(cpu90)),"
+                    + "\"cpu_mean_ms\":\(DetectCommand.number3(cpuMean)),"
+                    + "\"tracks_per_frame\":\(DetectCommand.number3(Double(detections) / Double(timesNs.count)))"
+                    + (segmenter.map { s in
                         ",\"cnn_runs\":\(s.wallNs.count),\"cnn_p50_ms\":\(DetectCommand.number3(s.p50Ms(s.wallNs))),"
-                        + "\"cnn_cpu_p50_ms\":\(DetectCommand.number3(s.p50Ms(s.cpuNs)))"
-                     } ?? "") + "}")
+                            + "\"cnn_cpu_p50_ms\":\(DetectCommand.number3(s.p50Ms(s.cpuNs)))"
+                    } ?? "") + "}")
         } else {
-            print("bench detect: \(frames.count) frames \(g.widthPx)x\(g.heightPx) × \(repeats), detect + track per frame: "
-                  + "p50 \(DetectCommand.number3(p50)) ms, p90 \(DetectCommand.number3(p90)) ms, "
-                  + "p99 \(DetectCommand.number3(p99)) ms, max \(DetectCommand.number3(maxMs)) ms; "
-                  + "thread CPU p50 \(DetectCommand.number3(cpu50)) ms, p90 \(DetectCommand.number3(cpu90)) ms, mean \(DetectCommand.number3(cpuMean)) ms")
+            print(
+                "bench detect: \(frames.count) frames \(g.widthPx)x\(g.heightPx) × \(repeats), detect + track per frame: "
+                    + "p50 \(DetectCommand.number3(p50)) ms, p90 \(DetectCommand.number3(p90)) ms, "
+                    + "p99 \(DetectCommand.number3(p99)) ms, max \(DetectCommand.number3(maxMs)) ms; "
+                    + "thread CPU p50 \(DetectCommand.number3(cpu50)) ms, p90 \(DetectCommand.number3(cpu90)) ms, mean \(DetectCommand.number3(cpuMean)) ms"
+            )
             if let segmenter, let model {
-                print("bench detect: detector \(mode), segmenter \(model.modelPath) on \(segmenter.grid): "
-                      + "\(segmenter.wallNs.count) runs, p50 \(DetectCommand.number3(segmenter.p50Ms(segmenter.wallNs))) ms, "
-                      + "thread CPU p50 \(DetectCommand.number3(segmenter.p50Ms(segmenter.cpuNs))) ms")
+                print(
+                    "bench detect: detector \(mode), segmenter \(model.modelPath) on \(segmenter.grid): "
+                        + "\(segmenter.wallNs.count) runs, p50 \(DetectCommand.number3(segmenter.p50Ms(segmenter.wallNs))) ms, "
+                        + "thread CPU p50 \(DetectCommand.number3(segmenter.p50Ms(segmenter.cpuNs))) ms")
             }
         }
         return 0

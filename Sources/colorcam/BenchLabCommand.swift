@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Infer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `colorcam bench lab`: times the Lab conversions on a 640×480 frame, and (with --input/--output) converts a
 /// raw float32 file for Tests/integration/test_lab.py.
@@ -21,7 +22,8 @@ enum BenchLab {
             guard stat(input, &st) == 0 else { throw InferError(.missingInput, file: input, "cannot read the file") }
             let count = Int(st.st_size) / 4
             guard count % 3 == 0, Int(st.st_size) % 4 == 0 else {
-                throw InferError(.badData, file: input, "size \(st.st_size) bytes is not a whole number of float triples")
+                throw InferError(
+                    .badData, file: input, "size \(st.st_size) bytes is not a whole number of float triples")
             }
             let values = try RawFloatFile.read(input, count: count)
             var out = [Float](repeating: 0, count: count)
@@ -69,7 +71,7 @@ enum BenchLab {
             ("RGB 8-bit → Lab", time { Lab.convertRGB8ToLab(rgb8, &lab, pixelCount: n) }),
             ("Lab → RGB 8-bit", time { Lab.convertLabToRGB8(lab, &rgb8Out, pixelCount: n) }),
             ("RGB 8-bit → L only", time { Lab.lightnessFromRGB8(rgb8, &lightness, pixelCount: n) }),
-            ("Lab planes → RGBX 8 lanes", time { lanesToRGBX(planes[0], planes[1], planes[2], &rgbx8, pixelCount: n) }),
+            ("Lab planes → RGBX 8 lanes", time { lanesToRGBX(planes[0], planes[1], planes[2], &rgbx8, pixelCount: n) })
         ]
         print("lab 640x480, one thread, p50 over \(runs) runs")
         for (label, ms) in rows { print("  \(label.padding(27))\(BenchCommand.fmt(ms)) ms") }
@@ -79,18 +81,26 @@ enum BenchLab {
     /// Planar L, a, b → 8-bit RGBX through `Lab.rgb8(L:a:b:)`, eight pixels per call (`pixelCount` a multiple of 8):
     /// what a compositor's inner loop does.
     static func lanesToRGBX(_ l: [Float], _ a: [Float], _ b: [Float], _ out: inout [UInt8], pixelCount: Int) {
-        l.withUnsafeBytes { lp in a.withUnsafeBytes { ap in b.withUnsafeBytes { bp in out.withUnsafeMutableBytes { op in
-            var offset = 0
-            while offset < 4 * pixelCount {
-                let c = Lab.rgb8(L: lp.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self),
-                                 a: ap.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self),
-                                 b: bp.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self))
-                for k in 0..<8 {
-                    op[offset + 4 * k] = c.r[k]; op[offset + 4 * k + 1] = c.g[k]; op[offset + 4 * k + 2] = c.b[k]
-                    op[offset + 4 * k + 3] = 255
+        l.withUnsafeBytes { lp in
+            a.withUnsafeBytes { ap in
+                b.withUnsafeBytes { bp in
+                    out.withUnsafeMutableBytes { op in
+                        var offset = 0
+                        while offset < 4 * pixelCount {
+                            let c = Lab.rgb8(
+                                L: lp.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self),
+                                a: ap.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self),
+                                b: bp.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self))
+                            for k in 0..<8 {
+                                op[offset + 4 * k] = c.r[k]; op[offset + 4 * k + 1] = c.g[k];
+                                op[offset + 4 * k + 2] = c.b[k]
+                                op[offset + 4 * k + 3] = 255
+                            }
+                            offset += 32
+                        }
+                    }
                 }
-                offset += 32
             }
-        } } } }
+        }
     }
 }

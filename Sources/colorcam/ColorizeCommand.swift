@@ -1,37 +1,41 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Infer
 import PhotoPipeline
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `colorcam colorize IN OUT [--model M] [--preset P] [--whole]`: colorizes a PNG/JPEG with a model bundle.
 enum ColorizeCommand {
     static let help = """
-    usage: colorcam colorize IN OUT [--model DIR|FILE.onnx] [--preset colorcam|eccv16|siggraph17] [--whole]
-                                    [--detect-model DIR|FILE.onnx|none] [--detector learned|classic|both]
-                                    [--infer-url URL [--infer-timeout-ms N] [--infer-fallback none|local]]
+        usage: colorcam colorize IN OUT [--model DIR|FILE.onnx] [--preset colorcam|eccv16|siggraph17] [--whole]
+                                        [--detect-model DIR|FILE.onnx|none] [--detector learned|classic|both]
+                                        [--infer-url URL [--infer-timeout-ms N] [--infer-fallback none|local]]
 
-    Reads IN (PNG or JPEG; grey, palette and alpha PNGs are converted; 16-bit PNG and CMYK JPEG are refused),
-    keeps its CIE L, predicts a and b with the model and writes OUT (.png, or .jpg/.jpeg at quality 95).
-    --model   a bundle directory (manifest.json + model.onnx) or a bare ONNX file; default: the first
-              colorcam-default bundle in Models/ next to the working directory, then $COLORCAM_MODELS, …
-    --preset  how to feed a bare ONNX file (default colorcam): colorcam, eccv16 and siggraph17 exports take raw
-              L 1x1x256x256 and return ab 1x2x256x256 (siggraph17 only with its hint inputs fixed at export)
-    --whole   colorize the whole image (the model's own view: it sees the image as one photo).
-              Without it, the photos found in the image are colorized and the rest is kept exactly; an image
-              with no photo found is written unchanged, and says so.
-    \(DetectModelOptions.help)
-    \(RemoteInferenceOption.help)
-    """
+        Reads IN (PNG or JPEG; grey, palette and alpha PNGs are converted; 16-bit PNG and CMYK JPEG are refused),
+        keeps its CIE L, predicts a and b with the model and writes OUT (.png, or .jpg/.jpeg at quality 95).
+        --model   a bundle directory (manifest.json + model.onnx) or a bare ONNX file; default: the first
+                  colorcam-default bundle in Models/ next to the working directory, then $COLORCAM_MODELS, …
+        --preset  how to feed a bare ONNX file (default colorcam): colorcam, eccv16 and siggraph17 exports take raw
+                  L 1x1x256x256 and return ab 1x2x256x256 (siggraph17 only with its hint inputs fixed at export)
+        --whole   colorize the whole image (the model's own view: it sees the image as one photo).
+                  Without it, the photos found in the image are colorized and the rest is kept exactly; an image
+                  with no photo found is written unchanged, and says so.
+        \(DetectModelOptions.help)
+        \(RemoteInferenceOption.help)
+        """
 
-    static let command = Command(name: "colorize", summary: "colorize a black-and-white photo (PNG/JPEG)",
-                                 help: help, run: run)
+    static let command = Command(
+        name: "colorize", summary: "colorize a black-and-white photo (PNG/JPEG)",
+        help: help, run: run)
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, command: "colorize", valued: Set(["model", "preset"]).union(DetectModelOptions.valued)
-                                  .union(RemoteInferenceOption.valued),
-                              boolean: ["whole"])
+        let a = try Arguments(
+            args, command: "colorize",
+            valued: Set(["model", "preset"]).union(DetectModelOptions.valued)
+                .union(RemoteInferenceOption.valued),
+            boolean: ["whole"])
         let paths = try a.positionals(exactly: 2, usage: "colorize IN OUT [--model M] [--preset P] [--whole]")
         try CPUSupport.requireInference("colorize")
         var preset: ModelBundle.Preset?
@@ -46,17 +50,21 @@ enum ColorizeCommand {
         let image = try ImageFile.read(paths[0])
         let remote = try RemoteInferenceOption.resolve(a, command: "colorize", bundle: bundle)
         if a.flag("whole") {
-            let colorizer = try Colorizer(bundle: bundle, remote: remote?.model,
-                                          fallbackLocal: remote?.fallbackLocal ?? false)
+            let colorizer = try Colorizer(
+                bundle: bundle, remote: remote?.model,
+                fallbackLocal: remote?.fallbackLocal ?? false)
             try ImageFile.write(colorizer.colorize(image), to: paths[1])
         } else {
             let (detectModel, detectorMode) = try DetectModelOptions.resolve(a, command: "colorize")
-            let (out, photos) = try StillImage.colorizePhotos(image, bundle: bundle, detectModel: detectModel,
-                                                              detectorMode: detectorMode, remote: remote?.model,
-                                                              remoteFallbackLocal: remote?.fallbackLocal ?? false)
+            let (out, photos) = try StillImage.colorizePhotos(
+                image, bundle: bundle, detectModel: detectModel,
+                detectorMode: detectorMode, remote: remote?.model,
+                remoteFallbackLocal: remote?.fallbackLocal ?? false)
             try ImageFile.write(out, to: paths[1])
-            printNote(photos == 0 ? "colorize: no photo found in \(paths[0]); written unchanged (--whole colorizes it all)"
-                                  : "colorize: \(photos) photo\(photos == 1 ? "" : "s") found and colorized")
+            printNote(
+                photos == 0
+                    ? "colorize: no photo found in \(paths[0]); written unchanged (--whole colorizes it all)"
+                    : "colorize: \(photos) photo\(photos == 1 ? "" : "s") found and colorized")
         }
         return 0
     }
@@ -64,8 +72,9 @@ enum ColorizeCommand {
     static func defaultModel() throws -> String {
         let candidates = ["Models/colorcam-default"] + ModelSearchPath.directories().map { $0 + "/colorcam-default" }
         for dir in candidates where access(dir + "/manifest.json", R_OK) == 0 { return dir }
-        throw ModelBundleError(.missingInput, file: "colorcam-default",
-                               "no --model given and no default bundle in \(candidates.joined(separator: ", "))")
+        throw ModelBundleError(
+            .missingInput, file: "colorcam-default",
+            "no --model given and no default bundle in \(candidates.joined(separator: ", "))")
     }
 
     static func printNote(_ text: String) {

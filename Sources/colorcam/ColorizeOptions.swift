@@ -6,33 +6,37 @@ import Stream
 /// The options `replay` and `live` share for the real product (detect → colorize → composite), and building the
 /// processor from them.
 enum ColorizeOptions {
-    static let valued: Set<String> = Set(["model", "preset", "background", "save-photos", "color-range", "detect-every"])
-        .union(DetectModelOptions.valued).union(RemoteInferenceOption.valued)
+    static let valued: Set<String> = Set(["model", "preset", "background", "save-photos", "color-range", "detect-every"]
+    )
+    .union(DetectModelOptions.valued).union(RemoteInferenceOption.valued)
     static let boolean: Set<String> = ["passthrough"]
 
     static let help = """
-      --model DIR|FILE.onnx     the colorizer (default: the colorcam-default bundle, see 'colorcam doctor')
-      --preset colorcam|eccv16|siggraph17
-                                how to read a bare .onnx file (default colorcam)
-      --background gray|original
-                                the frame outside the photos: its luma only (default) or as captured
-      --save-photos DIR         write each photo's best colorized view once: photo-<track>.png + .json
-      --color-range full|limited
-                                how to read the source's Y'CbCr (default: the file's XCOLORRANGE tag, else full
-                                range as JPEG/MJPEG webcams and colorcam's own recordings use)
-      --detect-every N          full photo search every N frames, tracking in between (default 3)
-      --passthrough             no detection and no model: frames pass through untouched (timing, format tests)
-    \(DetectModelOptions.help)
-    \(RemoteInferenceOption.help)
-    """
+          --model DIR|FILE.onnx     the colorizer (default: the colorcam-default bundle, see 'colorcam doctor')
+          --preset colorcam|eccv16|siggraph17
+                                    how to read a bare .onnx file (default colorcam)
+          --background gray|original
+                                    the frame outside the photos: its luma only (default) or as captured
+          --save-photos DIR         write each photo's best colorized view once: photo-<track>.png + .json
+          --color-range full|limited
+                                    how to read the source's Y'CbCr (default: the file's XCOLORRANGE tag, else full
+                                    range as JPEG/MJPEG webcams and colorcam's own recordings use)
+          --detect-every N          full photo search every N frames, tracking in between (default 3)
+          --passthrough             no detection and no model: frames pass through untouched (timing, format tests)
+        \(DetectModelOptions.help)
+        \(RemoteInferenceOption.help)
+        """
 
     /// The processor the arguments ask for; nil for `--passthrough` or when a simulation is running instead.
-    static func processor(_ a: Arguments, command: String, geometry: FrameGeometry, colorRange: Y4MColorRange,
-                          simulated: Bool) throws -> PhotoColorProcessor? {
+    static func processor(
+        _ a: Arguments, command: String, geometry: FrameGeometry, colorRange: Y4MColorRange,
+        simulated: Bool
+    ) throws -> PhotoColorProcessor? {
         let used = valued.sorted().filter { a.string($0) != nil }
         if a.flag("passthrough") || simulated {
             if let first = used.first {
-                throw UsageError("\(command): --\(first) needs the model (not --passthrough or --simulate-inference-ms)")
+                throw UsageError(
+                    "\(command): --\(first) needs the model (not --passthrough or --simulate-inference-ms)")
             }
             if a.flag("passthrough") && simulated {
                 throw UsageError("\(command): --passthrough and --simulate-inference-ms exclude each other")
@@ -50,7 +54,8 @@ enum ColorizeOptions {
         let bundle = try ModelBundle.load(try a.string("model") ?? ColorizeCommand.defaultModel(), preset: preset)
         var options = PhotoPipelineOptions()
         options.background = Background(rawValue: try a.choice("background", ["gray", "original"], default: "gray"))!
-        let range = try a.choice("color-range", ["full", "limited"], default: colorRange == .limited ? "limited" : "full")
+        let range = try a.choice(
+            "color-range", ["full", "limited"], default: colorRange == .limited ? "limited" : "full")
         options.encoding = range == "full" ? .bt601Full : .bt601Limited
         options.fullDetectionInterval = try a.int("detect-every", default: 3, range: 1...1000)!
         options.savePhotosDirectory = a.string("save-photos")
@@ -61,7 +66,8 @@ enum ColorizeOptions {
             options.remoteLabel = remote.model.url.description
         }
         if !geometry.chroma.hasChroma {
-            Log.warning("\(command): the source has no chroma planes (\(geometry.chroma)); the output cannot show colour")
+            Log.warning(
+                "\(command): the source has no chroma planes (\(geometry.chroma)); the output cannot show colour")
         }
         return try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options)
     }

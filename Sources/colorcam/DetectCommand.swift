@@ -1,10 +1,11 @@
 import ColorcamCore
-#if canImport(Glibc)
-import Glibc
-#endif
 import Detect
 import PhotoPipeline
 import Stream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `colorcam detect`: finds photos in an image or a clip and prints them (text or JSON), optionally drawing them.
 enum DetectCommand {
@@ -13,57 +14,66 @@ enum DetectCommand {
         help: help, run: { try run($0) })
 
     static let help = """
-    usage: colorcam detect INPUT [--json] [--draw OUT.png] [options]
+        usage: colorcam detect INPUT [--json] [--draw OUT.png] [options]
 
-    Finds rectangular photos (prints) in INPUT, a .png image or a .y4m clip. For a clip, detections are tracked
-    across frames (stable ids, smoothed corners); a track is shown after 2 of 3 frames and kept through 6 misses.
+        Finds rectangular photos (prints) in INPUT, a .png image or a .y4m clip. For a clip, detections are tracked
+        across frames (stable ids, smoothed corners); a track is shown after 2 of 3 frames and kept through 6 misses.
 
-    Corners are in pixels, the image spanning [0,W]×[0,H] (pixel centres at +0.5), clockwise from the corner
-    nearest the image's top-left.
+        Corners are in pixels, the image spanning [0,W]×[0,H] (pixel centres at +0.5), clockwise from the corner
+        nearest the image's top-left.
 
-      --json                    image: exactly one JSON object on stdout,
-                                {"width":W,"height":H,"detections":[{"corners":[[x,y]×4],"confidence":c,"id":n}]}
-                                clip: one such object per frame and line, with "frame":n; tracked, each
-                                detection has "painted": whether replay/live paint colour on it in that frame
-      --draw OUT.png            write the image (for a clip: its last frame) with the detections outlined
-      --no-track                clip: report each frame's raw detections (ids are per-frame ranks)
-      --full-detection-interval K
-                                clip: search the whole frame every K-th frame (default 3); in between, tracked
-                                photos are re-found from their predicted corners (1 = search every frame)
-      --no-photo-motion         clip: do not measure each photo's motion from its picture (the tracker then
-                                follows the outlines with its lighter smoothing; a diagnostic)
-      --min-size F              smallest photo side as a fraction of the shorter image side (default 0.08)
-      --min-aspect F            smallest short/long side ratio (default 0.5)
-      --max-aspect F            largest short/long side ratio (default 1.0)
-      --quadrature-tolerance D  largest corner-angle deviation from 90°, degrees (default 30)
-      --min-confidence F        drop detections below this confidence, 0…1 (default 0)
-      --max-observations N      at most N detections per frame, best first (default 8; 0 = unlimited)
-    \(DetectModelOptions.help)
-    """
+          --json                    image: exactly one JSON object on stdout,
+                                    {"width":W,"height":H,"detections":[{"corners":[[x,y]×4],"confidence":c,"id":n}]}
+                                    clip: one such object per frame and line, with "frame":n; tracked, each
+                                    detection has "painted": whether replay/live paint colour on it in that frame
+          --draw OUT.png            write the image (for a clip: its last frame) with the detections outlined
+          --no-track                clip: report each frame's raw detections (ids are per-frame ranks)
+          --full-detection-interval K
+                                    clip: search the whole frame every K-th frame (default 3); in between, tracked
+                                    photos are re-found from their predicted corners (1 = search every frame)
+          --no-photo-motion         clip: do not measure each photo's motion from its picture (the tracker then
+                                    follows the outlines with its lighter smoothing; a diagnostic)
+          --min-size F              smallest photo side as a fraction of the shorter image side (default 0.08)
+          --min-aspect F            smallest short/long side ratio (default 0.5)
+          --max-aspect F            largest short/long side ratio (default 1.0)
+          --quadrature-tolerance D  largest corner-angle deviation from 90°, degrees (default 30)
+          --min-confidence F        drop detections below this confidence, 0…1 (default 0)
+          --max-observations N      at most N detections per frame, best first (default 8; 0 = unlimited)
+        \(DetectModelOptions.help)
+        """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, command: "detect",
-                              valued: Set(["draw", "full-detection-interval", "min-size", "min-aspect", "max-aspect",
-                                           "quadrature-tolerance", "min-confidence", "max-observations"])
-                                  .union(DetectModelOptions.valued),
-                              boolean: ["json", "no-track", "no-photo-motion"])
+        let a = try Arguments(
+            args, command: "detect",
+            valued: Set([
+                "draw", "full-detection-interval", "min-size", "min-aspect", "max-aspect",
+                "quadrature-tolerance", "min-confidence", "max-observations"
+            ])
+            .union(DetectModelOptions.valued),
+            boolean: ["json", "no-track", "no-photo-motion"])
         let input = try a.positionals(exactly: 1, usage: "detect INPUT [--json] [--draw OUT.png] (see --help)")[0]
         let parameters = try detectorParameters(a, command: "detect")
         let isImage = input.lowercased().hasSuffix(".png")
-        let source: FrameSource = isImage ? try PNGFolderSource(files: [input], name: input)
-                                          : try Y4MSource(path: input)
+        let source: FrameSource =
+            isImage
+            ? try PNGFolderSource(files: [input], name: input)
+            : try Y4MSource(path: input)
         let (model, mode) = try DetectModelOptions.resolve(a, command: "detect")
         let interval = try a.int("full-detection-interval", default: 3, range: 1...1000)!
         let json = a.flag("json"), track = !isImage && !a.flag("no-track")
         let segmenter = try DetectModelOptions.segmenter(model, geometry: source.geometry)
         // One detector: the session's when tracking, else a detector of its own.
-        let session = PhotoTrackingSession(geometry: source.geometry, parameters: parameters,
-                                           fullDetectionInterval: interval, segmenter: track ? segmenter : nil,
-                                           detectorMode: track ? mode : .classic)
+        let session = PhotoTrackingSession(
+            geometry: source.geometry, parameters: parameters,
+            fullDetectionInterval: interval, segmenter: track ? segmenter : nil,
+            detectorMode: track ? mode : .classic)
         session.measuresPhotoMotion = !a.flag("no-photo-motion")
-        let detector = track ? session.detector
-                             : PhotoDetector(geometry: source.geometry, parameters: parameters, segmenter: segmenter,
-                                             mode: mode)
+        let detector =
+            track
+            ? session.detector
+            : PhotoDetector(
+                geometry: source.geometry, parameters: parameters, segmenter: segmenter,
+                mode: mode)
         if getenv("COLORCAM_DETECT_TRACE") != nil {  // diagnostics: why each candidate region was kept or rejected
             detector.trace = { printError($0) }
         }
@@ -86,8 +96,10 @@ enum DetectCommand {
                 }
             }
             drawn = rows.map(\.quad)
-            out += json ? jsonLine(rows, geometry: source.geometry, frame: isImage ? nil : index)
-                        : textLine(rows, frame: isImage ? nil : index)
+            out +=
+                json
+                ? jsonLine(rows, geometry: source.geometry, frame: isImage ? nil : index)
+                : textLine(rows, frame: isImage ? nil : index)
             if out.utf8.count > 1 << 16 { print(out, terminator: ""); out = "" }
             index += 1
         }
@@ -123,8 +135,10 @@ enum DetectCommand {
     /// product paints colour on it in this frame (`PaintGate`).
     typealias Row = (quad: Quad, confidence: Double, id: Int, painted: Bool?)
 
-    static func jsonLine(_ rows: [Row], geometry: FrameGeometry,
-                         frame: Int?) -> String {
+    static func jsonLine(
+        _ rows: [Row], geometry: FrameGeometry,
+        frame: Int?
+    ) -> String {
         var s = "{"
         if let frame { s += "\"frame\":\(frame)," }
         s += "\"width\":\(geometry.widthPx),\"height\":\(geometry.heightPx),\"detections\":["

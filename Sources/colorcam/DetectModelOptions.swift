@@ -8,15 +8,15 @@ enum DetectModelOptions {
     static let valued: Set<String> = ["detect-model", "detector"]
 
     static let help = """
-      --detect-model DIR|FILE.onnx|none
-                                the detector's learned print segmenter: a bundle (manifest.json + model.onnx) or an
-                                ONNX file; default: Models/detect-default, then detect-default on the model search
-                                path ('colorcam doctor' says which); none found or 'none': the classic detector only
-      --detector learned|classic|both
-                                candidate regions from the segmenter only, the classic edge passes only, or the
-                                segmenter's first, then the classic ones (default: both with a detect model, else
-                                classic)
-    """
+          --detect-model DIR|FILE.onnx|none
+                                    the detector's learned print segmenter: a bundle (manifest.json + model.onnx) or an
+                                    ONNX file; default: Models/detect-default, then detect-default on the model search
+                                    path ('colorcam doctor' says which); none found or 'none': the classic detector only
+          --detector learned|classic|both
+                                    candidate regions from the segmenter only, the classic edge passes only, or the
+                                    segmenter's first, then the classic ones (default: both with a detect model, else
+                                    classic)
+        """
 
     /// The detect model and the detector mode the arguments ask for. The model is nil when none is found, none is
     /// asked for, or the mode is `classic`.
@@ -39,8 +39,10 @@ enum DetectModelOptions {
         }
         guard let model else {
             if let asked {
-                let why = option == "none" ? "--detect-model none was given"
-                                           : "no detect model was found (see 'colorcam doctor')"
+                let why =
+                    option == "none"
+                    ? "--detect-model none was given"
+                    : "no detect model was found (see 'colorcam doctor')"
                 throw UsageError("\(command): --detector \(asked) needs a detect model; \(why)")
             }
             return (nil, .classic)

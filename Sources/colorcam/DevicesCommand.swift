@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Stream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `colorcam devices`: lists V4L2 capture devices with their formats, sizes and frame rates, then the lines that set
 /// each up as a `colorcam@.service` instance (`ServiceSetup`).
@@ -12,27 +13,27 @@ enum DevicesCommand {
         run: { try run($0) })
 
     static let help = """
-    usage: colorcam devices [--device D] [--base-port N]
-           colorcam devices --units-for D[,D...] [--base-port N]
+        usage: colorcam devices [--device D] [--base-port N]
+               colorcam devices --units-for D[,D...] [--base-port N]
 
-    Lists every video capture device (/dev/video*, or just D): driver, card, and for each pixel format the sizes
-    and frame rates offered. Formats with identical size/rate tables are grouped. Formats colorcam converts are
-    marked with the planar layout they become (e.g. 'YUYV→422'); '(no)' marks formats colorcam cannot use.
-    Nodes that are not capture devices are named on one line after them.
+        Lists every video capture device (/dev/video*, or just D): driver, card, and for each pixel format the sizes
+        and frame rates offered. Formats with identical size/rate tables are grouped. Formats colorcam converts are
+        marked with the planar layout they become (e.g. 'YUYV→422'); '(no)' marks formats colorcam cannot use.
+        Nodes that are not capture devices are named on one line after them.
 
-    Then, for the capture devices listed, the shell lines that run each as its own 'colorcam live' service
-    (contrib/colorcam@.service, instance NAME = /dev/NAME): an env file /etc/colorcam/NAME.env with a preview port
-    of its own, and 'sudo systemctl enable --now colorcam@NAME'. Only nodes directly under /dev get lines; for a
-    stable name give a camera a udev symlink (/dev/cam-door) and use --units-for.
+        Then, for the capture devices listed, the shell lines that run each as its own 'colorcam live' service
+        (contrib/colorcam@.service, instance NAME = /dev/NAME): an env file /etc/colorcam/NAME.env with a preview port
+        of its own, and 'sudo systemctl enable --now colorcam@NAME'. Only nodes directly under /dev get lines; for a
+        stable name give a camera a udev symlink (/dev/cam-door) and use --units-for.
 
-      --device D                list only D
-      --units-for D[,D...]      print only the service lines for these devices (/dev/NAME or NAME), in this order,
-                                without opening them (cameras not plugged in yet, another machine)
-      --base-port N             the first camera's preview port (default 8080; the next get N+1, N+2, ...)
+          --device D                list only D
+          --units-for D[,D...]      print only the service lines for these devices (/dev/NAME or NAME), in this order,
+                                    without opening them (cameras not plugged in yet, another machine)
+          --base-port N             the first camera's preview port (default 8080; the next get N+1, N+2, ...)
 
-    exit codes: 0 at least one capture device listed (or the --units-for lines printed), 64 usage,
-                69 no capture device found
-    """
+        exit codes: 0 at least one capture device listed (or the --units-for lines printed), 64 usage,
+                    69 no capture device found
+        """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, command: "devices", valued: ["device", "units-for", "base-port"])
@@ -65,14 +66,17 @@ enum DevicesCommand {
         print(text, terminator: "")
         if !others.isEmpty { print("not capture devices: " + others.joined(separator: ", ")) }
         if listed.isEmpty {
-            throw StreamError(.unavailable, file: "/dev", "no V4L2 capture device found"
-                + (paths.isEmpty ? " (no /dev/video* nodes)" : ""))
+            throw StreamError(
+                .unavailable, file: "/dev",
+                "no V4L2 capture device found"
+                    + (paths.isEmpty ? " (no /dev/video* nodes)" : ""))
         }
         // A node the template cannot name (below a subfolder of /dev) gets no lines; the listing above stands.
         let nameable = listed.filter { (try? ServiceSetup.instances(for: [$0])) != nil }
         if !nameable.isEmpty {
-            print("\n" + ServiceSetup.script(try ServiceSetup.instances(for: nameable, basePort: basePort)),
-                  terminator: "")
+            print(
+                "\n" + ServiceSetup.script(try ServiceSetup.instances(for: nameable, basePort: basePort)),
+                terminator: "")
         }
         return 0
     }
@@ -113,7 +117,8 @@ enum DevicesCommand {
             return "    (sizes not enumerated)\n"
         case .stepwise(let minW, let maxW, let stepW, let minH, let maxH, let stepH)?:
             let rates = try device.frameIntervals(for: format, widthPx: maxW, heightPx: maxH)
-            return "    \(minW)x\(minH) to \(maxW)x\(maxH) step \(stepW)x\(stepH); at \(maxW)x\(maxH): \(rates.description)\n"
+            return
+                "    \(minW)x\(minH) to \(maxW)x\(maxH) step \(stepW)x\(stepH); at \(maxW)x\(maxH): \(rates.description)\n"
         case .discrete(let sizes)?:
             var text = ""
             for size in sizes {

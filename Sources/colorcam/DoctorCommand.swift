@@ -1,27 +1,35 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Infer
 import PhotoPipeline
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `colorcam doctor`: what colorcam found on this machine (OpenBLAS core and threads, CPU, cameras, model path).
 enum DoctorCommand {
-    static let command = Command(name: "doctor", summary: "report OpenBLAS core, CPU features, cameras, model path",
-                                 help: "usage: colorcam doctor\n\nPrints the OpenBLAS core (and whether it came from OPENBLAS_CORETYPE or\ncolorcam's choice from the CPU flags), threads, CPU features, V4L2 devices, the model search path\nand the detect model found.",
-                                 run: run)
+    static let command = Command(
+        name: "doctor", summary: "report OpenBLAS core, CPU features, cameras, model path",
+        help:
+            "usage: colorcam doctor\n\nPrints the OpenBLAS core (and whether it came from OPENBLAS_CORETYPE or\ncolorcam's choice from the CPU flags), threads, CPU features, V4L2 devices, the model search path\nand the detect model found.",
+        run: run)
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         _ = try Arguments(args, command: "doctor", valued: [])
         if !CPUSupport.missingInferenceFlags.isEmpty {
-            print("inference  UNAVAILABLE: this CPU lacks \(CPUSupport.missingInferenceFlags.joined(separator: ", ")), which "
-                  + "this build's engine is compiled for")
+            print(
+                "inference  UNAVAILABLE: this CPU lacks \(CPUSupport.missingInferenceFlags.joined(separator: ", ")), which "
+                    + "this build's engine is compiled for")
             return 69
         }
         let flags = OpenBLASCoreSelection.cpuFlags()
-        let interesting = ["pni", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
-                           "avx512vl", "avx512dq", "avx512_bf16", "avx512_vnni"]
-        print("cpu        \(OpenBLASCoreSelection.cpuVendor()) \(OpenBLASCoreSelection.cpuModelName()), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) online")
+        let interesting = [
+            "pni", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
+            "avx512vl", "avx512dq", "avx512_bf16", "avx512_vnni"
+        ]
+        print(
+            "cpu        \(OpenBLASCoreSelection.cpuVendor()) \(OpenBLASCoreSelection.cpuModelName()), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) online"
+        )
         print("features   \(interesting.filter(flags.contains).joined(separator: " "))")
         do {
             let blas = try OpenBLAS.shared()
@@ -37,7 +45,9 @@ enum DoctorCommand {
         var devices: [String] = []
         if let dir = opendir("/dev") {
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                }
                 if name.hasPrefix("video") { devices.append("/dev/" + name) }
             }
             closedir(dir)
@@ -48,8 +58,9 @@ enum DoctorCommand {
             if let detect = try DetectModel.resolve(nil) {
                 print("detect     \(detect.modelPath) (default detector: both; --detect-model none for classic)")
             } else {
-                print("detect     no \(DetectModel.defaultBundleName) bundle (Models/ or the model search path): classic "
-                      + "detector")
+                print(
+                    "detect     no \(DetectModel.defaultBundleName) bundle (Models/ or the model search path): classic "
+                        + "detector")
             }
         } catch let error as ColorcamError {
             print("detect     unusable: \(error.description)")

@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+import Detect
 import Dispatch
 import Infer
-import Detect
 import Live
 import PhotoPipeline
 import Preview
 import Stream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `colorcam live`: the long-running daemon with the browser preview.
 enum LiveCommand {
@@ -17,51 +18,54 @@ enum LiveCommand {
         run: { try run($0) })
 
     static let help = """
-    usage: colorcam live (--device /dev/videoN | --source FILE.y4m) [options]
+        usage: colorcam live (--device /dev/videoN | --source FILE.y4m) [options]
 
-    Runs the pipeline until SIGINT/SIGTERM, serving a live preview: photos under the camera are found, colorized
-    and shown in colour. SIGINT/SIGTERM stop capture, let the in-flight inference finish, flush the trace, outputs
-    and saved photos, and exit 0. SIGHUP reloads the model (the --model path, re-read) without stopping the stream;
-    a model that fails to load is logged and the running one kept.
+        Runs the pipeline until SIGINT/SIGTERM, serving a live preview: photos under the camera are found, colorized
+        and shown in colour. SIGINT/SIGTERM stop capture, let the in-flight inference finish, flush the trace, outputs
+        and saved photos, and exit 0. SIGHUP reloads the model (the --model path, re-read) without stopping the stream;
+        a model that fails to load is logged and the running one kept.
 
-    source:
-      --device /dev/videoN      a V4L2 camera (default when no --source: /dev/video0)
-      --size WxH                camera frame size (default 640x480)
-      --fps N                   camera rate to set (default 30; a faster device is decimated, and says so);
-                                for --source, pace the file at N frames/s instead of its own rate
-      --source FILE.y4m         replay a file in a loop at real time through the daemon (demos, tests)
+        source:
+          --device /dev/videoN      a V4L2 camera (default when no --source: /dev/video0)
+          --size WxH                camera frame size (default 640x480)
+          --fps N                   camera rate to set (default 30; a faster device is decimated, and says so);
+                                    for --source, pace the file at N frames/s instead of its own rate
+          --source FILE.y4m         replay a file in a loop at real time through the daemon (demos, tests)
 
-    options:
-    \(PreviewAccessOption.help)
-      --output OUT.y4m          also record the output frames (a valid file however the daemon ends)
-      --trace FILE.json         write the per-frame trace, bounded: when it reaches --trace-max-mb it is ended
-                                (a whole trace) and renamed FILE.000001.json, .000002, ...; a new FILE.json
-                                starts; only the newest --trace-keep finished files are kept (disk use below
-                                (keep + 1) x max). Each file loads in trace-report on its own.
-      --trace-max-mb N          size at which the trace starts a new file (default 64; 0 = never, unbounded)
-      --trace-keep K            finished trace files kept besides the current one (default 4)
-      --max-in-flight N, --queue N, --max-latency-ms X, --output-delay-ms X
-                                scheduler and pacing settings, as for 'colorcam replay'
-      --simulate-inference-ms N[:J], --simulate-mode spin|sleep
-                                DIAGNOSTIC SIMULATION of the model, as for 'colorcam replay'
-    \(CPUPlacementOption.help)
-    \(V4L2OutputOption.help)
-    \(ColorizeOptions.help)
-      --exit-on-device-loss     exit 69 when the source is lost instead of retrying with backoff
-      --log-level error|warning|info|debug
-                                stderr verbosity (default info)
+        options:
+        \(PreviewAccessOption.help)
+          --output OUT.y4m          also record the output frames (a valid file however the daemon ends)
+          --trace FILE.json         write the per-frame trace, bounded: when it reaches --trace-max-mb it is ended
+                                    (a whole trace) and renamed FILE.000001.json, .000002, ...; a new FILE.json
+                                    starts; only the newest --trace-keep finished files are kept (disk use below
+                                    (keep + 1) x max). Each file loads in trace-report on its own.
+          --trace-max-mb N          size at which the trace starts a new file (default 64; 0 = never, unbounded)
+          --trace-keep K            finished trace files kept besides the current one (default 4)
+          --max-in-flight N, --queue N, --max-latency-ms X, --output-delay-ms X
+                                    scheduler and pacing settings, as for 'colorcam replay'
+          --simulate-inference-ms N[:J], --simulate-mode spin|sleep
+                                    DIAGNOSTIC SIMULATION of the model, as for 'colorcam replay'
+        \(CPUPlacementOption.help)
+        \(V4L2OutputOption.help)
+        \(ColorizeOptions.help)
+          --exit-on-device-loss     exit 69 when the source is lost instead of retrying with backoff
+          --log-level error|warning|info|debug
+                                    stderr verbosity (default info)
 
-    endpoints: /  /stream.mjpg  /snapshot.jpg  /stats.json  /metrics (Prometheus)  /healthz
-    """
+        endpoints: /  /stream.mjpg  /snapshot.jpg  /stats.json  /metrics (Prometheus)  /healthz
+        """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, command: "live",
-                              valued: Set(["source", "device", "size", "fps", "listen", "output", "trace", "trace-max-mb", "trace-keep",
-                                       "max-in-flight", "queue",
-                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level"])
-                                  .union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
-                                  .union(V4L2OutputOption.valued).union(PreviewAccessOption.valued),
-                              boolean: Set(["exit-on-device-loss"]).union(ColorizeOptions.boolean))
+        let a = try Arguments(
+            args, command: "live",
+            valued: Set([
+                "source", "device", "size", "fps", "listen", "output", "trace", "trace-max-mb", "trace-keep",
+                "max-in-flight", "queue",
+                "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level"
+            ])
+            .union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
+            .union(V4L2OutputOption.valued).union(PreviewAccessOption.valued),
+            boolean: Set(["exit-on-device-loss"]).union(ColorizeOptions.boolean))
         _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
         if let level = a.string("log-level") {
             guard let parsed = Log.Level(name: level) else {
@@ -95,15 +99,18 @@ enum LiveCommand {
         let simulation = try a.string("simulate-inference-ms").map(ReplayCommand.parseSimulation)
         let simulateMode = try a.choice("simulate-mode", ["spin", "sleep"], default: "spin")
         let runner: InferenceRunner? = simulation.map {
-            SimulatedInference(durationMs: $0.ms, jitterMs: $0.jitterMs,
-                               mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
+            SimulatedInference(
+                durationMs: $0.ms, jitterMs: $0.jitterMs,
+                mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
         }
         let makeSource: () throws -> FrameSource = {
             if isDevice {
-                return try V4L2Source(path: sourcePath,
-                                      request: V4L2CaptureRequest(widthPx: width, heightPx: height,
-                                                                  framesPerSecond: fps ?? 30),
-                                      clock: clock)
+                return try V4L2Source(
+                    path: sourcePath,
+                    request: V4L2CaptureRequest(
+                        widthPx: width, heightPx: height,
+                        framesPerSecond: fps ?? 30),
+                    clock: clock)
             }
             return try Y4MSource(path: sourcePath)
         }
@@ -125,19 +132,21 @@ enum LiveCommand {
         let modelLabel = runner?.label ?? processor?.label ?? "none"
         let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
         if delayMs > 0 { options.pipeline.presentationDelayNs = Int64(delayMs * 1e6) }
-        let preview = PreviewSink(server: server, clock: clock, model: modelLabel,
-                                  overlays: processor.map(Self.outlines(of:)))
+        let preview = PreviewSink(
+            server: server, clock: clock, model: modelLabel,
+            overlays: processor.map(Self.outlines(of:)))
         var traceConfig: [(String, TraceValue)] = [
             ("command", .string("live")), ("source", .string(sourcePath)), ("pace", .string("realtime")),
             ("source_fps", .double(Double(probe.frameRate.numerator) / Double(probe.frameRate.denominator))),
             ("max_in_flight", .int(options.pipeline.maxInFlight)), ("queue", .int(options.pipeline.queueCapacity)),
-            ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false)),
+            ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false))
         ]
         if let simulation { traceConfig.append(("simulate_inference_ms", .double(simulation.ms))) }
         traceConfig += try CPUPlacementOption.apply(a, command: "live", to: &options.pipeline)
         let traceMaxMb = try a.double("trace-max-mb", default: 64, min: 0)!
         let traceKeep = try a.int("trace-keep", default: 4, range: 0...1_000_000)!
-        let rotation = traceMaxMb > 0
+        let rotation =
+            traceMaxMb > 0
             ? TraceWriter.Rotation(maxBytes: max(4096, Int(traceMaxMb * 1_048_576)), keepSegments: traceKeep) : nil
         if rotation != nil { traceConfig.append(("trace_max_mb", .double(traceMaxMb))) }
         let traceFile = try a.string("trace").map {
@@ -145,8 +154,10 @@ enum LiveCommand {
         }
         let trace = MetricsTraceSink(forwardingTo: traceFile ?? NullTraceSink(), metrics: metrics, preview: preview)
         let record: FrameSink? = try a.string("output").map {
-            try Y4MSink(path: $0, header: (probe as? Y4MSource)?.header
-                        ?? Y4MHeader(geometry: probe.geometry, frameRate: probe.frameRate), writeTimestamps: true)
+            try Y4MSink(
+                path: $0,
+                header: (probe as? Y4MSource)?.header
+                    ?? Y4MHeader(geometry: probe.geometry, frameRate: probe.frameRate), writeTimestamps: true)
         }
         let virtualCamera = try V4L2OutputOption.open(
             a, command: "live", geometry: probe.geometry,
@@ -160,24 +171,28 @@ enum LiveCommand {
         PreviewAccessOption.announce(access, bound: server.boundAddress ?? listen)
         if runner != nil { Log.warning("inference is a DIAGNOSTIC SIMULATION (\(modelLabel)), not a model") }
 
-        let daemon = LiveDaemon(options: options, openSource: openSource, runner: runner, processor: processor,
-                                sink: sink, trace: trace, server: server, clock: clock)
+        let daemon = LiveDaemon(
+            options: options, openSource: openSource, runner: runner, processor: processor,
+            sink: sink, trace: trace, server: server, clock: clock)
         let modelPath = a.string("model"), presetName = a.string("preset")
-        let signals = DaemonSignals(stop: { daemon.requestStop() }, reload: {
-            guard let processor else {
-                Log.info("SIGHUP: no model to reload (\(modelLabel)); the stream continues")
-                return
-            }
-            do {
-                let path = try modelPath ?? ColorizeCommand.defaultModel()
-                let bundle = try ModelBundle.load(path, preset: presetName.flatMap(ModelBundle.Preset.init(rawValue:)))
-                try processor.reload(bundle)
-                preview.setModel(bundle.name)
-                Log.info("SIGHUP: model reloaded from \(path) (\(bundle.name)); photos are re-colorized")
-            } catch {
-                Log.error("SIGHUP: model not reloaded, the running one stays: \(error)")
-            }
-        })
+        let signals = DaemonSignals(
+            stop: { daemon.requestStop() },
+            reload: {
+                guard let processor else {
+                    Log.info("SIGHUP: no model to reload (\(modelLabel)); the stream continues")
+                    return
+                }
+                do {
+                    let path = try modelPath ?? ColorizeCommand.defaultModel()
+                    let bundle = try ModelBundle.load(
+                        path, preset: presetName.flatMap(ModelBundle.Preset.init(rawValue:)))
+                    try processor.reload(bundle)
+                    preview.setModel(bundle.name)
+                    Log.info("SIGHUP: model reloaded from \(path) (\(bundle.name)); photos are re-colorized")
+                } catch {
+                    Log.error("SIGHUP: model not reloaded, the running one stays: \(error)")
+                }
+            })
         var result = Result { try daemon.run() }
         signals.cancel()
         if let processor, case .success = result {
@@ -186,27 +201,35 @@ enum LiveCommand {
         server.stop()
         if let traceFile {
             let stats = try? result.get()
-            try traceFile.close(atNs: clock.nowNs(), summary: [
-                ("frames_captured", .int(stats?.framesCaptured ?? -1)), ("frames_output", .int(stats?.framesOutput ?? -1)),
-                ("driver_gap_frames", .int(stats.map { $0.drops[.driverGap] ?? 0 } ?? -1)),
-                ("completed", .bool(stats != nil)),
-            ])
+            try traceFile.close(
+                atNs: clock.nowNs(),
+                summary: [
+                    ("frames_captured", .int(stats?.framesCaptured ?? -1)),
+                    ("frames_output", .int(stats?.framesOutput ?? -1)),
+                    ("driver_gap_frames", .int(stats.map { $0.drops[.driverGap] ?? 0 } ?? -1)),
+                    ("completed", .bool(stats != nil))
+                ])
         }
         if let virtualCamera { Log.info(V4L2OutputOption.summary(virtualCamera)) }
         let stats = try result.get()
-        Log.info("stopped: " + ReplayCommand.summaryLine(
-            stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label } ?? processor?.label))
+        Log.info(
+            "stopped: "
+                + ReplayCommand.summaryLine(
+                    stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label } ?? processor?.label))
         return 0
     }
 
     /// The preview's outlines: the photos the processor composited colour for in a frame.
     static func outlines(of processor: PhotoColorProcessor)
-        -> @Sendable (FrameBuffer, UnsafeMutableBufferPointer<PreviewQuad>) -> Int {
+        -> @Sendable (FrameBuffer, UnsafeMutableBufferPointer<PreviewQuad>) -> Int
+    {
         return { frame, out in
             var n = 0
             processor.forEachPhoto(in: frame) { id, q in
                 guard n < out.count else { return }
-                @inline(__always) func p(_ i: Int) -> PreviewPoint { PreviewPoint(xPx: Float(q[i].x), yPx: Float(q[i].y)) }
+                @inline(__always) func p(_ i: Int) -> PreviewPoint {
+                    PreviewPoint(xPx: Float(q[i].x), yPx: Float(q[i].y))
+                }
                 out[n] = PreviewQuad(p(0), p(1), p(2), p(3), trackId: id)
                 n += 1
             }

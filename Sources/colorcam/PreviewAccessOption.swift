@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Preview
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `--token-file FILE` for `live`: whether the preview asks for an access token, and which one.
 ///
@@ -13,17 +14,17 @@ enum PreviewAccessOption {
     static let valued: Set<String> = ["token-file"]
 
     static let help = """
-      --listen ADDR:PORT        preview address (default 127.0.0.1:8080). An address that is not loopback
-                                (e.g. 0.0.0.0:8080) needs an access token: from --token-file, else a new one
-                                (256 bits from the kernel's RNG) whose login URL http://HOST:PORT/?token=... is
-                                printed once at start
-      --token-file FILE         the access token: FILE's first line, trimmed (16-256 characters from
-                                A-Z a-z 0-9 - . _ ~; keep the file chmod 600). On loopback the preview is open
-                                unless this is given. With a token every path but /healthz answers 401 without
-                                it: open /?token=TOKEN once (sets an HttpOnly cookie and redirects) or send
-                                'Authorization: Bearer TOKEN'. Exit 66 when FILE is missing or unreadable,
-                                65 when its first line is not a usable token
-    """
+          --listen ADDR:PORT        preview address (default 127.0.0.1:8080). An address that is not loopback
+                                    (e.g. 0.0.0.0:8080) needs an access token: from --token-file, else a new one
+                                    (256 bits from the kernel's RNG) whose login URL http://HOST:PORT/?token=... is
+                                    printed once at start
+          --token-file FILE         the access token: FILE's first line, trimmed (16-256 characters from
+                                    A-Z a-z 0-9 - . _ ~; keep the file chmod 600). On loopback the preview is open
+                                    unless this is given. With a token every path but /healthz answers 401 without
+                                    it: open /?token=TOKEN once (sets an HttpOnly cookie and redirects) or send
+                                    'Authorization: Bearer TOKEN'. Exit 66 when FILE is missing or unreadable,
+                                    65 when its first line is not a usable token
+        """
 
     /// How the preview is protected.
     enum Access: Equatable {
@@ -79,8 +80,10 @@ enum PreviewAccessOption {
         while let first = trimmed.first, isBlank(first) { trimmed = trimmed.dropFirst() }
         while let last = trimmed.last, isBlank(last) { trimmed = trimmed.dropLast() }
         guard !trimmed.isEmpty else {
-            throw TokenFileError(kind: .badData, message: "\(command): --token-file \(path): the first line is empty "
-                + "(it should hold the access token)")
+            throw TokenFileError(
+                kind: .badData,
+                message: "\(command): --token-file \(path): the first line is empty "
+                    + "(it should hold the access token)")
         }
         let token = String(decoding: trimmed, as: UTF8.self)
         if let problem = PreviewAccess.problem(with: token) {
@@ -96,11 +99,13 @@ enum PreviewAccessOption {
         case .open:
             break
         case .fromFile(let path, _):
-            Log.info("preview needs the access token from \(path): log in at "
-                + "http://\(hostAndPort(bound))/?token=TOKEN or send 'Authorization: Bearer TOKEN'")
+            Log.info(
+                "preview needs the access token from \(path): log in at "
+                    + "http://\(hostAndPort(bound))/?token=TOKEN or send 'Authorization: Bearer TOKEN'")
         case .generated(let token):
-            PreviewServer.writeToStderr("info: preview login URL (printed once; anyone who has it can watch): "
-                + loginURL(bound: bound, token: token))
+            PreviewServer.writeToStderr(
+                "info: preview login URL (printed once; anyone who has it can watch): "
+                    + loginURL(bound: bound, token: token))
         }
     }
 
@@ -129,7 +134,9 @@ struct TokenFileError: ColorcamError {
     /// A failed system call on the file, with the text of `code` (an `errno` value).
     static func system(command: String, path: String, operation: String, errno code: Int32) -> TokenFileError {
         let reason = String(cString: strerror(code))
-        return TokenFileError(kind: .missingInput, message: "\(command): --token-file \(path): \(operation): "
-            + "\(reason) (errno \(code))")
+        return TokenFileError(
+            kind: .missingInput,
+            message: "\(command): --token-file \(path): \(operation): "
+                + "\(reason) (errno \(code))")
     }
 }

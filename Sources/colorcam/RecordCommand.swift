@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Stream
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `colorcam record`: captures from a V4L2 camera into a `.y4m` with per-frame capture timestamps.
 enum RecordCommand {
@@ -12,42 +13,45 @@ enum RecordCommand {
         run: { try run($0) })
 
     static let help = """
-    usage: colorcam record [--device D] [--size WxH] [--fps N] (--frames N | --seconds S) OUT.y4m|-
+        usage: colorcam record [--device D] [--size WxH] [--fps N] (--frames N | --seconds S) OUT.y4m|-
 
-    Captures from a V4L2 camera and writes YUV4MPEG2 with an 'Xts_us=<capture µs>' tag per frame (driver
-    timestamps, µs since the start of the recording), which 'colorcam replay' paces by. YUYV-type cameras give
-    4:2:2 files, NV12/YU12 4:2:0, GREY mono, RGB 4:4:4, MJPEG 4:2:2 (pixels kept exactly as the camera sent
-    them, only re-arranged into planes). The file appears under OUT.y4m only when the recording ends; if the
-    camera fails or vanishes mid-way, what was captured is kept and colorcam exits 69.
+        Captures from a V4L2 camera and writes YUV4MPEG2 with an 'Xts_us=<capture µs>' tag per frame (driver
+        timestamps, µs since the start of the recording), which 'colorcam replay' paces by. YUYV-type cameras give
+        4:2:2 files, NV12/YU12 4:2:0, GREY mono, RGB 4:4:4, MJPEG 4:2:2 (pixels kept exactly as the camera sent
+        them, only re-arranged into planes). The file appears under OUT.y4m only when the recording ends; if the
+        camera fails or vanishes mid-way, what was captured is kept and colorcam exits 69.
 
-    options:
-      --device D          device node (default /dev/video0)
-      --size WxH          frame size to ask for (default 640x360; the driver may adjust it and colorcam says so)
-      --fps N             frames per second to record (default 30). The device is set to the slowest rate it
-                          offers that is at least N, and verified; if it runs faster, frames are decimated to N
-                          (said once on stderr and in the trace).
-      --format FOURCC     pixel format to ask for (e.g. YUYV, NV12, GREY, MJPG; default: the best offered)
-      --device-fps N      run the device at N fps regardless of --fps (to test decimation)
-      --buffers N         mmap buffers, 2..8 (default 3; each queued buffer is a frame of lag)
-      --frames N          stop after N frames
-      --seconds S         stop after S seconds of capture time
-      --trace FILE.json   write 'capture' spans and 'driver_gap' / 'decode_error' drops (see TRACE-FORMAT.md)
-      --on-write-error stop|continue
-                          when writing OUT or the trace fails (e.g. No space left on device): stop (default) ends
-                          the recording; continue abandons that file and records on. Either way exit 74 naming the
-                          file; a failed OUT.y4m is removed, a failed trace kept truncated where the write failed.
-                          After a crash or kill the frames are in .OUT.y4m.tmp-PID (header + whole frames, at
-                          most one cut frame at the end; ffmpeg reads it), never removed automatically
-      --quiet             no summary line on stderr
+        options:
+          --device D          device node (default /dev/video0)
+          --size WxH          frame size to ask for (default 640x360; the driver may adjust it and colorcam says so)
+          --fps N             frames per second to record (default 30). The device is set to the slowest rate it
+                              offers that is at least N, and verified; if it runs faster, frames are decimated to N
+                              (said once on stderr and in the trace).
+          --format FOURCC     pixel format to ask for (e.g. YUYV, NV12, GREY, MJPG; default: the best offered)
+          --device-fps N      run the device at N fps regardless of --fps (to test decimation)
+          --buffers N         mmap buffers, 2..8 (default 3; each queued buffer is a frame of lag)
+          --frames N          stop after N frames
+          --seconds S         stop after S seconds of capture time
+          --trace FILE.json   write 'capture' spans and 'driver_gap' / 'decode_error' drops (see TRACE-FORMAT.md)
+          --on-write-error stop|continue
+                              when writing OUT or the trace fails (e.g. No space left on device): stop (default) ends
+                              the recording; continue abandons that file and records on. Either way exit 74 naming the
+                              file; a failed OUT.y4m is removed, a failed trace kept truncated where the write failed.
+                              After a crash or kill the frames are in .OUT.y4m.tmp-PID (header + whole frames, at
+                              most one cut frame at the end; ffmpeg reads it), never removed automatically
+          --quiet             no summary line on stderr
 
-    exit codes: 0 done, 64 usage, 69 device missing, busy, refusing the format, or lost mid-way, 74 output failed
-    """
+        exit codes: 0 done, 64 usage, 69 device missing, busy, refusing the format, or lost mid-way, 74 output failed
+        """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, command: "record",
-                              valued: ["device", "size", "fps", "format", "device-fps", "buffers", "frames",
-                                       "seconds", "trace", "on-write-error"],
-                              boolean: ["quiet"])
+        let a = try Arguments(
+            args, command: "record",
+            valued: [
+                "device", "size", "fps", "format", "device-fps", "buffers", "frames",
+                "seconds", "trace", "on-write-error"
+            ],
+            boolean: ["quiet"])
         let out = try a.positionals(exactly: 1, usage: "record [options] (--frames N | --seconds S) OUT.y4m")[0]
         let device = a.string("device") ?? "/dev/video0"
         let (width, height) = try parseSize(a.string("size") ?? "640x360", command: "record")
@@ -61,20 +65,28 @@ enum RecordCommand {
         }
         var format: V4L2PixelFormat?
         if let text = a.string("format") {
-            guard let f = V4L2PixelFormat(fourCC: text.count < 4 ? text.padding(toLength: 4, withPad: " ",
-                                                                                   startingAt: 0) : text) else {
+            guard
+                let f = V4L2PixelFormat(
+                    fourCC: text.count < 4
+                        ? text.padding(
+                            toLength: 4, withPad: " ",
+                            startingAt: 0) : text)
+            else {
                 throw UsageError("record: --format wants a four-character code such as YUYV, got '\(text)'")
             }
             format = f
         }
 
-        let writeErrorPolicy = WriteErrorPolicy(rawValue: try a.choice("on-write-error", ["stop", "continue"],
-                                                                       default: "stop"))!
+        let writeErrorPolicy = WriteErrorPolicy(
+            rawValue: try a.choice(
+                "on-write-error", ["stop", "continue"],
+                default: "stop"))!
         let clock = SystemClock()
         let source = try V4L2Source(
             path: device,
-            request: V4L2CaptureRequest(widthPx: width, heightPx: height, pixelFormat: format, framesPerSecond: fps,
-                                        deviceFramesPerSecond: deviceFps),
+            request: V4L2CaptureRequest(
+                widthPx: width, heightPx: height, pixelFormat: format, framesPerSecond: fps,
+                deviceFramesPerSecond: deviceFps),
             clock: clock, bufferCount: bufferCount)
         defer { source.close() }
         let trace: TraceWriter? = try a.string("trace").map {
@@ -82,8 +94,9 @@ enum RecordCommand {
         }
         // Created last, so a failure above leaves no temporary output behind.
         let sink = WriteErrorPolicySink(
-            try Y4MSink(path: out, header: Y4MHeader(geometry: source.geometry, frameRate: source.frameRate),
-                        writeTimestamps: true),
+            try Y4MSink(
+                path: out, header: Y4MHeader(geometry: source.geometry, frameRate: source.frameRate),
+                writeTimestamps: true),
             policy: writeErrorPolicy)
         let recorder = Recorder(source: source, sink: sink, trace: trace, clock: clock)
         trace?.setWriteErrorHandler { [stop = recorder.stopRequested] error in
@@ -108,11 +121,13 @@ enum RecordCommand {
             var summary: [(String, TraceValue)] = [
                 ("frames_captured", .int(recorder.framesWritten)), ("frames_output", .int(recorder.framesWritten)),
                 ("driver_gap_frames", .int(recorder.driverGapFrames)),
-                ("decode_errors", .int(recorder.decodeErrors)), ("completed", .bool(firstError == nil)),
+                ("decode_errors", .int(recorder.decodeErrors)), ("completed", .bool(firstError == nil))
             ]
             if let abandoned = sink.abandonment {
-                summary += [("output_abandoned", .bool(true)), ("output_error", .string(abandoned.error.description)),
-                            ("output_frames_written", .int(abandoned.framesWritten))]
+                summary += [
+                    ("output_abandoned", .bool(true)), ("output_error", .string(abandoned.error.description)),
+                    ("output_frames_written", .int(abandoned.framesWritten))
+                ]
             }
             do { try trace.close(atNs: clock.nowNs(), summary: summary) } catch { firstError = firstError ?? error }
         }
@@ -128,7 +143,8 @@ enum RecordCommand {
             var line = "record: \(recorder.framesWritten) frames \(source.geometry) from \(device)"
             line += " (\(source.configuration.pixelFormat)"
             if let dfps = source.deviceFramesPerSecond { line += ", device \(formatRate(dfps)) fps" }
-            line += ", delivered \(formatRate(Double(source.frameRate.numerator) / Double(source.frameRate.denominator))) fps"
+            line +=
+                ", delivered \(formatRate(Double(source.frameRate.numerator) / Double(source.frameRate.denominator))) fps"
             line += source.configuration.isDecimating || source.lastFrameInfo.isDecimating ? ", decimated" : ""
             line += "), driver gaps \(recorder.driverGapFrames), decode errors \(recorder.decodeErrors) → \(out)"
             printError(line)
@@ -142,7 +158,7 @@ enum RecordCommand {
             ("command", .string("record")), ("source", .string(source.name)), ("pace", .string("realtime")),
             ("source_fps", .double(delivered)), ("pixel_format", .string(source.configuration.pixelFormat.fourCC)),
             ("device_fps", .double(source.deviceFramesPerSecond ?? 0)),
-            ("decimating", .bool(source.configuration.isDecimating)), ("simulated", .bool(false)),
+            ("decimating", .bool(source.configuration.isDecimating)), ("simulated", .bool(false))
         ]
         if !source.notes.isEmpty { config.append(("notes", .string(source.notes.joined(separator: "; ")))) }
         return config
@@ -191,15 +207,18 @@ final class Recorder: @unchecked Sendable {
             let info = source.lastFrameInfo
             if let trace {
                 for missing in 0..<info.skippedSequenceCount {
-                    trace.record(.drop(frame: frame.sequence - info.skippedSequenceCount + missing,
-                                       reason: .driverGap, atNs: captureNs, track: .capture))
+                    trace.record(
+                        .drop(
+                            frame: frame.sequence - info.skippedSequenceCount + missing,
+                            reason: .driverGap, atNs: captureNs, track: .capture))
                 }
                 for _ in 0..<info.decodeErrorCount {
                     trace.record(.drop(frame: -1, reason: .decodeError, atNs: captureNs, track: .capture))
                 }
                 // Spans on one track must not overlap: start at the capture time or the previous span's end.
-                var span = TraceEvent.span(.capture, frame: frame.sequence, startNs: max(captureNs, previousEndNs),
-                                           endNs: max(endNs, previousEndNs))
+                var span = TraceEvent.span(
+                    .capture, frame: frame.sequence, startNs: max(captureNs, previousEndNs),
+                    endNs: max(endNs, previousEndNs))
                 span.captureTsNs = captureNs
                 trace.record(span)
             }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Foundation
 import PhotoPipeline
 import Stream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `colorcam replay`: runs a recorded clip through the pipeline.
 enum ReplayCommand {
@@ -13,67 +14,70 @@ enum ReplayCommand {
         run: { try run($0) })
 
     static let help = """
-    usage: colorcam replay INPUT [options]
+        usage: colorcam replay INPUT [options]
 
-    Runs a recorded clip through the pipeline: capture → detect photos → colorize one photo at a time (≤
-    max-in-flight at once) → composite every photo's latest colours with the live frame → output, tracing every
-    frame's fate.
+        Runs a recorded clip through the pipeline: capture → detect photos → colorize one photo at a time (≤
+        max-in-flight at once) → composite every photo's latest colours with the live frame → output, tracing every
+        frame's fate.
 
-    INPUT                       a .y4m file, '-' for stdin, or a folder of .png images (sorted by name)
+        INPUT                       a .y4m file, '-' for stdin, or a folder of .png images (sorted by name)
 
-    options:
-      --output OUT.y4m|-        write the output frames (written as OUT.y4m only when the run completes; until
-                                then, and after a crash or kill, they are in .OUT.y4m.tmp-PID beside it: the
-                                header and every whole frame written, readable by ffmpeg, plus at most one cut
-                                frame at the end; never removed automatically)
-      --trace TRACE.json        write the per-frame trace (Chrome Trace Event JSON; open in ui.perfetto.dev or
-                                summarise with 'colorcam trace-report'; after a crash or kill it loads up to its
-                                last whole event and says it is truncated)
-      --on-write-error stop|continue
-                                when writing OUT or TRACE fails (e.g. No space left on device): stop (default)
-                                ends the run; continue abandons that file and runs on. Either way colorcam exits 74
-                                naming the file; a failed OUT.y4m is removed (never left looking whole), a failed
-                                trace is kept, truncated where the write failed
-      --pace realtime|asap      realtime (default): frames arrive at their recorded timestamps (Y4M 'Xts_us'
-                                FRAME tags) or else at the header rate, as from a camera; a frame the pipeline
-                                cannot take is dropped, never buffered.
-                                asap: every frame is processed as fast as possible, each with its own inference
-                                (batch conversion); shows progress on a terminal.
-      --fps N                   pace at N frames/s instead of the file's rate and timestamps (PNG folders: 30)
-      --loop N                  play the input N times (default 1; needs a file, not stdin)
-      --max-in-flight N         inference runs at once (default 1)
-      --queue N                 newest-wins waiting places for inference (default 1; 0 = a frame arriving while
-                                inference is busy is not admitted, reason 'busy'; a frame pushed out of the slot
-                                is dropped with reason 'superseded')
-      --max-latency-ms X        realtime: drop a frame whose output would come more than X ms after its capture
-                                (reason 'late'; default two frame intervals)
-      --output-delay-ms X       realtime: write each frame X ms after its capture (not as soon as it is ready), so
-                                the output is evenly paced whatever each frame's detection and compositing took
-                                (a jitter buffer; default 40 with the model, 0 = off; keep it below
-                                --max-latency-ms)
-      --simulate-inference-ms N[:J]
-                                DIAGNOSTIC SIMULATION, not a model: hold the inference slot for N ms (± J ms
-                                jitter, seeded). The trace and report mark the run as simulated.
-      --simulate-mode spin|sleep
-                                spin a core (default, like real inference) or sleep
-    \(CPUPlacementOption.help)
-    \(V4L2OutputOption.help)
-    \(ColorizeOptions.help)
-      --quiet                   no summary line on stderr
+        options:
+          --output OUT.y4m|-        write the output frames (written as OUT.y4m only when the run completes; until
+                                    then, and after a crash or kill, they are in .OUT.y4m.tmp-PID beside it: the
+                                    header and every whole frame written, readable by ffmpeg, plus at most one cut
+                                    frame at the end; never removed automatically)
+          --trace TRACE.json        write the per-frame trace (Chrome Trace Event JSON; open in ui.perfetto.dev or
+                                    summarise with 'colorcam trace-report'; after a crash or kill it loads up to its
+                                    last whole event and says it is truncated)
+          --on-write-error stop|continue
+                                    when writing OUT or TRACE fails (e.g. No space left on device): stop (default)
+                                    ends the run; continue abandons that file and runs on. Either way colorcam exits 74
+                                    naming the file; a failed OUT.y4m is removed (never left looking whole), a failed
+                                    trace is kept, truncated where the write failed
+          --pace realtime|asap      realtime (default): frames arrive at their recorded timestamps (Y4M 'Xts_us'
+                                    FRAME tags) or else at the header rate, as from a camera; a frame the pipeline
+                                    cannot take is dropped, never buffered.
+                                    asap: every frame is processed as fast as possible, each with its own inference
+                                    (batch conversion); shows progress on a terminal.
+          --fps N                   pace at N frames/s instead of the file's rate and timestamps (PNG folders: 30)
+          --loop N                  play the input N times (default 1; needs a file, not stdin)
+          --max-in-flight N         inference runs at once (default 1)
+          --queue N                 newest-wins waiting places for inference (default 1; 0 = a frame arriving while
+                                    inference is busy is not admitted, reason 'busy'; a frame pushed out of the slot
+                                    is dropped with reason 'superseded')
+          --max-latency-ms X        realtime: drop a frame whose output would come more than X ms after its capture
+                                    (reason 'late'; default two frame intervals)
+          --output-delay-ms X       realtime: write each frame X ms after its capture (not as soon as it is ready), so
+                                    the output is evenly paced whatever each frame's detection and compositing took
+                                    (a jitter buffer; default 40 with the model, 0 = off; keep it below
+                                    --max-latency-ms)
+          --simulate-inference-ms N[:J]
+                                    DIAGNOSTIC SIMULATION, not a model: hold the inference slot for N ms (± J ms
+                                    jitter, seeded). The trace and report mark the run as simulated.
+          --simulate-mode spin|sleep
+                                    spin a core (default, like real inference) or sleep
+        \(CPUPlacementOption.help)
+        \(V4L2OutputOption.help)
+        \(ColorizeOptions.help)
+          --quiet                   no summary line on stderr
 
-    examples:
-      colorcam replay scene.y4m --output out.y4m --trace t.json --save-photos photos && colorcam trace-report t.json
-      colorcam replay scene.y4m --pace asap --background original --output out.y4m
-      colorcam replay clip.y4m --simulate-inference-ms 90 --trace t.json   (scheduler check, no model)
-    """
+        examples:
+          colorcam replay scene.y4m --output out.y4m --trace t.json --save-photos photos && colorcam trace-report t.json
+          colorcam replay scene.y4m --pace asap --background original --output out.y4m
+          colorcam replay clip.y4m --simulate-inference-ms 90 --trace t.json   (scheduler check, no model)
+        """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, command: "replay",
-                              valued: Set(["output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
-                                       "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode",
-                                       "on-write-error"]).union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
-                                  .union(V4L2OutputOption.valued),
-                              boolean: Set(["quiet"]).union(ColorizeOptions.boolean))
+        let a = try Arguments(
+            args, command: "replay",
+            valued: Set([
+                "output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
+                "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode",
+                "on-write-error"
+            ]).union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
+                .union(V4L2OutputOption.valued),
+            boolean: Set(["quiet"]).union(ColorizeOptions.boolean))
         let input = try a.positionals(exactly: 1, usage: "replay INPUT [options] (see --help)")[0]
         var config = PipelineConfig()
         config.pace = PipelineConfig.Pace(rawValue: try a.choice("pace", ["realtime", "asap"], default: "realtime"))!
@@ -83,8 +87,10 @@ enum ReplayCommand {
         if let fps = try a.double("fps", min: 0.001) { config.frameIntervalOverrideNs = Int64((1e9 / fps).rounded()) }
         if let ms = try a.double("max-latency-ms", min: 0) { config.outputBudgetNs = Int64(ms * 1e6) }
         let simulation = try a.string("simulate-inference-ms").map(parseSimulation)
-        let writeErrorPolicy = WriteErrorPolicy(rawValue: try a.choice("on-write-error", ["stop", "continue"],
-                                                                       default: "stop"))!
+        let writeErrorPolicy = WriteErrorPolicy(
+            rawValue: try a.choice(
+                "on-write-error", ["stop", "continue"],
+                default: "stop"))!
         let simulateMode = try a.choice("simulate-mode", ["spin", "sleep"], default: "spin")
         if simulation == nil && a.string("simulate-mode") != nil {
             throw UsageError("replay: --simulate-mode needs --simulate-inference-ms")
@@ -99,8 +105,9 @@ enum ReplayCommand {
         }
         let clock = SystemClock()
         let runner: InferenceRunner? = simulation.map {
-            SimulatedInference(durationMs: $0.ms, jitterMs: $0.jitterMs,
-                               mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
+            SimulatedInference(
+                durationMs: $0.ms, jitterMs: $0.jitterMs,
+                mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
         }
         let processor = try ColorizeOptions.processor(
             a, command: "replay", geometry: source.geometry,
@@ -109,26 +116,37 @@ enum ReplayCommand {
         let modelLabel = runner?.label ?? processor?.label ?? "none"
         let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
         if delayMs > 0 { config.presentationDelayNs = Int64(delayMs * 1e6) }
-        let pipelineProbe = Pipeline(source: source, sink: nil, runner: nil, trace: NullTraceSink(), clock: clock,
-                                     config: config)
+        let pipelineProbe = Pipeline(
+            source: source, sink: nil, runner: nil, trace: NullTraceSink(), clock: clock,
+            config: config)
         var traceConfig: [(String, TraceValue)] = [
             ("command", .string("replay")), ("source", .string(source.name)), ("pace", .string(config.pace.rawValue)),
-            ("source_fps", .double(config.frameIntervalOverrideNs == nil
-                ? Double(source.frameRate.numerator) / Double(source.frameRate.denominator)
-                : try a.double("fps")!)),
+            (
+                "source_fps",
+                .double(
+                    config.frameIntervalOverrideNs == nil
+                        ? Double(source.frameRate.numerator) / Double(source.frameRate.denominator)
+                        : try a.double("fps")!)
+            ),
             ("max_in_flight", .int(config.maxInFlight)), ("queue", .int(config.queueCapacity)),
-            ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false)),
+            ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false))
         ]
         if let processor {
-            traceConfig += [("background", .string(processor.options.background.rawValue)),
-                            ("detect_every", .int(processor.options.fullDetectionInterval))]
+            traceConfig += [
+                ("background", .string(processor.options.background.rawValue)),
+                ("detect_every", .int(processor.options.fullDetectionInterval))
+            ]
         }
         if let simulation {
-            traceConfig += [("simulate_inference_ms", .double(simulation.ms)),
-                            ("simulate_jitter_ms", .double(simulation.jitterMs)),
-                            ("simulate_mode", .string(simulateMode))]
+            traceConfig += [
+                ("simulate_inference_ms", .double(simulation.ms)),
+                ("simulate_jitter_ms", .double(simulation.jitterMs)),
+                ("simulate_mode", .string(simulateMode))
+            ]
         }
-        if let budget = pipelineProbe.outputBudgetNs { traceConfig.append(("output_deadline_us", .int(Int(budget / 1000)))) }
+        if let budget = pipelineProbe.outputBudgetNs {
+            traceConfig.append(("output_deadline_us", .int(Int(budget / 1000))))
+        }
         traceConfig += try CPUPlacementOption.apply(a, command: "replay", to: &config)
         let trace: TraceWriter? = try a.string("trace").map {
             try TraceWriter(path: $0, processName: "colorcam replay", config: traceConfig)
@@ -136,12 +154,15 @@ enum ReplayCommand {
         // Created last, so a failure above leaves no temporary output behind.
         let sink: WriteErrorPolicySink? = try a.string("output").map {
             // A .y4m input's header carries through (aspect, colour range); PNG-derived frames are full range.
-            var header = (source as? Y4MSource)?.header
-                ?? Y4MHeader(geometry: source.geometry, frameRate: source.frameRate, pixelAspect: (1, 1),
-                             colorRange: source is PNGFolderSource ? .full : .unspecified)
+            var header =
+                (source as? Y4MSource)?.header
+                ?? Y4MHeader(
+                    geometry: source.geometry, frameRate: source.frameRate, pixelAspect: (1, 1),
+                    colorRange: source is PNGFolderSource ? .full : .unspecified)
             if let fps = outputFps { header.frameRate = fps }  // --fps: the output plays at the rate it was paced
-            return WriteErrorPolicySink(try Y4MSink(path: $0, header: header, writeTimestamps: true),
-                                        policy: writeErrorPolicy)
+            return WriteErrorPolicySink(
+                try Y4MSink(path: $0, header: header, writeTimestamps: true),
+                policy: writeErrorPolicy)
         }
         if a.string("v4l2-output") != nil && config.pace != .realtime {
             throw UsageError("replay: --v4l2-output needs --pace realtime (a device shows frames at their rate)")
@@ -160,16 +181,19 @@ enum ReplayCommand {
             printError("replay: inference is a DIAGNOSTIC SIMULATION (\(runner!.label)), not a model")
         }
 
-        let pipeline = Pipeline(source: source, sink: outputs, runner: runner, processor: processor,
-                                trace: trace ?? NullTraceSink(), clock: clock, config: config)
+        let pipeline = Pipeline(
+            source: source, sink: outputs, runner: runner, processor: processor,
+            trace: trace ?? NullTraceSink(), clock: clock, config: config)
         trace?.setWriteErrorHandler { [sink] error in
             guard writeErrorPolicy == .stop else { return }
             sink?.fail(error)  // the run ends with this error (exit 74), the output not published
             pipeline.requestStop()
         }
         let signals = SignalStopper { pipeline.requestStop() }
-        let progress = config.pace == .asap && isatty(2) == 1 && !a.flag("quiet")
-            ? ProgressLine(pipeline: pipeline, totalFrames: estimatedFrames(input, source).map { $0 * config.loops }) : nil
+        let progress =
+            config.pace == .asap && isatty(2) == 1 && !a.flag("quiet")
+            ? ProgressLine(pipeline: pipeline, totalFrames: estimatedFrames(input, source).map { $0 * config.loops })
+            : nil
         var result = Result { try pipeline.run() }
         progress?.finish()
         if let processor, case .success = result {
@@ -182,19 +206,25 @@ enum ReplayCommand {
             var summary: [(String, TraceValue)] = [
                 ("frames_captured", .int(stats?.framesCaptured ?? pipeline.framesCaptured.load(ordering: .relaxed))),
                 ("frames_output", .int(stats?.framesOutput ?? -1)),
-                ("completed", .bool(stats != nil)),
+                ("completed", .bool(stats != nil))
             ]
             if let abandoned = sink?.abandonment {
-                summary += [("output_abandoned", .bool(true)), ("output_error", .string(abandoned.error.description)),
-                            ("output_frames_written", .int(abandoned.framesWritten))]
+                summary += [
+                    ("output_abandoned", .bool(true)), ("output_error", .string(abandoned.error.description)),
+                    ("output_frames_written", .int(abandoned.framesWritten))
+                ]
             }
             do { try trace.close(atNs: clock.nowNs(), summary: summary) } catch { traceError = error }
         }
         if let virtualCamera, !a.flag("quiet") { printError("replay: " + V4L2OutputOption.summary(virtualCamera)) }
         let stats = try result.get()
         if !a.flag("quiet") {
-            printError("replay: " + summaryLine(stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label }
-                                                ?? processor?.label))
+            printError(
+                "replay: "
+                    + summaryLine(
+                        stats,
+                        model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label }
+                            ?? processor?.label))
         }
         if let abandoned = sink?.abandonment {
             printError("replay: output abandoned after \(abandoned.framesWritten) frames (--on-write-error continue)")
@@ -207,8 +237,10 @@ enum ReplayCommand {
     static func parseSimulation(_ text: String) throws -> (ms: Double, jitterMs: Double) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count <= 2, let ms = Double(parts[0]), ms >= 0, ms.isFinite,
-              let jitter = parts.count == 2 ? Double(parts[1]) : 0, jitter >= 0, jitter <= ms else {
-            throw UsageError("replay: --simulate-inference-ms wants N or N:JITTER in ms (0 ≤ JITTER ≤ N), got '\(text)'")
+            let jitter = parts.count == 2 ? Double(parts[1]) : 0, jitter >= 0, jitter <= ms
+        else {
+            throw UsageError(
+                "replay: --simulate-inference-ms wants N or N:JITTER in ms (0 ≤ JITTER ≤ N), got '\(text)'")
         }
         return (ms, jitter)
     }
@@ -216,7 +248,8 @@ enum ReplayCommand {
     /// A folder of PNGs, stdin, or a .y4m file.
     static func openSource(_ input: String, fps: Double?) throws -> FrameSource {
         var isDirectory: ObjCBool = false
-        if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
+        if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue
+        {
             return try PNGFolderSource(directory: input, fps: fps ?? 30)
         }
         return try Y4MSource(path: input)
@@ -295,7 +328,8 @@ final class ProgressLine: @unchecked Sendable {
             if let totalFrames, totalFrames > 0 {
                 let fraction = min(1, Double(done) / Double(totalFrames))
                 let filled = Int(fraction * 30)
-                bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+                bar =
+                    "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
                     + "] \(Int(fraction * 100))% "
             }
             var line = "\r\u{1B}[K" + bar + "\(done) frames, \(format(Double(done) / max(seconds, 1e-3), 1)) fps"

@@ -36,8 +36,9 @@ enum ServiceSetup {
             let name = device.hasPrefix("/dev/") ? String(device.dropFirst(5)) : device
             guard !name.isEmpty else { throw UsageError("devices: an empty device name in the list") }
             guard !name.contains("/") else {
-                throw UsageError("devices: '\(device)' is not a node directly under /dev (colorcam@NAME opens "
-                                 + "/dev/NAME; give a udev symlink such as /dev/cam-door for a by-id path)")
+                throw UsageError(
+                    "devices: '\(device)' is not a node directly under /dev (colorcam@NAME opens "
+                        + "/dev/NAME; give a udev symlink such as /dev/cam-door for a by-id path)")
             }
             guard name.unicodeScalars.allSatisfy(isUnitNameScalar), name != ".", name != ".." else {
                 throw UsageError("devices: '\(device)' cannot be a unit instance name (letters, digits, ':_.-' only)")
@@ -49,13 +50,15 @@ enum ServiceSetup {
 
     /// The setup as a shell script: comment lines and commands, one per line, each ending in a newline.
     static func script(_ instances: [Instance]) -> String {
-        var text = "# one colorcam@.service per camera "
+        var text =
+            "# one colorcam@.service per camera "
             + "(contrib/colorcam@.service; contrib/README.md, \"Many cameras\")\n"
         text += "sudo mkdir -p /etc/colorcam\n"
         for instance in instances {
             let env = instance.envContent.dropLast()  // the content is one line; echo adds the newline back
             text += "echo '\(env)' | sudo tee \(instance.envFile)\n"
-            text += "sudo systemctl enable --now colorcam@\(instance.name)"
+            text +=
+                "sudo systemctl enable --now colorcam@\(instance.name)"
                 + "    # \(instance.devicePath), preview http://\(instance.listen)/\n"
         }
         return text

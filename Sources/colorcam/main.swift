@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Every subcommand, in the order `--help` lists them.
 let commands: [Command] = [
@@ -14,20 +15,22 @@ let commands: [Command] = [
     DetectCommand.command,
     BenchCommand.command,
     TestClipCommand.command,
-    ColorizeCommand.command,
+    ColorizeCommand.command
 ]
 
 func topLevelHelp() -> String {
     var text = """
-    colorcam — finds photos in a video stream and colorizes them in real time, tracing every frame's fate.
+        colorcam — finds photos in a video stream and colorizes them in real time, tracing every frame's fate.
 
-    usage: colorcam <command> [options]    (colorcam <command> --help for details)
+        usage: colorcam <command> [options]    (colorcam <command> --help for details)
 
-    commands:
+        commands:
 
-    """
+        """
     for command in commands {
-        text += "  " + command.name + String(repeating: " ", count: max(1, 14 - command.name.count)) + command.summary + "\n"
+        text +=
+            "  " + command.name + String(repeating: " ", count: max(1, 14 - command.name.count)) + command.summary
+            + "\n"
     }
     text += "\nexit codes: 0 ok, 1 a trace-report threshold failed, 64 usage, 65 bad data, 66 missing input,\n"
     text += "            69 device unavailable, 70 internal error, 74 output could not be written\n"

@@ -1,6 +1,7 @@
 import ColorcamCore
 import Foundation
 import Testing
+
 @testable import Detect
 
 /// Maps with corner planes painted from known outlines (grid cells), the way the trainer labels them: a cell whose
@@ -14,8 +15,10 @@ private final class PaintedCornerMaps {
     let corners: UnsafeMutablePointer<Float>
     var plane: Int { rowStride * heightCells }
 
-    init(widthCells: Int, heightCells: Int, quads: [Quad], noiseCells: Double = 0,
-         hidden: (Int, Int) -> Bool = { _, _ in false }) {
+    init(
+        widthCells: Int, heightCells: Int, quads: [Quad], noiseCells: Double = 0,
+        hidden: (Int, Int) -> Bool = { _, _ in false }
+    ) {
         self.widthCells = widthCells
         self.heightCells = heightCells
         rowStride = widthCells + 5
@@ -35,7 +38,8 @@ private final class PaintedCornerMaps {
                 let start = (i + 2 * j) % 4
                 for c in 0..<4 {
                     let corner = quad[(c + start) % 4]
-                    let nx = noiseCells * sin(Double(7 * i + 3 * j + c)), ny = noiseCells * cos(Double(5 * i + 11 * j + c))
+                    let nx = noiseCells * sin(Double(7 * i + 3 * j + c)),
+                        ny = noiseCells * cos(Double(5 * i + 11 * j + c))
                     corners[2 * c * plane + at] = Float(corner.x - centre.x + nx)
                     corners[(2 * c + 1) * plane + at] = Float(corner.y - centre.y + ny)
                 }
@@ -57,17 +61,20 @@ private final class PaintedCornerMaps {
 /// The largest distance between `a`'s corners and `b`'s, over the best cyclic pairing.
 private func cornerError(_ a: Quad, _ b: Quad) -> Double {
     (0..<4).map { shift in
-        (0..<4).map { c -> Double in let d = a[c] - b[(c + shift) % 4]; return (d * d).sum().squareRoot() }.max()!
+        (0..<4).map { c -> Double in
+            let d = a[c] - b[(c + shift) % 4]; return (d * d).sum().squareRoot()
+        }.max()!
     }.min()!
 }
 
 private func quad(_ points: [(Double, Double)]) -> Quad {
-    Quad(PixelPoint(points[0].0, points[0].1), PixelPoint(points[1].0, points[1].1),
-         PixelPoint(points[2].0, points[2].1), PixelPoint(points[3].0, points[3].1))
+    Quad(
+        PixelPoint(points[0].0, points[0].1), PixelPoint(points[1].0, points[1].1),
+        PixelPoint(points[2].0, points[2].1), PixelPoint(points[3].0, points[3].1))
 }
 
 @Test func twoOverlappingPrintsGiveTwoOutlinesWhateverCornerEachCellStartsAt() throws {
-    let below = quad([(20, 20), (60, 24), (57, 70), (17, 66)])   // rotated a little
+    let below = quad([(20, 20), (60, 24), (57, 70), (17, 66)])  // rotated a little
     let above = quad([(50, 50), (90, 50), (90, 100), (50, 100)])  // covers below's lower-right corner
     let painted = PaintedCornerMaps(widthCells: 120, heightCells: 110, quads: [below, above], noiseCells: 0.8)
     let voting = CornerVoting(widthCells: 120, heightCells: 110, cellPx: 4)
@@ -82,8 +89,9 @@ private func quad(_ points: [(Double, Double)]) -> Quad {
 
 @Test func aPrintCutInTwoByAHandIsOneOutline() throws {
     let print = quad([(30, 20), (90, 20), (90, 60), (30, 60)])
-    let painted = PaintedCornerMaps(widthCells: 120, heightCells: 90, quads: [print], noiseCells: 0.5,
-                                    hidden: { i, _ in i >= 55 && i < 64 })  // a finger across the middle
+    let painted = PaintedCornerMaps(
+        widthCells: 120, heightCells: 90, quads: [print], noiseCells: 0.5,
+        hidden: { i, _ in i >= 55 && i < 64 })  // a finger across the middle
     let voting = CornerVoting(widthCells: 120, heightCells: 90, cellPx: 4)
     voting.decode(painted.maps)
     #expect(voting.quads.count == 1)
@@ -93,8 +101,9 @@ private func quad(_ points: [(Double, Double)]) -> Quad {
 @Test func scatteredVotesAreNoPrint() throws {
     // Ten cells of a large predicted outline: far below the share of its area that must vote for it.
     let print = quad([(10, 10), (100, 10), (100, 80), (10, 80)])
-    let painted = PaintedCornerMaps(widthCells: 120, heightCells: 90, quads: [print],
-                                    hidden: { i, j in !(j == 45 && i >= 50 && i < 60) })
+    let painted = PaintedCornerMaps(
+        widthCells: 120, heightCells: 90, quads: [print],
+        hidden: { i, j in !(j == 45 && i >= 50 && i < 60) })
     let voting = CornerVoting(widthCells: 120, heightCells: 90, cellPx: 4)
     voting.decode(painted.maps)
     #expect(voting.quads.isEmpty)

@@ -1,5 +1,6 @@
 import ColorcamCore
 import Testing
+
 @testable import Detect
 
 /// Two prints on a dark table, one plain, one with a white border, at different angles with mild perspective.
@@ -16,16 +17,20 @@ import Testing
         #expect(o.confidence > 0.8 && o.confidence <= 1)
         #expect(o.quad.signedArea > 0, "clockwise on screen")
         let first = o.quad[0]
-        for i in 1..<4 { #expect(first.x * first.x + first.y * first.y <= o.quad[i].x * o.quad[i].x + o.quad[i].y * o.quad[i].y) }
+        for i in 1..<4 {
+            #expect(first.x * first.x + first.y * first.y <= o.quad[i].x * o.quad[i].x + o.quad[i].y * o.quad[i].y)
+        }
     }
 }
 
 /// A white-bordered print on a light, textured table: the outline is the border's outer edge, not the picture's.
 @Test func whiteBorderOnLightTableGivesTheOuterOutline() {
     let q = placedQuad(centre: PixelPoint(320, 240), widthPx: 220, heightPx: 170, angleDegrees: 24, perspective: 4)
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (185, 122, 140), textureAmplitude: 6, photos: [
-        (SyntheticPhoto(widthPx: 220, heightPx: 170, seed: 3, colour: false, borderFraction: 0.07), q),
-    ], noiseSigma: 2)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (185, 122, 140), textureAmplitude: 6,
+        photos: [
+            (SyntheticPhoto(widthPx: 220, heightPx: 170, seed: 3, colour: false, borderFraction: 0.07), q)
+        ], noiseSigma: 2)
     let found = PhotoDetector(geometry: frame.geometry).detect(frame)
     #expect(found.count == 1)
     if let o = found.first { #expect(maxCornerError(o.quad, q) < 1.5, "\(o.quad) vs \(q)") }
@@ -37,11 +42,13 @@ import Testing
     let strip = placedQuad(centre: PixelPoint(320, 150), widthPx: 300, heightPx: 90, angleDegrees: 5)
     let small = placedQuad(centre: PixelPoint(150, 370), widthPx: 75, heightPx: 64, angleDegrees: 0)
     let big = placedQuad(centre: PixelPoint(450, 350), widthPx: 150, heightPx: 130, angleDegrees: -12)
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (50, 128, 128), photos: [
-        (SyntheticPhoto(widthPx: 300, heightPx: 90, seed: 4), strip),
-        (SyntheticPhoto(widthPx: 75, heightPx: 64, seed: 5), small),
-        (SyntheticPhoto(widthPx: 150, heightPx: 130, seed: 6), big),
-    ], noiseSigma: 1)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (50, 128, 128),
+        photos: [
+            (SyntheticPhoto(widthPx: 300, heightPx: 90, seed: 4), strip),
+            (SyntheticPhoto(widthPx: 75, heightPx: 64, seed: 5), small),
+            (SyntheticPhoto(widthPx: 150, heightPx: 130, seed: 6), big)
+        ], noiseSigma: 1)
     var p = DetectorParameters()
     let found = PhotoDetector(geometry: frame.geometry, parameters: p).detect(frame)
     #expect(found.count == 2, "\(found)")  // small + big
@@ -93,8 +100,9 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
 
 /// A frame with no prints but a strongly textured table finds nothing.
 @Test func texturedEmptyTableGivesNothing() {
-    let frame = renderFrame(widthPx: 320, heightPx: 240, table: (120, 110, 150), textureAmplitude: 25, photos: [],
-                            noiseSigma: 4)
+    let frame = renderFrame(
+        widthPx: 320, heightPx: 240, table: (120, 110, 150), textureAmplitude: 25, photos: [],
+        noiseSigma: 4)
     #expect(PhotoDetector(geometry: frame.geometry).detect(frame).isEmpty)
 }
 
@@ -104,9 +112,11 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
 @Test func trackingRefineKeepsTheSideThatIsOutOfView() {
     // A 180 × 130 print whose right part (about 40 px) lies beyond a 320 × 240 frame.
     let truth = placedQuad(centre: PixelPoint(270, 120), widthPx: 180, heightPx: 130, angleDegrees: 4)
-    let frame = renderFrame(widthPx: 320, heightPx: 240, table: (60, 120, 135), photos: [
-        (SyntheticPhoto(widthPx: 180, heightPx: 130, seed: 5), truth),
-    ], noiseSigma: 1)
+    let frame = renderFrame(
+        widthPx: 320, heightPx: 240, table: (60, 120, 135),
+        photos: [
+            (SyntheticPhoto(widthPx: 180, heightPx: 130, seed: 5), truth)
+        ], noiseSigma: 1)
     #expect(truth[1].x > 340 && truth[2].x > 340, "the right side is out of view")
     let detector = PhotoDetector(geometry: frame.geometry)
     // The track's prediction: the print moved 2 px left of where it is (the in-view sides correct that).
@@ -115,7 +125,8 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
     let refound = detector.refine(predicted, in: frame)
     let quad = refound?.quad ?? predicted
     #expect(refound != nil)
-    #expect(maxCornerError(quad, truth) < 0.5, "all four corners within 0.5 px, out of view ones included (without: 1.0)")
+    #expect(
+        maxCornerError(quad, truth) < 0.5, "all four corners within 0.5 px, out of view ones included (without: 1.0)")
 }
 
 /// A track that followed the picture inside a wide white border (an outline under 1/2.5 of the print's area) moves
@@ -125,23 +136,27 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
 @Test func aTrackOnAnInnerOutlineMovesOutToTheEnclosingPrint() {
     let outer = placedQuad(centre: PixelPoint(320, 240), widthPx: 240, heightPx: 180, angleDegrees: 0)
     let border = 0.2 * 240
-    let inner = placedQuad(centre: PixelPoint(320, 240), widthPx: 240 - 2 * border, heightPx: 180 - 2 * border,
-                           angleDegrees: 0)
+    let inner = placedQuad(
+        centre: PixelPoint(320, 240), widthPx: 240 - 2 * border, heightPx: 180 - 2 * border,
+        angleDegrees: 0)
     #expect(outer.area / inner.area > 3)
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (60, 120, 135), photos: [
-        (SyntheticPhoto(widthPx: 240, heightPx: 180, seed: 7, borderFraction: 0.2), outer),
-    ], noiseSigma: 1)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (60, 120, 135),
+        photos: [
+            (SyntheticPhoto(widthPx: 240, heightPx: 180, seed: 7, borderFraction: 0.2), outer)
+        ], noiseSigma: 1)
     let session = PhotoTrackingSession(geometry: frame.geometry)
     let dt: Int64 = 33_333_333
     var id = -1
     for k in 0..<3 {
-        let shown = session.tracker.update([Observation(quad: inner, confidence: 0.9, aspectRatio: 0.5)],
-                                           timestampNs: Int64(k) * dt)
+        let shown = session.tracker.update(
+            [Observation(quad: inner, confidence: 0.9, aspectRatio: 0.5)],
+            timestampNs: Int64(k) * dt)
         if let t = shown.first { id = t.id }
     }
     #expect(id >= 0, "a track on the inner outline to start from")
     var last: Track?
-    for k in 3..<12 { last = session.process(frame, timestampNs: Int64(k) * dt).first}
+    for k in 3..<12 { last = session.process(frame, timestampNs: Int64(k) * dt).first }
     #expect(last?.id == id, "the same photo keeps its id")
     if let t = last { #expect(maxCornerError(t.quad, outer) < 1.5, "on the paper's edge: \(t.quad) vs \(outer)") }
 }
@@ -152,16 +167,21 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
     let upper = placedQuad(centre: PixelPoint(180, 150), widthPx: 160, heightPx: 100, angleDegrees: 0)
     let lower = placedQuad(centre: PixelPoint(320, 270), widthPx: 160, heightPx: 100, angleDegrees: 0)
     let merged = Quad(PixelPoint(100, 100), PixelPoint(400, 100), PixelPoint(400, 320), PixelPoint(100, 320))
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (60, 120, 135), photos: [
-        (SyntheticPhoto(widthPx: 160, heightPx: 100, seed: 3), upper),
-        (SyntheticPhoto(widthPx: 160, heightPx: 100, seed: 4), lower),
-    ], noiseSigma: 1)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (60, 120, 135),
+        photos: [
+            (SyntheticPhoto(widthPx: 160, heightPx: 100, seed: 3), upper),
+            (SyntheticPhoto(widthPx: 160, heightPx: 100, seed: 4), lower)
+        ], noiseSigma: 1)
     let session = PhotoTrackingSession(geometry: frame.geometry)
     let refound = session.detector.refine(merged, in: frame)
-    #expect(refound != nil && refound!.confidence < 0.8, "the merged outline re-finds, weakly: \(String(describing: refound))")
+    #expect(
+        refound != nil && refound!.confidence < 0.8,
+        "the merged outline re-finds, weakly: \(String(describing: refound))")
     let dt: Int64 = 33_333_333
     for k in 0..<3 {
-        _ = session.tracker.update([Observation(quad: merged, confidence: 0.6, aspectRatio: 0.7)], timestampNs: Int64(k) * dt)
+        _ = session.tracker.update(
+            [Observation(quad: merged, confidence: 0.6, aspectRatio: 0.7)], timestampNs: Int64(k) * dt)
     }
     var shown: [Track] = []
     for k in 3..<15 { shown = Array(session.process(frame, timestampNs: Int64(k) * dt)) }
@@ -190,9 +210,11 @@ func degenerateFramesGiveNothing(size: (Int, Int)) {
     let refound = Observation(quad: slid, confidence: 0.85, aspectRatio: 0.75)
     let clearlyBetter = Observation(quad: photo, confidence: 1.0, aspectRatio: 0.75)
     let slightlyBetter = Observation(quad: photo, confidence: 0.9, aspectRatio: 0.75)
-    #expect(session.judge(clearlyBetter, against: refound, provisional: false, motionApplied: false, in: frame)
+    #expect(
+        session.judge(clearlyBetter, against: refound, provisional: false, motionApplied: false, in: frame)
             == .replace)
-    #expect(session.judge(slightlyBetter, against: refound, provisional: false, motionApplied: false, in: frame)
+    #expect(
+        session.judge(slightlyBetter, against: refound, provisional: false, motionApplied: false, in: frame)
             == .propose, "a small margin waits for a second search to agree")
 }
 

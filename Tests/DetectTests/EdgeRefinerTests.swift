@@ -10,8 +10,9 @@ import Testing
 func repairMovesASideOnTheTableInToThePaperEdge(angleDegrees: Double) {
     let truth = placedQuad(centre: PixelPoint(320, 240), widthPx: 220, heightPx: 170, angleDegrees: angleDegrees)
     let photo = SyntheticPhoto(widthPx: 220, heightPx: 170, seed: 4)
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (150, 120, 136), textureAmplitude: 12,
-                            photos: [(photo, truth)], noiseSigma: 1.5)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (150, 120, 136), textureAmplitude: 12,
+        photos: [(photo, truth)], noiseSigma: 1.5)
     // Side 3 (corner 3 to corner 0, the left side) 14 px out on the table, along its outward normal.
     let left = truth[0] - truth[1]
     let outward = left / (left * left).sum().squareRoot()
@@ -20,8 +21,9 @@ func repairMovesASideOnTheTableInToThePaperEdge(angleDegrees: Double) {
     offTable[0] = truth[0] + outward * 14
     let sampler = PlaneSampler(frame)
     let refiner = EdgeRefiner()
-    let repaired = refiner.repairSide(offTable, side: 3, currentSupport: 0.2, in: sampler, maximumOffsetPx: 2,
-                                      inwardPx: 24)
+    let repaired = refiner.repairSide(
+        offTable, side: 3, currentSupport: 0.2, in: sampler, maximumOffsetPx: 2,
+        inwardPx: 24)
     #expect(repaired != nil)
     if let repaired { #expect(maxCornerError(repaired, truth) < 1.5, "\(repaired) vs \(truth)") }
     #expect(refiner.repairSide(offTable, side: 3, currentSupport: 0.2, in: sampler, maximumOffsetPx: 2) == nil)
@@ -39,9 +41,10 @@ func refineTakesThePaperEdgeNotItsShadowsFarSide(angleDegrees: Double, brightHal
     for y in 0..<150 {
         for x in 0..<200 { photo.luma[y * 200 + x] = brightHalf && (x < 100) != (y < 75) ? 250 : 172 }
     }
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (212, 124, 134),
-                            shadow: DropShadow(offsetPx: PixelPoint(3, 3), sigmaPx: 2, strength: 0.35),
-                            photos: [(photo, truth)], noiseSigma: 1)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (212, 124, 134),
+        shadow: DropShadow(offsetPx: PixelPoint(3, 3), sigmaPx: 2, strength: 0.35),
+        photos: [(photo, truth)], noiseSigma: 1)
     let sampler = PlaneSampler(frame)
     var refiner = EdgeRefiner()
     let found = refiner.refine(truth, in: sampler, inwardPx: 6, outwardPx: 10)
@@ -66,8 +69,9 @@ func refineKeepsThePaperEdgeOutsideADarkStripeInThePicture() {
             photo.luma[y * 200 + x] = margin < 4 ? 30 : 180
         }
     }
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (212, 124, 134), photos: [(photo, truth)],
-                            noiseSigma: 1)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (212, 124, 134), photos: [(photo, truth)],
+        noiseSigma: 1)
     var refiner = EdgeRefiner()
     let found = refiner.refine(truth, in: PlaneSampler(frame), inwardPx: 8, outwardPx: 6)
     #expect(found != nil)

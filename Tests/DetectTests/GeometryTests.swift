@@ -1,9 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Testing
+
 @testable import Detect
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Test func homographyMapsCornersAndInverts() throws {
     let from = Quad(PixelPoint(0, 0), PixelPoint(200, 0), PixelPoint(200, 100), PixelPoint(0, 100))
@@ -73,4 +75,3 @@ func psnr(_ a: [Double], _ b: [Double], widthPx: Int, heightPx: Int, margin: Int
     let size = Rectifier.uprightSize(for: quad, longSidePx: 256)
     #expect(size.widthPx == 256 && abs(size.heightPx - 192) <= 8, "\(size)")
 }
-

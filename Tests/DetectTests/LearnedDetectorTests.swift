@@ -1,5 +1,6 @@
 import ColorcamCore
 import Testing
+
 @testable import Detect
 
 /// A segmenter test double: maps painted from known quads the way the trainer labels them
@@ -16,8 +17,10 @@ final class PaintedSegmenter: PrintSegmenter {
     private let corners: UnsafeMutablePointer<Float>?
     private(set) var calls = 0
 
-    init(geometry: FrameGeometry, interiorQuads: [Quad], edgeQuads: [Quad],
-         cornerQuads: [(paint: Quad, outline: Quad)]? = nil) {
+    init(
+        geometry: FrameGeometry, interiorQuads: [Quad], edgeQuads: [Quad],
+        cornerQuads: [(paint: Quad, outline: Quad)]? = nil
+    ) {
         grid = SegmentationGrid(geometry: geometry)
         rowStride = grid.widthCells + 3
         let count = rowStride * grid.heightCells
@@ -39,7 +42,8 @@ final class PaintedSegmenter: PrintSegmenter {
                 var inside = 0, near = 0
                 for k in 0..<4 {
                     for l in 0..<4 {
-                        let p = PixelPoint((Double(i) + (Double(k) + 0.5) / 4) * c, (Double(j) + (Double(l) + 0.5) / 4) * c)
+                        let p = PixelPoint(
+                            (Double(i) + (Double(k) + 0.5) / 4) * c, (Double(j) + (Double(l) + 0.5) / 4) * c)
                         if interiorQuads.contains(where: { $0.contains(p) }) { inside += 1 }
                         if edgeQuads.contains(where: { distanceToOutline(p, $0) <= 0.75 * c }) { near += 1 }
                     }
@@ -72,16 +76,19 @@ final class PaintedSegmenter: PrintSegmenter {
 
     func segment(_ frame: FrameBuffer) -> SegmentationMaps {
         calls += 1
-        return SegmentationMaps(interior: interior, edge: edge, rowStride: rowStride, corners: corners.map { UnsafePointer($0) },
-                                planeStride: rowStride * grid.heightCells)
+        return SegmentationMaps(
+            interior: interior, edge: edge, rowStride: rowStride, corners: corners.map { UnsafePointer($0) },
+            planeStride: rowStride * grid.heightCells)
     }
 }
 
 /// The quad grown by `px` on every side (for painting an interior wider than the print).
 private func grown(_ quad: Quad, _ px: Double) -> Quad { quad.offsettingSides(byPx: px)! }
 
-@Test(arguments: [(640, 480, 4, 160, 120, 160, 120), (1280, 720, 6, 213, 120, 216, 120), (100, 50, 2, 50, 25, 56, 32),
-                  (641, 481, 4, 160, 120, 160, 120), (6, 6, 2, 3, 3, 8, 8)])
+@Test(arguments: [
+    (640, 480, 4, 160, 120, 160, 120), (1280, 720, 6, 213, 120, 216, 120), (100, 50, 2, 50, 25, 56, 32),
+    (641, 481, 4, 160, 120, 160, 120), (6, 6, 2, 3, 3, 8, 8)
+])
 func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int, Int)) {
     let grid = SegmentationGrid(geometry: FrameGeometry(widthPx: size.0, heightPx: size.1, chroma: .yuv420(.jpeg)))
     #expect(grid.cellPx == size.2)
@@ -92,7 +99,8 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
 @Test func offsettingSidesMovesEachSideAlongItsNormal() throws {
     let square = Quad(PixelPoint(10, 10), PixelPoint(30, 10), PixelPoint(30, 30), PixelPoint(10, 30))
     let out = try #require(square.offsettingSides(byPx: 2))
-    #expect(maxCornerError(out, Quad(PixelPoint(8, 8), PixelPoint(32, 8), PixelPoint(32, 32), PixelPoint(8, 32))) < 1e-9)
+    #expect(
+        maxCornerError(out, Quad(PixelPoint(8, 8), PixelPoint(32, 8), PixelPoint(32, 32), PixelPoint(8, 32))) < 1e-9)
     // Counter-clockwise corners: still outwards.
     let reversed = Quad(square[3], square[2], square[1], square[0])
     let out2 = try #require(reversed.offsettingSides(byPx: 2))
@@ -115,13 +123,14 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
         }
         return extractor.regions.map { [$0.minX, $0.minY, $0.maxX, $0.maxY, $0.pixelCount] }.sorted { $0[0] < $1[0] }
     }
-    fill(2, 2, 12, 10)    // a block …
+    fill(2, 2, 12, 10)  // a block …
     fill(13, 11, 20, 18)  // … touching another only at a corner: 8-connected, one region
-    fill(25, 3, 36, 25)   // a separate block with a one-cell-thin spur
+    fill(25, 3, 36, 25)  // a separate block with a one-cell-thin spur
     fill(37, 14, 38, 14)
     #expect(extract(minimumSidePx: 3, openingRadius: 0) == [[2, 2, 20, 18, 99 + 64], [25, 3, 38, 25, 276 + 2]])
-    #expect(extract(minimumSidePx: 3, openingRadius: 1) == [[2, 2, 20, 18, 99 + 64], [25, 3, 36, 25, 276]],
-            "the opening removes the spur")
+    #expect(
+        extract(minimumSidePx: 3, openingRadius: 1) == [[2, 2, 20, 18, 99 + 64], [25, 3, 36, 25, 276]],
+        "the opening removes the spur")
     #expect(extract(minimumSidePx: 13, openingRadius: 1) == [[2, 2, 20, 18, 99 + 64]], "under 13 cells wide: dropped")
     // Two blocks joined by a one-cell bridge: one region as they are, two after the opening.
     mask = [UInt8](repeating: 0, count: w * h)
@@ -159,8 +168,9 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
     let b = placedQuad(centre: PixelPoint(388, 250), widthPx: 180, heightPx: 150, angleDegrees: 3)
     let frame = twoPrintsOnATealTable(a, 180, 140, b, 180, 150)
     func found(edges: [Quad]) -> [Observation] {
-        let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [grown(a, 5), grown(b, 5)],
-                                         edgeQuads: edges)
+        let segmenter = PaintedSegmenter(
+            geometry: frame.geometry, interiorQuads: [grown(a, 5), grown(b, 5)],
+            edgeQuads: edges)
         return Array(PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .learned).detect(frame))
     }
     let separated = found(edges: [a, b])
@@ -174,14 +184,19 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
 /// Two synthetic pictures (seeds 7 and 8, `aW × aH` and `bW × bH`) placed at `a` and `b` on a plain teal table,
 /// 640×480.
 private func twoPrintsOnATealTable(_ a: Quad, _ aW: Int, _ aH: Int, _ b: Quad, _ bW: Int, _ bH: Int) -> FrameBuffer {
-    renderFrame(widthPx: 640, heightPx: 480, table: (50, 125, 130), photos: [
-        (SyntheticPhoto(widthPx: aW, heightPx: aH, seed: 7), a), (SyntheticPhoto(widthPx: bW, heightPx: bH, seed: 8), b),
-    ], noiseSigma: 1)
+    renderFrame(
+        widthPx: 640, heightPx: 480, table: (50, 125, 130),
+        photos: [
+            (SyntheticPhoto(widthPx: aW, heightPx: aH, seed: 7), a),
+            (SyntheticPhoto(widthPx: bW, heightPx: bH, seed: 8), b)
+        ], noiseSigma: 1)
 }
 
 /// Each of `truths` has an observation in `found` within `px` (largest corner error).
-private func expectEachPlaced(_ truths: [Quad], in found: [Observation], withinPx px: Double = 1.5,
-                              sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectEachPlaced(
+    _ truths: [Quad], in found: [Observation], withinPx px: Double = 1.5,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     for truth in truths {
         let best = found.map { maxCornerError($0.quad, truth) }.min() ?? .infinity
         #expect(best < px, "corner error \(best) px for \(truth)", sourceLocation: sourceLocation)
@@ -196,9 +211,13 @@ private func expectEachPlaced(_ truths: [Quad], in found: [Observation], withinP
     let d = placedQuad(centre: PixelPoint(380, 240), widthPx: 180, heightPx: 140, angleDegrees: 0)
     let touching = twoPrintsOnATealTable(c, 180, 140, d, 180, 140)
     func detect(_ cornerQuads: [(paint: Quad, outline: Quad)]?) -> [Observation] {
-        Array(PhotoDetector(geometry: touching.geometry, segmenter: PaintedSegmenter(
-            geometry: touching.geometry, interiorQuads: [c, d], edgeQuads: [], cornerQuads: cornerQuads),
-            mode: .learned).detect(touching))
+        Array(
+            PhotoDetector(
+                geometry: touching.geometry,
+                segmenter: PaintedSegmenter(
+                    geometry: touching.geometry, interiorQuads: [c, d], edgeQuads: [], cornerQuads: cornerQuads),
+                mode: .learned
+            ).detect(touching))
     }
     #expect(detect(nil).isEmpty, "one region of two prints is no print")
     let split = detect([(c, c), (d, d)])
@@ -211,27 +230,39 @@ private func expectEachPlaced(_ truths: [Quad], in found: [Observation], withinP
 @Test func classicModeIsUnchangedAndBothFindsTheSamePrints() {
     let scenes: [(FrameBuffer, [Quad])] = [
         { () -> (FrameBuffer, [Quad]) in
-            let q = placedQuad(centre: PixelPoint(320, 240), widthPx: 220, heightPx: 170, angleDegrees: 24, perspective: 4)
-            return (renderFrame(widthPx: 640, heightPx: 480, table: (185, 122, 140), textureAmplitude: 6, photos: [
-                (SyntheticPhoto(widthPx: 220, heightPx: 170, seed: 3, colour: false, borderFraction: 0.07), q),
-            ], noiseSigma: 2), [q])
+            let q = placedQuad(
+                centre: PixelPoint(320, 240), widthPx: 220, heightPx: 170, angleDegrees: 24, perspective: 4)
+            return (
+                renderFrame(
+                    widthPx: 640, heightPx: 480, table: (185, 122, 140), textureAmplitude: 6,
+                    photos: [
+                        (SyntheticPhoto(widthPx: 220, heightPx: 170, seed: 3, colour: false, borderFraction: 0.07), q)
+                    ], noiseSigma: 2), [q]
+            )
         }(),
         { () -> (FrameBuffer, [Quad]) in
             let strip = placedQuad(centre: PixelPoint(320, 150), widthPx: 300, heightPx: 90, angleDegrees: 5)
             let small = placedQuad(centre: PixelPoint(150, 370), widthPx: 75, heightPx: 64, angleDegrees: 0)
             let big = placedQuad(centre: PixelPoint(450, 350), widthPx: 150, heightPx: 130, angleDegrees: -12)
-            return (renderFrame(widthPx: 640, heightPx: 480, table: (50, 128, 128), photos: [
-                (SyntheticPhoto(widthPx: 300, heightPx: 90, seed: 4), strip),
-                (SyntheticPhoto(widthPx: 75, heightPx: 64, seed: 5), small),
-                (SyntheticPhoto(widthPx: 150, heightPx: 130, seed: 6), big),
-            ], noiseSigma: 1), [small, big])
+            return (
+                renderFrame(
+                    widthPx: 640, heightPx: 480, table: (50, 128, 128),
+                    photos: [
+                        (SyntheticPhoto(widthPx: 300, heightPx: 90, seed: 4), strip),
+                        (SyntheticPhoto(widthPx: 75, heightPx: 64, seed: 5), small),
+                        (SyntheticPhoto(widthPx: 150, heightPx: 130, seed: 6), big)
+                    ], noiseSigma: 1), [small, big]
+            )
         }(),
         { () -> (FrameBuffer, [Quad]) in
             let q = placedQuad(centre: PixelPoint(150, 110), widthPx: 150, heightPx: 110, angleDegrees: -20)
-            return (renderFrame(widthPx: 320, heightPx: 240, chroma: .yuv444, table: (70, 110, 150),
-                                textureAmplitude: 10, photos: [(SyntheticPhoto(widthPx: 150, heightPx: 110, seed: 9), q)],
-                                noiseSigma: 3), [q])
-        }(),
+            return (
+                renderFrame(
+                    widthPx: 320, heightPx: 240, chroma: .yuv444, table: (70, 110, 150),
+                    textureAmplitude: 10, photos: [(SyntheticPhoto(widthPx: 150, heightPx: 110, seed: 9), q)],
+                    noiseSigma: 3), [q]
+            )
+        }()
     ]
     for (frame, prints) in scenes {
         let plain = Array(PhotoDetector(geometry: frame.geometry).detect(frame))
@@ -251,6 +282,7 @@ private func expectEachPlaced(_ truths: [Quad], in found: [Observation], withinP
     // The default mode follows the segmenter's presence.
     let g = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
     #expect(PhotoDetector(geometry: g).mode == .classic)
-    #expect(PhotoDetector(geometry: g, segmenter: PaintedSegmenter(geometry: g, interiorQuads: [], edgeQuads: [])).mode
+    #expect(
+        PhotoDetector(geometry: g, segmenter: PaintedSegmenter(geometry: g, interiorQuads: [], edgeQuads: [])).mode
             == .both)
 }

@@ -1,9 +1,11 @@
 import ColorcamCore
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import Detect
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A photo on a textured table, the table left where it is while the photo turns and shifts: the estimator
 /// measures the photo's own motion (its samples lie inside the photo's outline), not the table's.
@@ -12,8 +14,9 @@ import Testing
     let before = placedQuad(centre: PixelPoint(150, 120), widthPx: 120, heightPx: 90, angleDegrees: 4)
     let after = placedQuad(centre: PixelPoint(152.6, 118.7), widthPx: 120, heightPx: 90, angleDegrees: 5.2)
     let frames = [before, after].map { quad in
-        renderFrame(widthPx: 320, heightPx: 240, table: (90, 128, 128), textureAmplitude: 25,
-                    photos: [(photo, quad)], noiseSigma: 0.5, seed: 3)
+        renderFrame(
+            widthPx: 320, heightPx: 240, table: (90, 128, 128), textureAmplitude: 25,
+            photos: [(photo, quad)], noiseSigma: 0.5, seed: 3)
     }
     let pyramid = LumaPyramid(geometry: frames[0].geometry)
     let estimator = PhotoMotionEstimator()
@@ -33,8 +36,9 @@ import Testing
 @Test func aPhotoWithoutTextureHasNoMeasuredMotion() {
     let blank = SyntheticPhoto(widthPx: 120, heightPx: 90, seed: 5, colour: false, borderFraction: 0.5)
     let quad = placedQuad(centre: PixelPoint(150, 120), widthPx: 120, heightPx: 90, angleDegrees: 4)
-    let frame = renderFrame(widthPx: 320, heightPx: 240, table: (90, 128, 128), textureAmplitude: 25,
-                            photos: [(blank, quad)], noiseSigma: 0.5, seed: 3)
+    let frame = renderFrame(
+        widthPx: 320, heightPx: 240, table: (90, 128, 128), textureAmplitude: 25,
+        photos: [(blank, quad)], noiseSigma: 0.5, seed: 3)
     let pyramid = LumaPyramid(geometry: frame.geometry)
     pyramid.load(frame)
     let estimator = PhotoMotionEstimator()
@@ -63,8 +67,9 @@ import Testing
             if applyingMotion { for t in 0..<tracker.liveTrackCount { tracker.applyMotion(.identity, toTrackAt: t) } }
             var q = truth
             for i in 0..<4 { q[i] = q[i] + PixelPoint(0.5 * rng.gaussian(), 0.5 * rng.gaussian()) }
-            let shown = tracker.update([Observation(quad: q, confidence: 0.9, aspectRatio: 0.75)],
-                                       timestampNs: Int64(k) * 33_333_333)
+            let shown = tracker.update(
+                [Observation(quad: q, confidence: 0.9, aspectRatio: 0.75)],
+                timestampNs: Int64(k) * 33_333_333)
             if k >= 30, let track = shown.first {
                 let c = track.quad.canonicallyOrdered(), t = truth.canonicallyOrdered()
                 errors.append(c[0].x - t[0].x)
@@ -116,8 +121,9 @@ import Testing
         var q = start
         let slide = PixelPoint(3, 0) * Double(max(0, k - 20))
         for i in 0..<4 { q[i] = q[i] + slide }
-        let shown = tracker.update([Observation(quad: q, confidence: 0.9, aspectRatio: 0.75)],
-                                   timestampNs: Int64(k) * 33_333_333)
+        let shown = tracker.update(
+            [Observation(quad: q, confidence: 0.9, aspectRatio: 0.75)],
+            timestampNs: Int64(k) * 33_333_333)
         if k >= 40, let track = shown.first { worstError = max(worstError, maxCornerError(track.quad, q)) }
     }
     #expect(worstError < 4.5, "the track trails the outline by up to \(worstError) px")
@@ -140,8 +146,9 @@ import Testing
             tracker.predictedQuads(into: &predicted)
             var q = predicted.first ?? truth
             q[0] = q[0] + PixelPoint(0.4 * (2 * rng.unit() - 1), 0.4 * (2 * rng.unit() - 1))
-            let shown = tracker.update([Observation(quad: q, confidence: 0.9, aspectRatio: 0.75)],
-                                       timestampNs: Int64(k) * 33_333_333)
+            let shown = tracker.update(
+                [Observation(quad: q, confidence: 0.9, aspectRatio: 0.75)],
+                timestampNs: Int64(k) * 33_333_333)
             if k >= 30, let track = shown.first { worst = max(worst, maxCornerError(track.quad, truth)) }
         }
         return worst

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Detect
 
 @Test func canonicalOrderStartsNearTopLeftAndRunsClockwise() {

@@ -1,4 +1,5 @@
 import ColorcamCore
+
 @testable import Detect
 
 /// Deterministic synthetic frames for the detect tests: a table (flat or with a seeded fine texture), and prints
@@ -65,7 +66,7 @@ func sinApprox(_ x: Double) -> Double { Double(sinf(Float(x))) }
 func cosApprox(_ x: Double) -> Double { Double(cosf(Float(x))) }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A soft drop shadow under every photo: the photo's quad moved by `offsetPx`, its edge blurred by a Gaussian of
@@ -90,16 +91,23 @@ struct DropShadow {
 
 /// Renders a frame: a table of (lumaLevel, cb, cr) with optional seeded texture and drop shadows, then each photo at
 /// its quad (photo pixel rectangle → quad), 4×4 supersampled, then seeded noise of `noiseSigma` levels.
-func renderFrame(widthPx: Int, heightPx: Int, chroma: ChromaFormat = .yuv420(.jpeg), table: (Double, Double, Double),
-                 textureAmplitude: Double = 0, shadow: DropShadow? = nil, photos: [(SyntheticPhoto, Quad)],
-                 noiseSigma: Double = 0, seed: UInt64 = 1) -> FrameBuffer {
+func renderFrame(
+    widthPx: Int, heightPx: Int, chroma: ChromaFormat = .yuv420(.jpeg), table: (Double, Double, Double),
+    textureAmplitude: Double = 0, shadow: DropShadow? = nil, photos: [(SyntheticPhoto, Quad)],
+    noiseSigma: Double = 0, seed: UInt64 = 1
+) -> FrameBuffer {
     let frame = FrameBuffer(geometry: FrameGeometry(widthPx: widthPx, heightPx: heightPx, chroma: chroma))
     let g = frame.geometry
     var rng = SplitMix(seed)
     let maps: [(SyntheticPhoto, Homography, Quad)] = photos.compactMap { photo, quad in
         let w = Double(photo.widthPx), h = Double(photo.heightPx)
-        guard let toPhoto = Homography(from: quad, to: Quad(PixelPoint(0, 0), PixelPoint(w, 0), PixelPoint(w, h),
-                                                              PixelPoint(0, h))) else { return nil }
+        guard
+            let toPhoto = Homography(
+                from: quad,
+                to: Quad(
+                    PixelPoint(0, 0), PixelPoint(w, 0), PixelPoint(w, h),
+                    PixelPoint(0, h)))
+        else { return nil }
         return (photo, toPhoto, quad)
     }
     // Full-resolution Y, Cb, Cr as doubles, then subsample chroma.
@@ -112,7 +120,8 @@ func renderFrame(widthPx: Int, heightPx: Int, chroma: ChromaFormat = .yuv420(.jp
                     let p = PixelPoint(Double(x) + (Double(sx) + 0.5) / 4, Double(y) + (Double(sy) + 0.5) / 4)
                     var value = table
                     if textureAmplitude > 0 {
-                        let t = textureAmplitude * sinApprox(p.x * 0.9 + 2 * sinApprox(p.y * 0.05)) * sinApprox(p.y * 1.3)
+                        let t =
+                            textureAmplitude * sinApprox(p.x * 0.9 + 2 * sinApprox(p.y * 0.05)) * sinApprox(p.y * 1.3)
                         value.0 += t
                     }
                     if let shadow {
@@ -122,9 +131,12 @@ func renderFrame(widthPx: Int, heightPx: Int, chroma: ChromaFormat = .yuv420(.jp
                     }
                     for (photo, toPhoto, quad) in maps where quad.contains(p) {
                         if let q = toPhoto.apply(p), q.x >= 0, q.y >= 0, q.x <= Double(photo.widthPx),
-                           q.y <= Double(photo.heightPx) {
-                            value = (photo.sample(photo.luma, q.x, q.y), photo.sample(photo.cb, q.x, q.y),
-                                     photo.sample(photo.cr, q.x, q.y))
+                            q.y <= Double(photo.heightPx)
+                        {
+                            value = (
+                                photo.sample(photo.luma, q.x, q.y), photo.sample(photo.cb, q.x, q.y),
+                                photo.sample(photo.cr, q.x, q.y)
+                            )
                         }
                     }
                     acc.0 += value.0; acc.1 += value.1; acc.2 += value.2
@@ -161,12 +173,16 @@ func renderFrame(widthPx: Int, heightPx: Int, chroma: ChromaFormat = .yuv420(.jp
 
 /// A quad: a `widthPx × heightPx` rectangle rotated by `angleDegrees` about `centre`, its corners then nudged by
 /// `perspective` (pixels, alternately in and out) to mimic camera tilt.
-func placedQuad(centre: PixelPoint, widthPx: Double, heightPx: Double, angleDegrees: Double,
-                perspective: Double = 0) -> Quad {
+func placedQuad(
+    centre: PixelPoint, widthPx: Double, heightPx: Double, angleDegrees: Double,
+    perspective: Double = 0
+) -> Quad {
     let a = angleDegrees * Double.pi / 180
     let c = cos(a), s = sin(a)
-    let local = [PixelPoint(-widthPx / 2, -heightPx / 2), PixelPoint(widthPx / 2, -heightPx / 2),
-                 PixelPoint(widthPx / 2, heightPx / 2), PixelPoint(-widthPx / 2, heightPx / 2)]
+    let local = [
+        PixelPoint(-widthPx / 2, -heightPx / 2), PixelPoint(widthPx / 2, -heightPx / 2),
+        PixelPoint(widthPx / 2, heightPx / 2), PixelPoint(-widthPx / 2, heightPx / 2)
+    ]
     let nudges = [PixelPoint(perspective, 0), PixelPoint(-perspective, 0), PixelPoint(0, 0), PixelPoint(0, 0)]
     let pts = (0..<4).map { i in
         centre + PixelPoint(c * local[i].x - s * local[i].y, s * local[i].x + c * local[i].y) + nudges[i]
@@ -188,9 +204,11 @@ func maxCornerError(_ a: Quad, _ b: Quad) -> Double {
 func twoPrintsOnADarkTable() -> (frame: FrameBuffer, a: Quad, b: Quad) {
     let a = placedQuad(centre: PixelPoint(190, 230), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
     let b = placedQuad(centre: PixelPoint(470, 250), widthPx: 140, heightPx: 190, angleDegrees: -8)
-    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (55, 120, 135), photos: [
-        (SyntheticPhoto(widthPx: 200, heightPx: 150, seed: 1), a),
-        (SyntheticPhoto(widthPx: 140, heightPx: 190, seed: 2, colour: false, borderFraction: 0.06), b),
-    ], noiseSigma: 2)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (55, 120, 135),
+        photos: [
+            (SyntheticPhoto(widthPx: 200, heightPx: 150, seed: 1), a),
+            (SyntheticPhoto(widthPx: 140, heightPx: 190, seed: 2, colour: false, borderFraction: 0.06), b)
+        ], noiseSigma: 2)
     return (frame, a, b)
 }

@@ -1,8 +1,10 @@
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import Detect
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Still noisy input: the tracker's alpha-beta smoother cuts the noise by at least 30 %.
 @Test func alphaBetaSmoothsStillSignals() {
@@ -60,10 +62,12 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     var ids: [Int: Int] = [:]  // print index → id
     for k in 0..<300 {
         let shake = PixelPoint(6 * sinApprox(Double(k) * 0.2), 4 * cosApprox(Double(k) * 0.13))
-        let a = placedQuad(centre: PixelPoint(100 + Double(k) * 0.8, 200) + shake, widthPx: 120, heightPx: 90,
-                           angleDegrees: 10 + Double(k) * 0.1)
-        let b = placedQuad(centre: PixelPoint(520, 300 - Double(k) * 0.3) + shake, widthPx: 100, heightPx: 140,
-                           angleDegrees: -20)
+        let a = placedQuad(
+            centre: PixelPoint(100 + Double(k) * 0.8, 200) + shake, widthPx: 120, heightPx: 90,
+            angleDegrees: 10 + Double(k) * 0.1)
+        let b = placedQuad(
+            centre: PixelPoint(520, 300 - Double(k) * 0.3) + shake, widthPx: 100, heightPx: 140,
+            angleDegrees: -20)
         var obs: [Observation] = []
         for q in [a, b] where rng.unit() > 0.1 {
             var noisy = q
@@ -113,8 +117,9 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     _ = tracker.update([observation(moved)], placed: 1, timestampNs: 10 * dt)
     var predicted: [Quad] = []
     tracker.predictedQuads(into: &predicted)
-    #expect(predicted.first.map { maxCornerError($0.canonicallyOrdered(), moved) } ?? .infinity < 1e-9,
-            "a placement moves the track without velocity")
+    #expect(
+        predicted.first.map { maxCornerError($0.canonicallyOrdered(), moved) } ?? .infinity < 1e-9,
+        "a placement moves the track without velocity")
 }
 
 /// A print slid steadily faster than the re-find reaches: only every third frame's full search finds it (a
@@ -137,8 +142,9 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     _ = tracker.update([], timestampNs: 11 * dt)
     _ = tracker.update([observation(at(12))], placed: 1, timestampNs: 12 * dt)
     tracker.predictedQuads(into: &predicted)
-    #expect(predicted.first.map { maxCornerError($0.canonicallyOrdered(), at(13)) } ?? .infinity < 1e-6,
-            "predicted where the print slides next")
+    #expect(
+        predicted.first.map { maxCornerError($0.canonicallyOrdered(), at(13)) } ?? .infinity < 1e-6,
+        "predicted where the print slides next")
     // The same with an outline 8 % larger about its centre: moved, not moving.
     let still = PhotoTracker()
     for k in 0..<10 { _ = still.update([observation(q)], timestampNs: Int64(k) * dt) }
@@ -149,8 +155,9 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     for i in 0..<4 { grown[i] = c + (q[i] - c) * 1.08 }
     _ = still.update([observation(grown)], placed: 1, timestampNs: 12 * dt)
     still.predictedQuads(into: &predicted)
-    #expect(predicted.first.map { maxCornerError($0.canonicallyOrdered(), grown) } ?? .infinity < 1e-6,
-            "a grown outline adds no velocity")
+    #expect(
+        predicted.first.map { maxCornerError($0.canonicallyOrdered(), grown) } ?? .infinity < 1e-6,
+        "a grown outline adds no velocity")
 }
 
 /// A print partly out of view: its out-of-view side is not measured, so a re-find puts it where the track
@@ -168,7 +175,8 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
         var q = start
         for i in 0..<4 {
             let d = start[i] - centre
-            q[i] = centre + PixelPoint(d.x * cos(angle) - d.y * sin(angle), d.x * sin(angle) + d.y * cos(angle))
+            q[i] =
+                centre + PixelPoint(d.x * cos(angle) - d.y * sin(angle), d.x * sin(angle) + d.y * cos(angle))
                 + PixelPoint(shiftPx, 0)
         }
         return q
@@ -196,7 +204,11 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
                 let e = truth(k)
                 for i in 0..<4 {
                     let d = ((t[i] - e[i]) * (t[i] - e[i])).sum().squareRoot()
-                    if i == 1 || i == 2 { worst.outOfView = max(worst.outOfView, d) } else { worst.measured = max(worst.measured, d) }
+                    if i == 1 || i == 2 {
+                        worst.outOfView = max(worst.outOfView, d)
+                    } else {
+                        worst.measured = max(worst.measured, d)
+                    }
                 }
             }
         }
@@ -206,8 +218,9 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     // no worse than the measured ones.
     let completed = worstCornerErrorsPx(marked: true)
     let echoed = worstCornerErrorsPx(marked: false)
-    #expect(completed.outOfView < completed.measured + 0.5,
-            "out-of-view corners \(completed.outOfView) px, measured ones \(completed.measured) px")
+    #expect(
+        completed.outOfView < completed.measured + 0.5,
+        "out-of-view corners \(completed.outOfView) px, measured ones \(completed.measured) px")
     #expect(echoed.outOfView > completed.measured + 10, "the echoed prediction runs off (worst \(echoed.outOfView) px)")
 }
 
@@ -218,8 +231,9 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     var moved = reference
     for i in 0..<4 {
         let p = reference[i]
-        moved[i] = PixelPoint(scale * (p.x * cos(angle) - p.y * sin(angle)) + 7,
-                              scale * (p.x * sin(angle) + p.y * cos(angle)) - 4)
+        moved[i] = PixelPoint(
+            scale * (p.x * cos(angle) - p.y * sin(angle)) + 7,
+            scale * (p.x * sin(angle) + p.y * cos(angle)) - 4)
     }
     var observed = moved
     observed[2] += PixelPoint(25, 9)  // sides 1 and 2 out of view: corner 2 is a guess …
@@ -273,7 +287,9 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
     // A turned side that holds still is the photo's new shape: taken after bendAcceptFrames.
     let held = PhotoTracker()
     var shown: Quad?
-    for k in 0..<60 { shown = held.update([observation(k < 20 ? q : turned(5))], timestampNs: Int64(k) * dt).first?.quad }
+    for k in 0..<60 {
+        shown = held.update([observation(k < 20 ? q : turned(5))], timestampNs: Int64(k) * dt).first?.quad
+    }
     #expect(shown.map { maxCornerError($0, turned(5)) } ?? .infinity < 0.5, "a held shape is taken")
 }
 
@@ -291,8 +307,11 @@ func observation(_ q: Quad) -> Observation { Observation(quad: q, confidence: 0.
         var shown: Quad?
         for k in 0..<60 {
             for t in 0..<tracker.liveTrackCount { tracker.applyMotion(.identity, toTrackAt: t) }
-            shown = tracker.update([observation(k < 59 ? q : lowered)], corrected: corrected && k == 59 ? 1 : 0,
-                                   timestampNs: Int64(k) * dt).first?.quad
+            shown =
+                tracker.update(
+                    [observation(k < 59 ? q : lowered)], corrected: corrected && k == 59 ? 1 : 0,
+                    timestampNs: Int64(k) * dt
+                ).first?.quad
         }
         return shown
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Infer
 
 @Suite struct ArenaPlannerTests {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Infer
 
 /// Concat elimination (`Engine+ConcatInPlace.swift`): producers write into their slice of the Concat output when
@@ -17,23 +18,29 @@ import Testing
         var nodes = [
             TestModel.Node(op: "Conv", inputs: ["x", "wa", "ba"], outputs: ["a"], ints: ["pads": [1, 1, 1, 1]]),
             TestModel.Node(op: "Conv", inputs: ["x", "wb"], outputs: ["b"], ints: ["pads": [0, 0, 0, 0]]),
-            TestModel.Node(op: "Concat", inputs: ["a", "b"], outputs: ["c"], int: ["axis": 1]),
+            TestModel.Node(op: "Concat", inputs: ["a", "b"], outputs: ["c"], int: ["axis": 1])
         ]
         switch variant {
         case .plain, .batchTwo: nodes.append(TestModel.Node(op: "Relu", inputs: ["c"], outputs: ["out"]))
         case .laterReader:
-            nodes += [TestModel.Node(op: "Relu", inputs: ["c"], outputs: ["d"]),
-                      TestModel.Node(op: "Conv", inputs: ["d", "wf"], outputs: ["f"]),
-                      TestModel.Node(op: "Add", inputs: ["f", "a"], outputs: ["out"])]
+            nodes += [
+                TestModel.Node(op: "Relu", inputs: ["c"], outputs: ["d"]),
+                TestModel.Node(op: "Conv", inputs: ["d", "wf"], outputs: ["f"]),
+                TestModel.Node(op: "Add", inputs: ["f", "a"], outputs: ["out"])
+            ]
         case .concatOfConcat:
             nodes.append(TestModel.Node(op: "Concat", inputs: ["c", "a"], outputs: ["out"], int: ["axis": 1]))
         }
-        let inits: [(String, [Int], [Float])] = [("wa", [5, 3, 3, 3], rng.floats(135)), ("ba", [5], rng.floats(5)),
-                                                  ("wb", [4, 3, 1, 1], rng.floats(12)),
-                                                  ("wf", [5, 9, 1, 1], rng.floats(45))]
+        let inits: [(String, [Int], [Float])] = [
+            ("wa", [5, 3, 3, 3], rng.floats(135)), ("ba", [5], rng.floats(5)),
+            ("wb", [4, 3, 1, 1], rng.floats(12)),
+            ("wf", [5, 9, 1, 1], rng.floats(45))
+        ]
         let shape = [variant == .batchTwo ? 2 : 1, 3, 7, 9]
-        let model = try ONNXModel.decode(TestModel.encode(nodes: nodes, initializers: inits, inputDims: shape,
-                                                          outputName: "out"), file: "concat.onnx")
+        let model = try ONNXModel.decode(
+            TestModel.encode(
+                nodes: nodes, initializers: inits, inputDims: shape,
+                outputName: "out"), file: "concat.onnx")
         let fast = try InferenceEngine(model: model, mode: .fast)
         let reference = try InferenceEngine(model: model, mode: .reference)
         let concats = fast.kernelTypeNames.filter { $0 == "ConcatKernel" }.count

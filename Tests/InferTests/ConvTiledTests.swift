@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Infer
 
 /// The tiled direct conv kernel (`ConvTiledKernel`) against the naive reference on the shapes where it is chosen
@@ -21,16 +22,22 @@ import Testing
             for c in [1, 3, 8, 13, 16] {
                 all.append(Case(channels: c, height: h, width: w, outChannels: c == 13 ? 5 : 8))
                 all.append(Case(channels: c, height: h, width: w, outChannels: 16, stride: 2, pads: [0, 1, 2, 1]))
-                all.append(Case(channels: c, height: h, width: w, outChannels: 13, dilation: 2, pads: [2, 1, 2, 3],
-                                activation: "Clip"))
+                all.append(
+                    Case(
+                        channels: c, height: h, width: w, outChannels: 13, dilation: 2, pads: [2, 1, 2, 3],
+                        activation: "Clip"))
             }
             all.append(Case(channels: 16, height: h, width: w, outChannels: 16, group: 2))
             if h >= 2 && w >= 2 {  // a 5×3 window needs at least 2×2 inputs with these pads
-                all.append(Case(channels: 8, height: h, width: w, outChannels: 12, kernel: [5, 3], stride: 2,
-                                pads: [2, 0, 1, 1], activation: "None"))
+                all.append(
+                    Case(
+                        channels: 8, height: h, width: w, outChannels: 12, kernel: [5, 3], stride: 2,
+                        pads: [2, 0, 1, 1], activation: "None"))
             }
-            all.append(Case(channels: 13, height: h, width: w, outChannels: 9, kernel: [1, 1], stride: 2,
-                            pads: [1, 0, 0, 1]))
+            all.append(
+                Case(
+                    channels: 13, height: h, width: w, outChannels: 9, kernel: [1, 1], stride: 2,
+                    pads: [1, 0, 0, 1]))
         }
         // Wide rows: several 16-column tiles plus a partial one, and bands of several rows.
         all.append(Case(channels: 8, height: 40, width: 70, outChannels: 8))
@@ -44,13 +51,18 @@ import Testing
         let cg = c.channels / Int(c.group)
         let area = Int(c.kernel[0] * c.kernel[1])
         let convOut = c.activation == "None" ? "out" : "y"
-        var nodes = [TestModel.Node(op: "Conv", inputs: ["x", "w", "b"], outputs: [convOut],
-                                    ints: ["pads": c.pads, "strides": [c.stride, c.stride],
-                                           "dilations": [c.dilation, c.dilation], "kernel_shape": c.kernel],
-                                    int: ["group": c.group])]
+        var nodes = [
+            TestModel.Node(
+                op: "Conv", inputs: ["x", "w", "b"], outputs: [convOut],
+                ints: [
+                    "pads": c.pads, "strides": [c.stride, c.stride],
+                    "dilations": [c.dilation, c.dilation], "kernel_shape": c.kernel
+                ],
+                int: ["group": c.group])
+        ]
         var inits: [(String, [Int], [Float])] = [
             ("w", [c.outChannels, cg, Int(c.kernel[0]), Int(c.kernel[1])], rng.floats(c.outChannels * cg * area)),
-            ("b", [c.outChannels], rng.floats(c.outChannels)),
+            ("b", [c.outChannels], rng.floats(c.outChannels))
         ]
         if c.activation == "Relu" { nodes.append(TestModel.Node(op: "Relu", inputs: ["y"], outputs: ["out"])) }
         if c.activation == "Clip" {
@@ -58,8 +70,10 @@ import Testing
             inits += [("lo", [], [-0.25]), ("hi", [], [0.5])]
         }
         let shape = [1, c.channels, c.height, c.width]
-        let model = try ONNXModel.decode(TestModel.encode(nodes: nodes, initializers: inits, inputDims: shape,
-                                                          outputName: "out"), file: "tiled.onnx")
+        let model = try ONNXModel.decode(
+            TestModel.encode(
+                nodes: nodes, initializers: inits, inputDims: shape,
+                outputName: "out"), file: "tiled.onnx")
         let fast = try InferenceEngine(model: model, mode: .fast)
         let reference = try InferenceEngine(model: model, mode: .reference)
         #expect(fast.kernelTypeNames == ["ConvTiledKernel"], "the activation should fuse into a tiled conv")

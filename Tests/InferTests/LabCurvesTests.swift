@@ -1,16 +1,19 @@
 import Testing
+
 @testable import Infer
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The vector curves of `LabSIMD`, the white-folded matrix literals and the public eight-lane API (`Lab+Lanes.swift`)
 /// against the Double definition.
 struct LabCurvesTests {
     /// Max relative error of `f` against `reference` over `count` points spaced geometrically over lo…hi.
-    static func worstRelative(lo: Double, hi: Double, count: Int = 1 << 16, _ f: (SIMD8<Float>) -> SIMD8<Float>,
-                              _ reference: (Double) -> Double) -> Double {
+    static func worstRelative(
+        lo: Double, hi: Double, count: Int = 1 << 16, _ f: (SIMD8<Float>) -> SIMD8<Float>,
+        _ reference: (Double) -> Double
+    ) -> Double {
         var worst = 0.0
         var i = 0
         while i < count {
@@ -91,15 +94,17 @@ struct LabCurvesTests {
                 worstDeltaE = max(worstDeltaE, LabTests.deltaE(ref, (lab.L[k], lab.a[k], lab.b[k])))
                 // 8-bit output of the lanes vs the Double inverse of the same Lab, in levels (0.5 = rounding).
                 let back = Lab.referenceRGB(L: Double(lab.L[k]), a: Double(lab.a[k]), b: Double(lab.b[k]))
-                worstLevel = max(worstLevel, abs(Double(rgb8.r[k]) - back.r * 255), abs(Double(rgb8.g[k]) - back.g * 255),
-                                 abs(Double(rgb8.b[k]) - back.b * 255))
+                worstLevel = max(
+                    worstLevel, abs(Double(rgb8.r[k]) - back.r * 255), abs(Double(rgb8.g[k]) - back.g * 255),
+                    abs(Double(rgb8.b[k]) - back.b * 255))
             }
         }
         #expect(worstDeltaE <= 0.01, "lanes ΔE \(worstDeltaE)")
         #expect(worstLevel <= 0.52, "lanes → 8-bit off by \(worstLevel) levels")
         // Out of gamut clips like scikit-image (lab2rgb gives 184.18, 0, 255 and 0, 177.21, 0 for these).
-        let clipped = Lab.rgb8(L: SIMD8(50, 60, 50, 60, 50, 60, 50, 60), a: SIMD8(120, -100, 120, -100, 120, -100, 120, -100),
-                               b: SIMD8(-120, 100, -120, 100, -120, 100, -120, 100))
+        let clipped = Lab.rgb8(
+            L: SIMD8(50, 60, 50, 60, 50, 60, 50, 60), a: SIMD8(120, -100, 120, -100, 120, -100, 120, -100),
+            b: SIMD8(-120, 100, -120, 100, -120, 100, -120, 100))
         #expect(clipped.r[0] == 184 && clipped.g[0] == 0 && clipped.b[0] == 255, "\(clipped)")
         #expect(clipped.r[1] == 0 && clipped.g[1] == 177 && clipped.b[1] == 0, "\(clipped)")
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Infer
 
 /// Lab conversions: every fast path against the Double definition (`Lab.referenceLab` / `referenceRGB`).
@@ -52,15 +53,18 @@ struct LabTests {
     @Test func floatLabToRGBMatchesDefinition() {
         var rng = Random(state: 7)
         var lab: [Float] = []
-        for _ in 0..<20_003 { lab += [Float(rng.next() * 100), Float(rng.next() * 200 - 100), Float(rng.next() * 200 - 100)] }
+        for _ in 0..<20_003 {
+            lab += [Float(rng.next() * 100), Float(rng.next() * 200 - 100), Float(rng.next() * 200 - 100)]
+        }
         let n = lab.count / 3
         var rgb = [Float](repeating: .nan, count: lab.count)
         Lab.convertLabToRGB(lab, &rgb, pixelCount: n)
         var worst = 0.0
         for i in 0..<n {
             let ref = Lab.referenceRGB(L: Double(lab[3 * i]), a: Double(lab[3 * i + 1]), b: Double(lab[3 * i + 2]))
-            worst = max(worst, abs(ref.r - Double(rgb[3 * i])), abs(ref.g - Double(rgb[3 * i + 1])),
-                        abs(ref.b - Double(rgb[3 * i + 2])))
+            worst = max(
+                worst, abs(ref.r - Double(rgb[3 * i])), abs(ref.g - Double(rgb[3 * i + 1])),
+                abs(ref.b - Double(rgb[3 * i + 2])))
         }
         #expect(worst <= 1e-4, "max RGB error \(worst)")
     }
@@ -108,13 +112,16 @@ struct LabTests {
     @Test(arguments: [YCbCrEncoding.bt601Full, .bt601Limited, .bt709Full, .bt709Limited])
     func yCbCrDecodesWhatItsMatrixEncoded(encoding: YCbCrEncoding) {
         // Encode chosen R'G'B' codes with the textbook forward matrix, quantise to 8 bits, decode: within 1.5/255.
-        let colours: [(Float, Float, Float)] = [(0, 0, 0), (1, 1, 1), (1, 0, 0), (0, 1, 0), (0, 0, 1),
-                                                (0.5, 0.25, 0.75), (0.2, 0.6, 0.4)]
+        let colours: [(Float, Float, Float)] = [
+            (0, 0, 0), (1, 1, 1), (1, 0, 0), (0, 1, 0), (0, 0, 1),
+            (0.5, 0.25, 0.75), (0.2, 0.6, 0.4)
+        ]
         let kr = encoding.kr, kb = encoding.kb, kg = 1 - kr - kb
         for (r, g, b) in colours {
             let y = kr * r + kg * g + kb * b
             let u = (b - y) / (2 * (1 - kb)), v = (r - y) / (2 * (1 - kr))
-            let (yc, uc, vc): (Float, Float, Float) = encoding.fullRange
+            let (yc, uc, vc): (Float, Float, Float) =
+                encoding.fullRange
                 ? (y * 255, 128 + u * 255, 128 + v * 255) : (16 + y * 219, 128 + u * 224, 128 + v * 224)
             func q(_ x: Float) -> UInt8 { UInt8(min(max(x.rounded(), 0), 255)) }
             let out = encoding.rgb(y: q(yc), cb: q(uc), cr: q(vc))
@@ -135,11 +142,13 @@ struct LabTests {
         let cr: [UInt8] = (0..<(cw * ch)).map { UInt8(200 - 17 * $0) }
         var lab = [Float](repeating: .nan, count: w * h * 3)
         var scratch = [Float](repeating: 0, count: 6 * w)
-        Lab.convertYCbCr420ToLab(luma: luma, cb: cb, cr: cr, widthPx: w, heightPx: h, encoding: .bt709Limited,
-                                 lab: &lab, scratchRGB: &scratch)
+        Lab.convertYCbCr420ToLab(
+            luma: luma, cb: cb, cr: cr, widthPx: w, heightPx: h, encoding: .bt709Limited,
+            lab: &lab, scratchRGB: &scratch)
         var lightness = [Float](repeating: .nan, count: w * h)
-        Lab.lightnessFromYCbCr420(luma: luma, cb: cb, cr: cr, widthPx: w, heightPx: h, encoding: .bt709Limited,
-                                  lightness: &lightness, scratch: &scratch)
+        Lab.lightnessFromYCbCr420(
+            luma: luma, cb: cb, cr: cr, widthPx: w, heightPx: h, encoding: .bt709Limited,
+            lightness: &lightness, scratch: &scratch)
         for y in 0..<h {
             for x in 0..<w {
                 let c = (y / 2) * cw + x / 2

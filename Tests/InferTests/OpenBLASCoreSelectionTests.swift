@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Infer
 
 @Suite struct OpenBLASCoreSelectionTests {
@@ -22,7 +23,8 @@ import Testing
     }
 
     @Test func parsesCpuinfoFlags() {
-        let text = "processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: fpu sse2 avx2 fma\n\nprocessor\t: 1\nflags\t: sse2\n"
+        let text =
+            "processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: fpu sse2 avx2 fma\n\nprocessor\t: 1\nflags\t: sse2\n"
         #expect(OpenBLASCoreSelection.cpuFlags(cpuinfo: text) == ["fpu", "sse2", "avx2", "fma"])
         #expect(OpenBLASCoreSelection.cpuVendor(cpuinfo: "vendor_id\t: AuthenticAMD\n") == "AuthenticAMD")
     }
@@ -35,8 +37,9 @@ import Testing
         }
         var c: [Float] = [0, 0, 0, 0]
         let a: [Float] = [1, 2, 3, 4], b: [Float] = [5, 6, 7, 8]
-        blas.sgemm(transA: false, transB: false, m: 2, n: 2, k: 2, alpha: 1, a: a, lda: 2, b: b, ldb: 2, beta: 0,
-                   c: &c, ldc: 2)
+        blas.sgemm(
+            transA: false, transB: false, m: 2, n: 2, k: 2, alpha: 1, a: a, lda: 2, b: b, ldb: 2, beta: 0,
+            c: &c, ldc: 2)
         #expect(c == [19, 22, 43, 50])
     }
 }

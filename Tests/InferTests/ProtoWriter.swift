@@ -14,7 +14,9 @@ struct ProtoWriter {
         let b = value.bitPattern
         for i in 0..<4 { bytes.append(UInt8((b >> (8 * UInt32(i))) & 0xff)) }
     }
-    mutating func data(_ field: Int, _ payload: [UInt8]) { key(field, 2); varint(UInt64(payload.count)); bytes += payload }
+    mutating func data(_ field: Int, _ payload: [UInt8]) {
+        key(field, 2); varint(UInt64(payload.count)); bytes += payload
+    }
     mutating func string(_ field: Int, _ s: String) { data(field, Array(s.utf8)) }
     mutating func message(_ field: Int, _ build: (inout ProtoWriter) -> Void) {
         var sub = ProtoWriter()
@@ -31,7 +33,9 @@ enum TestModel {
         w.string(8, name)
         if packed {
             var raw: [UInt8] = []
-            for v in values { let b = v.bitPattern; for i in 0..<4 { raw.append(UInt8((b >> (8 * UInt32(i))) & 0xff)) } }
+            for v in values {
+                let b = v.bitPattern; for i in 0..<4 { raw.append(UInt8((b >> (8 * UInt32(i))) & 0xff)) }
+            }
             w.data(9, raw)
         } else {
             for v in values { w.float(4, v) }
@@ -58,8 +62,10 @@ enum TestModel {
     }
 
     /// A model with one input `x` of `inputDims`, the given nodes and initializers, and output `outputName`.
-    static func encode(nodes: [Node], initializers: [(String, [Int], [Float])], inputDims: [Int],
-                       outputName: String, opset: Int64 = 17) -> [UInt8] {
+    static func encode(
+        nodes: [Node], initializers: [(String, [Int], [Float])], inputDims: [Int],
+        outputName: String, opset: Int64 = 17
+    ) -> [UInt8] {
         var m = ProtoWriter()
         m.int(1, 8)
         m.message(7) { g in
@@ -70,22 +76,32 @@ enum TestModel {
                     nw.string(3, "node_" + n.outputs[0])
                     nw.string(4, n.op)
                     for (name, values) in n.ints.sorted(by: { $0.key < $1.key }) {
-                        nw.message(5) { a in a.string(1, name); for v in values { a.int(8, v) }; a.int(20, 7) }
+                        nw.message(5) { a in
+                            a.string(1, name); for v in values { a.int(8, v) }; a.int(20, 7)
+                        }
                     }
                     for (name, value) in n.int.sorted(by: { $0.key < $1.key }) {
-                        nw.message(5) { a in a.string(1, name); a.int(3, value); a.int(20, 2) }
+                        nw.message(5) { a in
+                            a.string(1, name); a.int(3, value); a.int(20, 2)
+                        }
                     }
                     for (name, value) in n.floats.sorted(by: { $0.key < $1.key }) {
-                        nw.message(5) { a in a.string(1, name); a.float(2, value); a.int(20, 1) }
+                        nw.message(5) { a in
+                            a.string(1, name); a.float(2, value); a.int(20, 1)
+                        }
                     }
                 }
             }
             g.string(2, "test")
-            for (name, dims, values) in initializers { g.message(5) { floatTensor(&$0, name: name, dims: dims, values: values) } }
+            for (name, dims, values) in initializers {
+                g.message(5) { floatTensor(&$0, name: name, dims: dims, values: values) }
+            }
             g.message(11) { valueInfo(&$0, name: "x", dims: inputDims) }
             g.message(12) { valueInfo(&$0, name: outputName, dims: nil) }
         }
-        m.message(8) { o in o.string(1, ""); o.int(2, opset) }
+        m.message(8) { o in
+            o.string(1, ""); o.int(2, opset)
+        }
         return m.bytes
     }
 }

@@ -1,5 +1,6 @@
 import ColorcamCore
 import Testing
+
 @testable import Infer
 
 @Suite struct ProtobufDecoderTests {
@@ -39,10 +40,14 @@ import Testing
             if let error = decodeError(Array(Self.conv[..<cut])) {
                 rejected += 1
                 #expect(error.kind == .badData, "cut at \(cut)")
-                #expect(!error.description.contains("\n") && error.description.hasPrefix("bad.onnx: byte "), "cut at \(cut)")
+                #expect(
+                    !error.description.contains("\n") && error.description.hasPrefix("bad.onnx: byte "), "cut at \(cut)"
+                )
             } else {
                 let model = try ONNXModel.decode(Array(Self.conv[..<cut]), file: "bad.onnx")
-                #expect(throws: InferError.self, "cut at \(cut)") { try InferenceEngine(model: model, file: "bad.onnx") }
+                #expect(throws: InferError.self, "cut at \(cut)") {
+                    try InferenceEngine(model: model, file: "bad.onnx")
+                }
             }
         }
         #expect(rejected >= Self.conv.count - 3)
@@ -75,8 +80,9 @@ import Testing
     }
 
     @Test func unknownOpNamesNodeOpAndOpset() throws {
-        let bytes = TestModel.encode(nodes: [TestModel.Node(op: "Einsum", inputs: ["x"], outputs: ["out"])],
-                                     initializers: [], inputDims: [1, 2], outputName: "out", opset: 13)
+        let bytes = TestModel.encode(
+            nodes: [TestModel.Node(op: "Einsum", inputs: ["x"], outputs: ["out"])],
+            initializers: [], inputDims: [1, 2], outputName: "out", opset: 13)
         let model = try ONNXModel.decode(bytes, file: "u.onnx")
         do {
             _ = try InferenceEngine(model: model, file: "u.onnx")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Infer
 
 /// Load-time reordering of nearest Resize → 1×1 Conv into Conv → Resize (`Engine+Reorder.swift`): it happens only
@@ -7,9 +8,11 @@ import Testing
     func model(kernel: Int, scales: [Float], sizes: Bool = false, pads: [Int64] = [0, 0, 0, 0]) throws -> ONNXModel {
         var rng = SeededRandom(seed: 11)
         let c = 13, m = 6
-        var inits: [(String, [Int], [Float])] = [("roi", [0], []), ("scales", [4], scales),
-                                                  ("w", [m, c, kernel, kernel], rng.floats(m * c * kernel * kernel)),
-                                                  ("b", [m], rng.floats(m))]
+        var inits: [(String, [Int], [Float])] = [
+            ("roi", [0], []), ("scales", [4], scales),
+            ("w", [m, c, kernel, kernel], rng.floats(m * c * kernel * kernel)),
+            ("b", [m], rng.floats(m))
+        ]
         var resizeInputs = ["x", "roi", "scales"]
         if sizes {
             inits[1] = ("scales", [0], [])
@@ -19,10 +22,12 @@ import Testing
         let nodes = [
             TestModel.Node(op: "Resize", inputs: resizeInputs, outputs: ["r"]),
             TestModel.Node(op: "Conv", inputs: ["r", "w", "b"], outputs: ["y"], ints: ["pads": pads]),
-            TestModel.Node(op: "Relu", inputs: ["y"], outputs: ["out"]),
+            TestModel.Node(op: "Relu", inputs: ["y"], outputs: ["out"])
         ]
-        return try ONNXModel.decode(TestModel.encode(nodes: nodes, initializers: inits, inputDims: [1, c, 5, 7],
-                                                     outputName: "out"), file: "reorder.onnx")
+        return try ONNXModel.decode(
+            TestModel.encode(
+                nodes: nodes, initializers: inits, inputDims: [1, c, 5, 7],
+                outputName: "out"), file: "reorder.onnx")
     }
 
     func check(_ model: ONNXModel, reordered: Bool) throws {

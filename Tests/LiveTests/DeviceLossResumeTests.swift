@@ -25,7 +25,9 @@ struct DeviceLossResumeTests {
         let captures = trace.captures
         let gaps = trace.driverGaps
         let captureFrames = captures.map(\.frame)
-        #expect(zip(captureFrames, captureFrames.dropFirst()).allSatisfy { $0 < $1 }, "captures not increasing: \(captureFrames)")
+        #expect(
+            zip(captureFrames, captureFrames.dropFirst()).allSatisfy { $0 < $1 },
+            "captures not increasing: \(captureFrames)")
         #expect((captureFrames + gaps.map(\.frame)).sorted() == Array(0..<count), "numbers not each used once")
         let captureNsByFrame = Dictionary(uniqueKeysWithValues: captures.map { ($0.frame, $0.captureTsNs) })
         for drop in gaps {
@@ -43,17 +45,23 @@ struct DeviceLossResumeTests {
         let i = Self.intervalNs
         let sessionA = ScriptedCamera.steady(count: 10, startNs: 1_000 * Self.msNs)  // last capture at 1090 ms
         let bStart = 1_090 * Self.msNs + 25 * i
-        let sessionB = [0, 1, 2, 5, 6].map { ScriptedCamera.Frame(driverSequence: $0, captureNs: bStart + Int64($0) * i) }
+        let sessionB = [0, 1, 2, 5, 6].map {
+            ScriptedCamera.Frame(driverSequence: $0, captureNs: bStart + Int64($0) * i)
+        }
         let cStart = sessionB.last!.captureNs + 30 * i + 3 * Self.msNs
-        let camera = ScriptedCamera(clock: clock, sessions: [
-            .init(frames: sessionA, endsWithLoss: true),
-            .init(frames: sessionB, endsWithLoss: true),
-            .init(failedOpensBefore: 2, failedOpenNs: 100 * Self.msNs,
-                  frames: ScriptedCamera.steady(count: 6, startNs: cStart), endsWithLoss: false),
-        ])
+        let camera = ScriptedCamera(
+            clock: clock,
+            sessions: [
+                .init(frames: sessionA, endsWithLoss: true),
+                .init(frames: sessionB, endsWithLoss: true),
+                .init(
+                    failedOpensBefore: 2, failedOpenNs: 100 * Self.msNs,
+                    frames: ScriptedCamera.steady(count: 6, startNs: cStart), endsWithLoss: false)
+            ])
         let trace = RecordingTrace()
-        let daemon = LiveDaemon(options: Self.liveOptions(), openSource: camera.open, runner: nil, processor: nil,
-                                sink: nil, trace: trace, server: nil, clock: clock)
+        let daemon = LiveDaemon(
+            options: Self.liveOptions(), openSource: camera.open, runner: nil, processor: nil,
+            sink: nil, trace: trace, server: nil, clock: clock)
         let totals = try daemon.run()
 
         #expect(camera.successfulOpens == 3)
@@ -72,14 +80,18 @@ struct DeviceLossResumeTests {
     /// Stopped while the device is still away: the daemon traces the gap up to the moment it stops.
     @Test func aGapStillOpenAtStopIsTracedUpToTheStop() throws {
         let clock = ManualClock(startNs: 1_000 * Self.msNs)
-        let camera = ScriptedCamera(clock: clock, sessions: [
-            .init(frames: ScriptedCamera.steady(count: 10, startNs: 1_000 * Self.msNs), endsWithLoss: true),
-            .init(failedOpensBefore: 1_000, failedOpenNs: 200 * Self.msNs, frames: [], endsWithLoss: false),
-        ])
+        let camera = ScriptedCamera(
+            clock: clock,
+            sessions: [
+                .init(frames: ScriptedCamera.steady(count: 10, startNs: 1_000 * Self.msNs), endsWithLoss: true),
+                .init(failedOpensBefore: 1_000, failedOpenNs: 200 * Self.msNs, frames: [], endsWithLoss: false)
+            ])
         let trace = RecordingTrace()
-        let daemon = LiveDaemon(options: Self.liveOptions(), openSource: camera.open, runner: nil, processor: nil,
-                                sink: nil, trace: trace, server: nil, clock: clock)
-        camera.onFailedOpen = { [weak daemon] in if $0 == 3 { daemon?.requestStop() } }  // weak: the daemon holds the camera
+        let daemon = LiveDaemon(
+            options: Self.liveOptions(), openSource: camera.open, runner: nil, processor: nil,
+            sink: nil, trace: trace, server: nil, clock: clock)
+        // weak: the daemon holds the camera
+        camera.onFailedOpen = { [weak daemon] in if $0 == 3 { daemon?.requestStop() } }
         let totals = try daemon.run()
 
         // Last capture 1090 ms, stopped at 1095 + 3 × 200 = 1695 ms: 60 whole intervals, 59 frames missed.
@@ -93,9 +105,10 @@ struct DeviceLossResumeTests {
 
     /// The pipeline alone, resuming after a capture at 1000 ms: the first frame's distance from it, to the nearest
     /// whole interval, less one, is the number of frames missed (10 ms intervals).
-    @Test(arguments: [
-        (5, 0), (10, 0), (14, 0), (16, 1), (20, 1), (250, 24), (254, 24), (256, 25),
-    ] as [(Int64, Int)])
+    @Test(
+        arguments: [
+            (5, 0), (10, 0), (14, 0), (16, 1), (20, 1), (250, 24), (254, 24), (256, 25)
+        ] as [(Int64, Int)])
     func resumedRunNumbersItsFirstFrameAfterTheMissedSlots(offsetMs: Int64, missed: Int) throws {
         let clock = ManualClock(startNs: 1_000 * Self.msNs)
         let frames = ScriptedCamera.steady(count: 3, startNs: (1_000 + offsetMs) * Self.msNs, from: 7)
@@ -111,7 +124,9 @@ struct DeviceLossResumeTests {
         } catch let failure as PipelineFailure {
             #expect(failure.kind == .unavailable)
             #expect(trace.driverGaps.map(\.frame) == Array(100..<(100 + missed)))
-            #expect(trace.driverGaps.map(\.startNs) == (0..<missed).map { 1_000 * Self.msNs + Int64($0 + 1) * Self.intervalNs })
+            #expect(
+                trace.driverGaps.map(\.startNs)
+                    == (0..<missed).map { 1_000 * Self.msNs + Int64($0 + 1) * Self.intervalNs })
             #expect(trace.captures.map(\.frame) == [100, 101, 102].map { $0 + missed })
             #expect(failure.stats.drops[.driverGap, default: 0] == missed)
             #expect(failure.framesCaptured == 3)
@@ -124,12 +139,15 @@ struct DeviceLossResumeTests {
     /// `firstSequence + framesCaptured` (which would hand the gap's numbers out again after a restart).
     @Test func nextSequenceCountsTheDriverGapsOfTheRun() throws {
         let clock = ManualClock(startNs: 0)
-        let frames = [3, 4, 8, 9, 12].map { ScriptedCamera.Frame(driverSequence: $0, captureNs: Int64($0) * Self.intervalNs) }
+        let frames = [3, 4, 8, 9, 12].map {
+            ScriptedCamera.Frame(driverSequence: $0, captureNs: Int64($0) * Self.intervalNs)
+        }
         var config = Self.liveOptions().pipeline
         config.firstSequence = 50
         let trace = RecordingTrace()
         let source = ScriptedLiveSource(session: .init(frames: frames, endsWithLoss: false), clock: clock)
-        let stats = try Pipeline(source: source, sink: nil, runner: nil, trace: trace, clock: clock, config: config).run()
+        let stats = try Pipeline(source: source, sink: nil, runner: nil, trace: trace, clock: clock, config: config)
+            .run()
         #expect(trace.captures.map(\.frame) == [50, 51, 55, 56, 59])
         #expect(trace.driverGaps.map(\.frame) == [52, 53, 54, 57, 58])
         #expect(stats.drops[.driverGap] == 5)

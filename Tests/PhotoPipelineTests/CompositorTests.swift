@@ -1,8 +1,9 @@
 import ColorcamCore
 import Detect
 import Infer
-@testable import PhotoPipeline
 import Testing
+
+@testable import PhotoPipeline
 
 @Suite struct CompositorTests {
     let codec = PixelCodec(encoding: .bt601Full)
@@ -26,8 +27,10 @@ import Testing
         }
         ab.withUnsafeMutableBufferPointer { p in
             let grid = ColourCompositor.Grid(ab: UnsafePointer(p.baseAddress!), widthPx: n, heightPx: n, scale: 1)
-            #expect(ColourCompositor.composite(grid, into: after, at: printQuad, originalCb: cb, originalCr: cr,
-                                               codec: codec, featherPx: 2))
+            #expect(
+                ColourCompositor.composite(
+                    grid, into: after, at: printQuad, originalCb: cb, originalCr: cr,
+                    codec: codec, featherPx: 2))
         }
         return (before, after)
     }
@@ -89,7 +92,8 @@ import Testing
         let (before, after) = composite(a: -30, b: 50, background: background)
         let g = before.geometry
         for (x, y) in pixels(g, inside: false, margin: 0.75) {
-            #expect(after.luma.load(fromByteOffset: y * g.widthPx + x, as: UInt8.self)
+            #expect(
+                after.luma.load(fromByteOffset: y * g.widthPx + x, as: UInt8.self)
                     == before.luma.load(fromByteOffset: y * g.widthPx + x, as: UInt8.self))
         }
         // Chroma blocks wholly outside (all four of their pixels ≥ 2 px outside the outline).
@@ -101,8 +105,13 @@ import Testing
                 }
                 guard corners.allSatisfy({ !printQuad.contains($0) && distanceToOutline($0) > 1 }) else { continue }
                 let c = cy * g.chromaWidthPx + cx
-                let want: (UInt8, UInt8) = background == .gray ? (128, 128)
-                    : (before.cb.load(fromByteOffset: c, as: UInt8.self), before.cr.load(fromByteOffset: c, as: UInt8.self))
+                let want: (UInt8, UInt8) =
+                    background == .gray
+                    ? (128, 128)
+                    : (
+                        before.cb.load(fromByteOffset: c, as: UInt8.self),
+                        before.cr.load(fromByteOffset: c, as: UInt8.self)
+                    )
                 #expect(after.cb.load(fromByteOffset: c, as: UInt8.self) == want.0)
                 #expect(after.cr.load(fromByteOffset: c, as: UInt8.self) == want.1)
                 checked += 1
@@ -118,8 +127,9 @@ import Testing
         let flat = Quad(PixelPoint(10, 10), PixelPoint(20, 10), PixelPoint(30, 10), PixelPoint(40, 10))
         ab.withUnsafeMutableBufferPointer { p in
             let grid = ColourCompositor.Grid(ab: UnsafePointer(p.baseAddress!), widthPx: 2, heightPx: 2, scale: 1)
-            _ = ColourCompositor.composite(grid, into: frame, at: flat, originalCb: copy, originalCr: copy,
-                                           codec: codec, featherPx: 2)
+            _ = ColourCompositor.composite(
+                grid, into: frame, at: flat, originalCb: copy, originalCr: copy,
+                codec: codec, featherPx: 2)
         }
         #expect([UInt8](UnsafeRawBufferPointer(frame.pixels)) == copy)
     }

@@ -1,10 +1,11 @@
 import ColorcamCore
-@testable import Detect
 import Foundation
 import Infer
-@testable import PhotoPipeline
 import Stream
 import Testing
+
+@testable import Detect
+@testable import PhotoPipeline
 
 /// Which tracks get colour (`PaintGate`), alone and through the processor: a print keeps its colour while it slides
 /// and while it is partly out of view, and is colorized only from whole views.
@@ -16,8 +17,9 @@ import Testing
     }
 
     func moved(_ quad: Quad, _ dx: Double, _ dy: Double = 0) -> Quad {
-        Quad(quad[0] + PixelPoint(dx, dy), quad[1] + PixelPoint(dx, dy), quad[2] + PixelPoint(dx, dy),
-             quad[3] + PixelPoint(dx, dy))
+        Quad(
+            quad[0] + PixelPoint(dx, dy), quad[1] + PixelPoint(dx, dy), quad[2] + PixelPoint(dx, dy),
+            quad[3] + PixelPoint(dx, dy))
     }
 
     @Test func aTrackIsPaintedFromItsSecondMeasuredFrameWhileItMovesWithinTheLimit() {
@@ -59,15 +61,18 @@ import Testing
         let g = frame.geometry
         let c = quad.centroid
         var sum = 0.0, n = 0.0
-        for cy in 0..<g.chromaHeightPx { for cx in 0..<g.chromaWidthPx {
-            let p = PixelPoint(Double(2 * cx) + 1, Double(2 * cy) + 1)
-            let inner = PixelPoint(c.x + 2 * (p.x - c.x), c.y + 2 * (p.y - c.y))  // p in the half-size quad
-            guard quad.contains(inner) else { continue }
-            let i = cy * g.chromaWidthPx + cx
-            sum += abs(Double(frame.cb.load(fromByteOffset: i, as: UInt8.self)) - 128)
-                + abs(Double(frame.cr.load(fromByteOffset: i, as: UInt8.self)) - 128)
-            n += 1
-        } }
+        for cy in 0..<g.chromaHeightPx {
+            for cx in 0..<g.chromaWidthPx {
+                let p = PixelPoint(Double(2 * cx) + 1, Double(2 * cy) + 1)
+                let inner = PixelPoint(c.x + 2 * (p.x - c.x), c.y + 2 * (p.y - c.y))  // p in the half-size quad
+                guard quad.contains(inner) else { continue }
+                let i = cy * g.chromaWidthPx + cx
+                sum +=
+                    abs(Double(frame.cb.load(fromByteOffset: i, as: UInt8.self)) - 128)
+                    + abs(Double(frame.cr.load(fromByteOffset: i, as: UInt8.self)) - 128)
+                n += 1
+            }
+        }
         return n > 0 ? sum / n : 0
     }
 

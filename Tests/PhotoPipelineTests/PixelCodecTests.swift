@@ -1,7 +1,8 @@
 import Foundation
 import Infer
-@testable import PhotoPipeline
 import Testing
+
+@testable import PhotoPipeline
 
 @Suite struct PixelCodecTests {
     let codec = PixelCodec(encoding: .bt601Full)
@@ -31,7 +32,8 @@ import Testing
                     let back = Lab.referenceLab(r: want.r, g: want.g, b: want.b)
                     guard abs(back.L - l) < 1e-6, abs(back.a - a) < 1e-6, abs(back.b - b) < 1e-6 else { continue }
                     let got = codec.rgb(L: Float(l), a: Float(a), b: Float(b))
-                    worst = max(worst, abs(Double(got.x) - want.r), abs(Double(got.y) - want.g), abs(Double(got.z) - want.b))
+                    worst = max(
+                        worst, abs(Double(got.x) - want.r), abs(Double(got.y) - want.g), abs(Double(got.z) - want.b))
                     checked += 1
                 }
             }

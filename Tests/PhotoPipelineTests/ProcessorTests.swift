@@ -2,9 +2,10 @@ import ColorcamCore
 import Detect
 import Foundation
 import Infer
-@testable import PhotoPipeline
 import Stream
 import Testing
+
+@testable import PhotoPipeline
 
 /// Drives `PhotoColorProcessor` by hand, as the pipeline's threads would (analyse → prepareInference → infer →
 /// composite), on synthetic frames with the bundled default model.
@@ -61,12 +62,15 @@ import Testing
         _ = run.step(out)
         let g = out.geometry
         var chroma = 0.0, n = 0.0
-        for cy in 40..<80 { for cx in 50..<110 {
-            let c = cy * g.chromaWidthPx + cx
-            chroma += abs(Double(out.cb.load(fromByteOffset: c, as: UInt8.self)) - 128)
-                + abs(Double(out.cr.load(fromByteOffset: c, as: UInt8.self)) - 128)
-            n += 1
-        } }
+        for cy in 40..<80 {
+            for cx in 50..<110 {
+                let c = cy * g.chromaWidthPx + cx
+                chroma +=
+                    abs(Double(out.cb.load(fromByteOffset: c, as: UInt8.self)) - 128)
+                    + abs(Double(out.cr.load(fromByteOffset: c, as: UInt8.self)) - 128)
+                n += 1
+            }
+        }
         #expect(chroma / n > 1.0, "mean |chroma| inside \(chroma / n)")
         #expect(out.cb.load(fromByteOffset: 2 * g.chromaWidthPx + 2, as: UInt8.self) == 128)
     }
@@ -110,7 +114,8 @@ import Testing
         try processor.finish()
         let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
         #expect(files.count == 2 && files[0].hasSuffix(".json") && files[1].hasSuffix(".png"), "\(files)")
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + files[0])))
+        let json =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + files[0])))
             as? [String: Any]
         #expect((json?["corners"] as? [[Double]])?.count == 4)
         #expect(json?["model"] as? String == bundle.name)

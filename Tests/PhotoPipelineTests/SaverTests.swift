@@ -1,7 +1,8 @@
 import Detect
 import Foundation
-@testable import PhotoPipeline
 import Testing
+
+@testable import PhotoPipeline
 
 @Suite struct SaverTests {
     func colour(track: Int, quality: Double, picture: (Double, Double) -> Double, rotate: Bool = false) -> SavedColour {
@@ -19,7 +20,9 @@ import Testing
     }
 
     func directory() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("cc-saver-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cc-saver-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        ).path
     }
 
     @Test func theSamePhotoUnderANewTrackIsSavedOnceAndOnlyABetterViewReplacesIt() throws {
@@ -27,8 +30,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let saver = try PhotoSaver(directory: dir)
         saver.submit(colour(track: 3, quality: 100, picture: landscape))
-        saver.submit(colour(track: 9, quality: 50, picture: landscape))               // lost and found: worse
-        saver.submit(colour(track: 12, quality: 200, picture: landscape, rotate: true)) // turned 90°, better
+        saver.submit(colour(track: 9, quality: 50, picture: landscape))  // lost and found: worse
+        saver.submit(colour(track: 12, quality: 200, picture: landscape, rotate: true))  // turned 90°, better
         saver.submit(colour(track: 4, quality: 80, picture: portrait))
         try saver.finish()
         #expect(saver.savedNames == ["photo-3", "photo-4"])

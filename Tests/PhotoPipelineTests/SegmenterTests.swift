@@ -2,8 +2,9 @@ import ColorcamCore
 import Detect
 import Foundation
 import Infer
-@testable import PhotoPipeline
 import Testing
+
+@testable import PhotoPipeline
 
 /// A temporary directory for one test, removed by the caller.
 private func temporaryDirectory() throws -> String {
@@ -28,8 +29,10 @@ private func cornerError(_ a: Quad, _ b: Quad) -> Double {
 
 /// The grid input equals cell means computed here by hand from random planes, padding included: 4:2:0 at the
 /// standard sizes, a size whose grid needs padding on both axes and leaves frame pixels over, 4:2:2, 4:4:4, mono.
-@Test(arguments: [(640, 480, ChromaFormat.yuv420(.jpeg)), (1280, 720, .yuv420(.jpeg)), (642, 486, .yuv420(.mpeg2)),
-                  (100, 62, .yuv420(.jpeg)), (322, 250, .yuv422), (200, 100, .yuv444), (200, 100, .mono)])
+@Test(arguments: [
+    (640, 480, ChromaFormat.yuv420(.jpeg)), (1280, 720, .yuv420(.jpeg)), (642, 486, .yuv420(.mpeg2)),
+    (100, 62, .yuv420(.jpeg)), (322, 250, .yuv422), (200, 100, .yuv444), (200, 100, .mono)
+])
 func segmenterInputIsTheCellMeans(size: (Int, Int, ChromaFormat)) {
     let geometry = FrameGeometry(widthPx: size.0, heightPx: size.1, chroma: size.2)
     let frame = FrameBuffer(geometry: geometry)
@@ -53,13 +56,17 @@ func segmenterInputIsTheCellMeans(size: (Int, Int, ChromaFormat)) {
         let i = min(i, grid.widthCells - 1), j = min(j, grid.heightCells - 1)  // the padding repeats the edge
         var sum = 0.0, n = 0.0
         if channel == 0 {
-            for y in (j * c)..<((j + 1) * c) { for x in (i * c)..<((i + 1) * c) { sum += Double(luma[y * size.0 + x]); n += 1 } }
+            for y in (j * c)..<((j + 1) * c) {
+                for x in (i * c)..<((i + 1) * c) { sum += Double(luma[y * size.0 + x]); n += 1 }
+            }
             return sum / n / 255 - 0.5
         }
         guard geometry.chroma.hasChroma else { return 0 }
         let plane = channel == 1 ? cb : cr
         for y in ((j * c) >> sy)..<(((j + 1) * c) >> sy) {
-            for x in ((i * c) >> sx)..<(((i + 1) * c) >> sx) { sum += Double(plane[y * geometry.chromaWidthPx + x]); n += 1 }
+            for x in ((i * c) >> sx)..<(((i + 1) * c) >> sx) {
+                sum += Double(plane[y * geometry.chromaWidthPx + x]); n += 1
+            }
         }
         return (sum / n - 128) / 128
     }
@@ -171,20 +178,25 @@ func segmenterInputIsTheCellMeans(size: (Int, Int, ChromaFormat)) {
         let path = dir + "/" + name
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try write(Array(manifest.utf8), to: path + "/manifest.json")
-        if model { try write(TestONNX.conv1x1Sigmoid(weights: [1, 0, 0, 0, 1, 0], bias: [0, 0]), to: path + "/model.onnx") }
+        if model {
+            try write(TestONNX.conv1x1Sigmoid(weights: [1, 0, 0, 0, 1, 0], bias: [0, 0]), to: path + "/model.onnx")
+        }
         return path
     }
     func kind(_ body: () throws -> Any?) -> FailureKind? {
         do { _ = try body(); return nil } catch let error as ColorcamError { return error.kind } catch { return nil }
     }
-    let good = try bundle("good", manifest: """
-        {"kind":"detect-segmenter","input":"frame","output":"maps","cell_px_per_coarse_factor":2,"multiple":8,
-         "training":{"epochs":40,"data":["a","b"]},"heldout":{"f1":0.9}}
-        """)
+    let good = try bundle(
+        "good",
+        manifest: """
+            {"kind":"detect-segmenter","input":"frame","output":"maps","cell_px_per_coarse_factor":2,"multiple":8,
+             "training":{"epochs":40,"data":["a","b"]},"heldout":{"f1":0.9}}
+            """)
     #expect(try DetectModel.load(good).modelPath == good + "/model.onnx")
     #expect(try DetectModel.resolve(good)?.name == good)
     #expect(try DetectModel.resolve("none") == nil)
-    #expect(kind { try DetectModel.load(bundle("colorizer", manifest: #"{"kind":"colorizer","file":"model.onnx"}"#)) }
+    #expect(
+        kind { try DetectModel.load(bundle("colorizer", manifest: #"{"kind":"colorizer","file":"model.onnx"}"#)) }
             == .badData)
     #expect(kind { try DetectModel.load(bundle("grid3", manifest: #"{"cell_px_per_coarse_factor":3}"#)) } == .badData)
     #expect(kind { try DetectModel.load(bundle("multiple16", manifest: #"{"multiple":16}"#)) } == .badData)
@@ -205,7 +217,9 @@ func segmenterInputIsTheCellMeans(size: (Int, Int, ChromaFormat)) {
     let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
     var options = PhotoPipelineOptions()
     options.detectModel = try DetectModel.load(path)
-    for (asked, expected) in [(nil, DetectorMode.both), (.learned, .learned), (.classic, .classic)] as [(DetectorMode?, DetectorMode)] {
+    for (asked, expected) in [(nil, DetectorMode.both), (.learned, .learned), (.classic, .classic)]
+        as [(DetectorMode?, DetectorMode)]
+    {
         options.detectorMode = asked
         let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options)
         #expect(processor.session.detector.mode == expected)

@@ -9,7 +9,9 @@ enum TestONNX {
             while v >= 0x80 { bytes.append(UInt8(v & 0x7f) | 0x80); v >>= 7 }
             bytes.append(UInt8(v))
         }
-        mutating func int(_ field: Int, _ value: Int64) { varint(UInt64(field << 3)); varint(UInt64(bitPattern: value)) }
+        mutating func int(_ field: Int, _ value: Int64) {
+            varint(UInt64(field << 3)); varint(UInt64(bitPattern: value))
+        }
         mutating func data(_ field: Int, _ payload: [UInt8]) {
             varint(UInt64(field << 3 | 2)); varint(UInt64(payload.count)); bytes += payload
         }
@@ -51,14 +53,18 @@ enum TestONNX {
                 for i in ["frame", "w", "b"] { n.string(1, i) }
                 n.string(2, "z"); n.string(3, "conv"); n.string(4, "Conv")
             }
-            g.message(1) { n in n.string(1, "z"); n.string(2, "maps"); n.string(3, "sigmoid"); n.string(4, "Sigmoid") }
+            g.message(1) { n in
+                n.string(1, "z"); n.string(2, "maps"); n.string(3, "sigmoid"); n.string(4, "Sigmoid")
+            }
             g.string(2, "segmenter")
             g.message(5) { tensor(&$0, "w", [bias.count, 3, 1, 1], weights) }
             g.message(5) { tensor(&$0, "b", [bias.count], bias) }
             g.message(11) { valueInfo(&$0, "frame", channels: 3) }
             g.message(12) { valueInfo(&$0, "maps", channels: bias.count) }
         }
-        m.message(8) { o in o.string(1, ""); o.int(2, 17) }
+        m.message(8) { o in
+            o.string(1, ""); o.int(2, 17)
+        }
         return m.bytes
     }
 }

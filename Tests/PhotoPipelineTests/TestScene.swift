@@ -8,8 +8,10 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 
 /// A 4:2:0 full-range frame: a flat table of luma `tableLuma` (neutral chroma) with a greyscale "print" at `quad`
 /// whose content is `picture(u, v)` (u, v in 0…1 across the print), point-sampled at pixel centres.
-func sceneFrame(widthPx: Int = 320, heightPx: Int = 240, tableLuma: UInt8 = 60, tableCb: UInt8 = 128,
-                tableCr: UInt8 = 128, quad: Quad?, picture: (Double, Double) -> Double) -> FrameBuffer {
+func sceneFrame(
+    widthPx: Int = 320, heightPx: Int = 240, tableLuma: UInt8 = 60, tableCb: UInt8 = 128,
+    tableCr: UInt8 = 128, quad: Quad?, picture: (Double, Double) -> Double
+) -> FrameBuffer {
     let frame = FrameBuffer(geometry: FrameGeometry(widthPx: widthPx, heightPx: heightPx, chroma: .yuv420(.jpeg)))
     let luma = frame.luma.bindMemory(to: UInt8.self)
     frame.cb.bindMemory(to: UInt8.self).initialize(repeating: tableCb)
@@ -20,7 +22,8 @@ func sceneFrame(widthPx: Int = 320, heightPx: Int = 240, tableLuma: UInt8 = 60, 
         for x in 0..<widthPx {
             var value = Double(tableLuma)
             if let toPicture, let p = toPicture.apply(PixelPoint(Double(x) + 0.5, Double(y) + 0.5)),
-               (0...1).contains(p.x), (0...1).contains(p.y) {
+                (0...1).contains(p.x), (0...1).contains(p.y)
+            {
                 value = picture(p.x, p.y)
             }
             luma[y * widthPx + x] = UInt8(max(0, min(255, value.rounded())))

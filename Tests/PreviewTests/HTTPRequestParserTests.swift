@@ -74,7 +74,7 @@ func fragmentedInputGivesTheSameHead(chunkSize: Int) throws {
     ("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", false),
     ("GET / HTTP/1.1\r\nHost: a\r\nConnection: Keep-Alive, Close\r\n\r\n", false),
     ("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true),
-    ("GET / HTTP/1.1\r\nHost: a\r\n\r\n", true),
+    ("GET / HTTP/1.1\r\nHost: a\r\n\r\n", true)
 ])
 func keepAliveFollowsVersionAndConnectionHeader(text: String, keepAlive: Bool) {
     guard case .complete(let head, _) = feedAll(text) else {
@@ -101,7 +101,7 @@ func keepAliveFollowsVersionAndConnectionHeader(text: String, keepAlive: Bool) {
     ("GET / HTTP/1.1\r\nHost: a\r\nX : 1\r\n\r\n", 400),
     ("GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n  folded\r\n\r\n", 400),
     ("GET / HTTP/1.1\r\nHost: a\r\nX: a\u{01}b\r\n\r\n", 400),
-    ("\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\u{00}\u{01}\r\n\r\n", 400),
+    ("\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\u{00}\u{01}\r\n\r\n", 400)
 ])
 func rejectsBadHeads(text: String, status: Int) {
     guard case .failed(let error) = feedAll(text) else {
@@ -126,8 +126,11 @@ func rejectsBadHeads(text: String, status: Int) {
 func requestLineAtTheLimitIsAccepted(length: Int) {
     let line = "GET /" + String(repeating: "a", count: length - 14) + " HTTP/1.1"
     #expect(line.utf8.count == length)
-    let outcome = feedAll(line + "\r\nHost: a\r\n\r\n", limits: .init(maxRequestLineBytes: 64, maxHeaderBytes: 1024,
-                                                                      maxHeaderCount: 8))
+    let outcome = feedAll(
+        line + "\r\nHost: a\r\n\r\n",
+        limits: .init(
+            maxRequestLineBytes: 64, maxHeaderBytes: 1024,
+            maxHeaderCount: 8))
     guard case .complete(let head, _) = outcome else {
         Issue.record("line of \(line.utf8.count) bytes rejected: \(outcome)")
         return
@@ -183,8 +186,10 @@ func headerCountLimit(count: Int, accepted: Bool) {
     #expect(bytes <= 2048 + 30)
 }
 
-@Test(arguments: [("http://cam.local:8080/stats.json?a=1", "/stats.json?a=1"), ("HTTP://x", "/"),
-                  ("https://x/snapshot.jpg", "/snapshot.jpg")])
+@Test(arguments: [
+    ("http://cam.local:8080/stats.json?a=1", "/stats.json?a=1"), ("HTTP://x", "/"),
+    ("https://x/snapshot.jpg", "/snapshot.jpg")
+])
 func absoluteFormIsReducedToItsPath(target: String, path: String) {
     guard case .complete(let head, _) = feedAll("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n") else {
         Issue.record("absolute form \(target) rejected")

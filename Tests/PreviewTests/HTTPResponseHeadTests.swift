@@ -7,14 +7,17 @@ import Testing
 }
 
 @Test func textResponseHasLengthConnectionAndBody() {
-    let text = String(decoding: HTTPResponseHead.textResponse(status: 431, body: "too big\n", keepAlive: false),
-                      as: UTF8.self)
+    let text = String(
+        decoding: HTTPResponseHead.textResponse(status: 431, body: "too big\n", keepAlive: false),
+        as: UTF8.self)
     #expect(text.hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"))
     #expect(text.contains("\r\nContent-Length: 8\r\n"))
     #expect(text.contains("\r\nConnection: close\r\n"))
     #expect(text.hasSuffix("\r\n\r\ntoo big\n"))
-    let head = String(decoding: HTTPResponseHead.textResponse(status: 200, body: "ok\n", keepAlive: true,
-                                                              includeBody: false), as: UTF8.self)
+    let head = String(
+        decoding: HTTPResponseHead.textResponse(
+            status: 200, body: "ok\n", keepAlive: true,
+            includeBody: false), as: UTF8.self)
     #expect(head.hasSuffix("Connection: keep-alive\r\n\r\n"), "HEAD gets the head only")
     #expect(head.contains("Content-Length: 3\r\n"), "HEAD keeps the GET length")
 }

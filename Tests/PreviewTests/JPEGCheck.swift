@@ -15,8 +15,9 @@ func decodedJPEGSize(_ bytes: [UInt8]) -> (widthPx: Int, heightPx: Int)? {
     var rgb = [UInt8](repeating: 0, count: Int(width) * Int(height) * 3)
     let decoded = bytes.withUnsafeBufferPointer { jpeg in
         rgb.withUnsafeMutableBufferPointer { out in
-            tjDecompress2(handle, jpeg.baseAddress, UInt(jpeg.count), out.baseAddress, width, 0, height,
-                          Int32(TJPF_RGB.rawValue), 0)
+            tjDecompress2(
+                handle, jpeg.baseAddress, UInt(jpeg.count), out.baseAddress, width, 0, height,
+                Int32(TJPF_RGB.rawValue), 0)
         }
     }
     guard decoded == 0 else { return nil }

@@ -18,8 +18,11 @@ import Testing
     for value in [0.005, 0.01, 0.05, 0.5, 7, .nan] { histogram.observe(value) }
 
     let parsed = try PrometheusText(registry.render())
-    #expect(parsed.types == ["x_frames_total": "counter", "x_dropped_total": "counter", "x_in_flight": "gauge",
-                             "x_lag_seconds": "histogram"])
+    #expect(
+        parsed.types == [
+            "x_frames_total": "counter", "x_dropped_total": "counter", "x_in_flight": "gauge",
+            "x_lag_seconds": "histogram"
+        ])
     #expect(parsed.value("x_frames_total") == 4)
     #expect(parsed.value("x_dropped_total", ["reason": "late"]) == 1)
     #expect(parsed.value("x_dropped_total", ["reason": "a\"b\\c\nd"]) == 2)
@@ -46,7 +49,9 @@ import Testing
     #expect(parsed.types["colorcam_inference_seconds_total"] == "counter")
 }
 
-@Test(arguments: [(1.0, "1"), (0.25, "0.25"), (Double.infinity, "+Inf"), (-Double.infinity, "-Inf"), (Double.nan, "NaN")])
+@Test(arguments: [
+    (1.0, "1"), (0.25, "0.25"), (Double.infinity, "+Inf"), (-Double.infinity, "-Inf"), (Double.nan, "NaN")
+])
 func sampleValuesUsePrometheusSpelling(value: Double, text: String) {
     #expect(MetricsRegistry.format(value) == text)
 }

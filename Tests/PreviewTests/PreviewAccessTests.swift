@@ -15,8 +15,9 @@ private struct CountingGenerator: RandomNumberGenerator {
 private let secret = Array("0123456789abcdef0123456789abcdef".utf8)
 
 private func head(_ target: String, _ headers: [(String, String)] = []) -> HTTPRequestHead {
-    HTTPRequestHead(method: "GET", target: target, version: .http1_1,
-                    headers: [("Host", "t")] + headers.map { (name: $0.0, value: $0.1) })
+    HTTPRequestHead(
+        method: "GET", target: target, version: .http1_1,
+        headers: [("Host", "t")] + headers.map { (name: $0.0, value: $0.1) })
 }
 
 @Suite struct PreviewAccessTests {
@@ -67,7 +68,7 @@ private func head(_ target: String, _ headers: [(String, String)] = []) -> HTTPR
         ("abcdefgh ijklmnopq", "has ' ' at byte 9"),
         ("abcdefghijklmnop\r\nX-Evil: 1", "has byte 0x0D at byte 17"),
         ("abcdefghijklmnop;", "has ';' at byte 17"),
-        ("abcdéfghijklmnopq", "has byte 0xC3 at byte 5"),
+        ("abcdéfghijklmnopq", "has byte 0xC3 at byte 5")
     ])
     func unusableTokensAreExplained(token: String, problem: String) {
         let found = PreviewAccess.problem(with: token)
@@ -86,23 +87,28 @@ private func head(_ target: String, _ headers: [(String, String)] = []) -> HTTPR
         #expect(PreviewAccess.decide(head("/", [("authorization", "bearer  \(token)")]), secret: secret) == .allowed)
         #expect(PreviewAccess.decide(head("/", [("Authorization", "Basic \(token)")]), secret: secret) == .denied)
         #expect(PreviewAccess.decide(head("/", [("Authorization", "Bearer x\(token)")]), secret: secret) == .denied)
-        #expect(PreviewAccess.decide(head("/", [("Cookie", "a=1; colorcam_token=\(token); b=2")]), secret: secret)
-            == .allowed)
-        #expect(PreviewAccess.decide(head("/", [("Cookie", "colorcam_token=\"\(token)\"")]), secret: secret)
-            == .allowed)
+        #expect(
+            PreviewAccess.decide(head("/", [("Cookie", "a=1; colorcam_token=\(token); b=2")]), secret: secret)
+                == .allowed)
+        #expect(
+            PreviewAccess.decide(head("/", [("Cookie", "colorcam_token=\"\(token)\"")]), secret: secret)
+                == .allowed)
         #expect(PreviewAccess.decide(head("/", [("Cookie", "xcolorcam_token=\(token)")]), secret: secret) == .denied)
         let twoCookies = [("Cookie", "colorcam_token=wrong"), ("Cookie", "colorcam_token=\(token)")]
-        #expect(PreviewAccess.decide(head("/", twoCookies), secret: secret) == .allowed,
-                "any of several cookies may carry it")
+        #expect(
+            PreviewAccess.decide(head("/", twoCookies), secret: secret) == .allowed,
+            "any of several cookies may carry it")
     }
 
     @Test func loginRedirectsToTheSamePathWithoutTheToken() {
         let token = String(decoding: secret, as: UTF8.self)
         #expect(PreviewAccess.decide(head("/?token=\(token)"), secret: secret) == .login(location: "/"))
-        #expect(PreviewAccess.decide(head("/stats.json?a=1&token=\(token)&b=x%20y"), secret: secret)
-            == .login(location: "/stats.json?a=1&b=x%20y"))
-        #expect(PreviewAccess.decide(head("//evil.example/?token=\(token)"), secret: secret)
-            == .login(location: "/evil.example/"), "never a scheme-relative Location")
+        #expect(
+            PreviewAccess.decide(head("/stats.json?a=1&token=\(token)&b=x%20y"), secret: secret)
+                == .login(location: "/stats.json?a=1&b=x%20y"))
+        #expect(
+            PreviewAccess.decide(head("//evil.example/?token=\(token)"), secret: secret)
+                == .login(location: "/evil.example/"), "never a scheme-relative Location")
         let escaped = "%30" + token.dropFirst()  // "0" percent-encoded
         #expect(PreviewAccess.decide(head("/?token=\(escaped)"), secret: secret) == .login(location: "/"))
     }

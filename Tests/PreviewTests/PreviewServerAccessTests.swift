@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Foundation
 import Synchronization
@@ -8,12 +5,17 @@ import Testing
 
 @testable import Preview
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 private let token = "Tok3n-for.the_preview~tests-0123456789"
 
 /// Starts a server on 127.0.0.1 (kernel-chosen port) that needs `token`, with a few frames published.
 private func startServer(accessToken: String? = token) throws -> (PreviewServer, UInt16) {
-    let config = PreviewServerConfig(listenAddress: SocketAddress("127.0.0.1:0")!, snapshotWaitNs: 100_000_000,
-                                     accessToken: accessToken)
+    let config = PreviewServerConfig(
+        listenAddress: SocketAddress("127.0.0.1:0")!, snapshotWaitNs: 100_000_000,
+        accessToken: accessToken)
     let server = try PreviewServer(config: config, warn: { _ in })
     try server.start()
     let frame = FrameBuffer(geometry: FrameGeometry(widthPx: 64, heightPx: 48, chroma: .yuv420(.jpeg)))
@@ -26,14 +28,17 @@ private func startServer(accessToken: String? = token) throws -> (PreviewServer,
 
 /// One request with `Connection: close` and extra header lines; reads the head and (unless `method` is HEAD) the
 /// body. A running stream's body (200) is not read.
-private func request(_ target: String, method: String = "GET", headers: [String] = [],
-                     port: UInt16) throws -> TestHTTPClient.Response {
+private func request(
+    _ target: String, method: String = "GET", headers: [String] = [],
+    port: UInt16
+) throws -> TestHTTPClient.Response {
     let client = try TestHTTPClient(port: port)
     let extra = headers.map { $0 + "\r\n" }.joined()
     try client.send("\(method) \(target) HTTP/1.1\r\nHost: test\r\n\(extra)Connection: close\r\n\r\n")
     var response = try client.readResponse(readBody: false)
     if method != "HEAD" && !(target.hasPrefix("/stream.mjpg") && response.status == 200),
-        let length = response.headers["content-length"].flatMap(Int.init) {
+        let length = response.headers["content-length"].flatMap(Int.init)
+    {
         response.body = try client.read(count: length)
     }
     return response
@@ -62,10 +67,12 @@ private let guarded = ["/", "/index.html", "/stream.mjpg", "/snapshot.jpg", "/st
         #expect(parsed.value("colorcam_preview_rejected_total", ["status": "401"]) == Double(guarded.count))
     }
 
-    @Test(arguments: ["Authorization: Bearer wrong-token-0123456789", "Authorization: Bearer \(token)x",
-                      "Authorization: Bearer " + token.dropLast(), "Authorization: Basic \(token)",
-                      "Cookie: colorcam_token=wrong-token-0123456789", "Cookie: colorcam_token=",
-                      "Cookie: other=\(token)"])
+    @Test(arguments: [
+        "Authorization: Bearer wrong-token-0123456789", "Authorization: Bearer \(token)x",
+        "Authorization: Bearer " + token.dropLast(), "Authorization: Basic \(token)",
+        "Cookie: colorcam_token=wrong-token-0123456789", "Cookie: colorcam_token=",
+        "Cookie: other=\(token)"
+    ])
     func aWrongTokenIs401(header: String) throws {
         let (server, port) = try startServer()
         defer { server.stop() }
@@ -76,8 +83,10 @@ private let guarded = ["/", "/index.html", "/stream.mjpg", "/snapshot.jpg", "/st
         }
     }
 
-    @Test(arguments: ["Authorization: Bearer \(token)", "Cookie: colorcam_token=\(token)",
-                      "Cookie: theme=dark; colorcam_token=\(token); lang=en"])
+    @Test(arguments: [
+        "Authorization: Bearer \(token)", "Cookie: colorcam_token=\(token)",
+        "Cookie: theme=dark; colorcam_token=\(token); lang=en"
+    ])
     func theRightTokenServesEveryPath(header: String) throws {
         let (server, port) = try startServer()
         defer { server.stop() }
@@ -111,8 +120,10 @@ private let guarded = ["/", "/index.html", "/stream.mjpg", "/snapshot.jpg", "/st
         #expect(server.metrics.rejected(status: 401)?.current == 0)
     }
 
-    @Test(arguments: ["/?token=wrong-token-0123456789", "/?token=", "/?token=\(token)x",
-                      "/stats.json?token=" + token.dropLast()])
+    @Test(arguments: [
+        "/?token=wrong-token-0123456789", "/?token=", "/?token=\(token)x",
+        "/stats.json?token=" + token.dropLast()
+    ])
     func aWrongLoginIs401AndSetsNoCookie(target: String) throws {
         let (server, port) = try startServer()
         defer { server.stop() }

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Foundation
 import Synchronization
 import Testing
 
 @testable import Preview
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Starts a server on 127.0.0.1 with a kernel-chosen port.
 private func startServer(_ adjust: (inout PreviewServerConfig) -> Void = { _ in }) throws -> (PreviewServer, UInt16) {
@@ -38,7 +39,8 @@ private func publishFrames(_ server: PreviewServer, count: Int, geometry: FrameG
         let lost = try TestHTTPClient.get("/healthz", port: port)
         #expect(lost.status == 503)
         #expect(lost.bodyText.contains("/dev/video0 unplugged"))
-        let stats = try JSONSerialization.jsonObject(with: Data(TestHTTPClient.get("/stats.json", port: port).body))
+        let stats =
+            try JSONSerialization.jsonObject(with: Data(TestHTTPClient.get("/stats.json", port: port).body))
             as? [String: Any]
         #expect(stats?["health"] as? String == "device_lost")
         server.setHealth(.ok)
@@ -64,7 +66,7 @@ private func publishFrames(_ server: PreviewServer, count: Int, geometry: FrameG
         FrameGeometry(widthPx: 321, heightPx: 241, chroma: .yuv420(.mpeg2)),
         FrameGeometry(widthPx: 100, heightPx: 50, chroma: .yuv444),
         FrameGeometry(widthPx: 66, heightPx: 34, chroma: .yuv422),
-        FrameGeometry(widthPx: 64, heightPx: 48, chroma: .mono),
+        FrameGeometry(widthPx: 64, heightPx: 48, chroma: .mono)
     ])
     func snapshotIsAValidJPEGOfTheFrameSize(geometry: FrameGeometry) throws {
         let (server, port) = try startServer()
@@ -91,11 +93,15 @@ private func publishFrames(_ server: PreviewServer, count: Int, geometry: FrameG
         let geometry = FrameGeometry(widthPx: 64, heightPx: 48, chroma: .yuv420(.jpeg))
         let frame = FrameBuffer(geometry: geometry)
         frame.sequence = 41
-        let quad = PreviewQuad(.init(xPx: 1, yPx: 2), .init(xPx: 30.5, yPx: 2), .init(xPx: 30, yPx: 20),
-                               .init(xPx: 1, yPx: 21), trackId: 9)
+        let quad = PreviewQuad(
+            .init(xPx: 1, yPx: 2), .init(xPx: 30.5, yPx: 2), .init(xPx: 30, yPx: 20),
+            .init(xPx: 1, yPx: 21), trackId: 9)
         server.metrics.dropped(reason: "busy")?.add(4)
-        server.publish(frame: frame, overlays: [quad], stats: PreviewStats(outputFps: 29.5, lagMs: 33.3, inFlight: 1,
-                                                                           model: "eccv16 \"v2\""))
+        server.publish(
+            frame: frame, overlays: [quad],
+            stats: PreviewStats(
+                outputFps: 29.5, lagMs: 33.3, inFlight: 1,
+                model: "eccv16 \"v2\""))
         let response = try TestHTTPClient.get("/stats.json", port: port)
         #expect(response.headers["content-type"] == "application/json")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
@@ -126,11 +132,12 @@ private func publishFrames(_ server: PreviewServer, count: Int, geometry: FrameG
         for _ in 0..<5 {
             let partHead = String(decoding: try client.read(through: Array("\r\n\r\n".utf8)), as: UTF8.self)
             #expect(partHead.hasPrefix("--colorcamframe\r\nContent-Type: image/jpeg\r\n"))
-            let fields = Dictionary(uniqueKeysWithValues: partHead.split(separator: "\r\n").dropFirst().compactMap {
-                line -> (String, String)? in
-                guard let colon = line.firstIndex(of: ":") else { return nil }
-                return (line[..<colon].lowercased(), String(line[line.index(after: colon)...].dropFirst()))
-            })
+            let fields = Dictionary(
+                uniqueKeysWithValues: partHead.split(separator: "\r\n").dropFirst().compactMap {
+                    line -> (String, String)? in
+                    guard let colon = line.firstIndex(of: ":") else { return nil }
+                    return (line[..<colon].lowercased(), String(line[line.index(after: colon)...].dropFirst()))
+                })
             let length = try #require(fields["content-length"].flatMap(Int.init))
             let jpeg = try client.read(count: length)
             #expect(try client.read(count: 2) == [0x0D, 0x0A])
@@ -147,7 +154,7 @@ private func publishFrames(_ server: PreviewServer, count: Int, geometry: FrameG
         ("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\n\r\n", 414),
         ("GET / HTTP/3.0\r\nHost: a\r\n\r\n", 505),
         ("POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", 405),
-        ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", 400),
+        ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", 400)
     ])
     func malformedRequestsGetAnErrorAndAClose(request: String, status: Int) throws {
         let (server, port) = try startServer()
@@ -171,8 +178,10 @@ private func publishFrames(_ server: PreviewServer, count: Int, geometry: FrameG
         let (server, port) = try startServer()
         defer { server.stop() }
         let client = try TestHTTPClient(port: port)
-        try client.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\nGET /nope HTTP/1.1\r\nHost: a\r\n\r\n"
-            + "HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\nGET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        try client.send(
+            "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\nGET /nope HTTP/1.1\r\nHost: a\r\n\r\n"
+                + "HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\nGET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+        )
         #expect(try client.readResponse().status == 200)
         #expect(try client.readResponse().status == 404)
         let head = try client.readResponse(readBody: false)
@@ -265,13 +274,15 @@ private func publishFrames(_ server: PreviewServer, count: Int, geometry: FrameG
 
     @Test func nonLoopbackAddressWarns() throws {
         let warnings = Locked<[String]>([])
-        let server = try PreviewServer(config: PreviewServerConfig(listenAddress: SocketAddress("0.0.0.0:0")!),
-                                       warn: { message in warnings.withLock { $0.append(message) } })
+        let server = try PreviewServer(
+            config: PreviewServerConfig(listenAddress: SocketAddress("0.0.0.0:0")!),
+            warn: { message in warnings.withLock { $0.append(message) } })
         try server.start()
         server.stop()
         #expect(warnings.withLock { $0 }.contains { $0.contains("reachable from other machines") })
-        let quiet = try PreviewServer(config: PreviewServerConfig(listenAddress: SocketAddress("127.0.0.1:0")!),
-                                      warn: { message in warnings.withLock { $0.append("loopback: " + message) } })
+        let quiet = try PreviewServer(
+            config: PreviewServerConfig(listenAddress: SocketAddress("127.0.0.1:0")!),
+            warn: { message in warnings.withLock { $0.append("loopback: " + message) } })
         try quiet.start()
         quiet.stop()
         #expect(!warnings.withLock { $0 }.contains { $0.hasPrefix("loopback: ") })

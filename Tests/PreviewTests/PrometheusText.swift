@@ -54,7 +54,9 @@ struct PrometheusText {
         if rest.first == "{" {
             rest = rest.dropFirst()
             while rest.first != "}" {
-                guard let eq = rest.firstIndex(of: "=") else { throw ParseError(line: number, message: "label without =") }
+                guard let eq = rest.firstIndex(of: "=") else {
+                    throw ParseError(line: number, message: "label without =")
+                }
                 let labelName = rest[..<eq]
                 guard isName(labelName), !labelName.contains(":") else {
                     throw ParseError(line: number, message: "bad label name")
@@ -95,7 +97,9 @@ struct PrometheusText {
         case "-Inf": value = -.infinity
         case "NaN": value = .nan
         default:
-            guard let parsed = Double(valueText) else { throw ParseError(line: number, message: "bad value \(valueText)") }
+            guard let parsed = Double(valueText) else {
+                throw ParseError(line: number, message: "bad value \(valueText)")
+            }
             value = parsed
         }
         return Sample(name: String(name), labels: labels, value: value)

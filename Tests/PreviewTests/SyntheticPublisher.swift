@@ -13,9 +13,13 @@ final class SyntheticPublisher: Sendable {
     private let done = DispatchSemaphore(value: 0)
     let published = Atomic<Int>(0)
 
-    init(server: PreviewServer, geometry: FrameGeometry = FrameGeometry(widthPx: 640, heightPx: 480,
-                                                                          chroma: .yuv420(.jpeg)),
-         count: Int, intervalNs: Int64) {
+    init(
+        server: PreviewServer,
+        geometry: FrameGeometry = FrameGeometry(
+            widthPx: 640, heightPx: 480,
+            chroma: .yuv420(.jpeg)),
+        count: Int, intervalNs: Int64
+    ) {
         self.server = server
         self.geometry = geometry
         self.count = count
@@ -45,10 +49,12 @@ final class SyntheticPublisher: Sendable {
                 clock.sleep(untilNs: startNs + Int64(index) * intervalNs)
                 Self.draw(frame, index: index)
                 let x = Float(10 + index)
-                let quad = PreviewQuad(.init(xPx: x, yPx: 10), .init(xPx: x + 50, yPx: 10), .init(xPx: x + 50, yPx: 40),
-                                       .init(xPx: x, yPx: 40), trackId: 7)
-                server.publish(frame: frame, overlays: [quad],
-                               stats: PreviewStats(outputFps: 30, lagMs: Double(index), inFlight: 1, model: "synthetic"))
+                let quad = PreviewQuad(
+                    .init(xPx: x, yPx: 10), .init(xPx: x + 50, yPx: 10), .init(xPx: x + 50, yPx: 40),
+                    .init(xPx: x, yPx: 40), trackId: 7)
+                server.publish(
+                    frame: frame, overlays: [quad],
+                    stats: PreviewStats(outputFps: 30, lagMs: Double(index), inFlight: 1, model: "synthetic"))
                 server.metrics.framesOutput.increment()
                 published.add(1, ordering: .relaxed)
             }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
 import Foundation
 import Preview
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A blocking loopback TCP client for the server tests; every read gives up after `timeoutS` seconds (so a test
 /// that waits for a server reply fails instead of hanging).
@@ -103,7 +104,9 @@ final class TestHTTPClient {
     private func firstRange(of delimiter: [UInt8]) -> Range<Int>? {
         guard buffered.count >= delimiter.count else { return nil }
         for start in 0...(buffered.count - delimiter.count) where buffered[start] == delimiter[0] {
-            if Array(buffered[start..<(start + delimiter.count)]) == delimiter { return start..<(start + delimiter.count) }
+            if Array(buffered[start..<(start + delimiter.count)]) == delimiter {
+                return start..<(start + delimiter.count)
+            }
         }
         return nil
     }

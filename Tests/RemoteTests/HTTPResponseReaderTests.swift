@@ -1,5 +1,6 @@
 import ColorcamCore
 import Testing
+
 @testable import Remote
 
 @Suite struct HTTPResponseReaderTests {
@@ -20,13 +21,15 @@ import Testing
     }
 
     @Test func chunkedBodyIsDecoded() throws {
-        let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nT: x\r\n\r\n"
+        let text =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nT: x\r\n\r\n"
         let (response, consumed) = try #require(try HTTPResponseReader.parse(bytes(text), closed: false))
         #expect(String(decoding: response.body, as: UTF8.self) == "hello world")
         #expect(consumed == text.utf8.count)
         #expect(try HTTPResponseReader.parse(bytes(String(text.dropLast(3))), closed: false) == nil)
         #expect(throws: ExchangeFailure.self) {
-            try HTTPResponseReader.parse(bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"), closed: false)
+            try HTTPResponseReader.parse(
+                bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"), closed: false)
         }
     }
 
@@ -39,8 +42,9 @@ import Testing
     }
 
     @Test func connectionCloseIsHonoured() throws {
-        let (response, _) = try #require(try HTTPResponseReader.parse(
-            bytes("HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"), closed: false))
+        let (response, _) = try #require(
+            try HTTPResponseReader.parse(
+                bytes("HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"), closed: false))
         #expect(response.status == 503)
         #expect(!response.keepAlive)
     }
@@ -54,7 +58,7 @@ import Testing
             ("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", false, "two different"),
             ("HTTP/1.1 200 OK\r\nbroken header\r\n\r\n", false, "malformed header line at byte 17"),
             ("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", false, "unsupported Transfer-Encoding"),
-            ("HTTP/1.1 200", true, "truncated response"),
+            ("HTTP/1.1 200", true, "truncated response")
         ]
         for (text, closed, expected) in cases {
             do {
@@ -71,8 +75,9 @@ import Testing
     @Test func oversizedHeadIsRefused() {
         let limits = HTTPResponseReader.Limits(maxHeadBytes: 32, maxBodyBytes: 10)
         #expect(throws: ExchangeFailure.self) {
-            try HTTPResponseReader.parse(bytes("HTTP/1.1 200 OK\r\nX: " + String(repeating: "a", count: 64)),
-                                         closed: false, limits: limits)
+            try HTTPResponseReader.parse(
+                bytes("HTTP/1.1 200 OK\r\nX: " + String(repeating: "a", count: 64)),
+                closed: false, limits: limits)
         }
     }
 }

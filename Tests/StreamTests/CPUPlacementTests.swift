@@ -62,8 +62,10 @@ import Testing
         var config = PipelineConfig()
         config.pace = .asap
         config.inferenceCPU = target
-        let stats = try Pipeline(source: SyntheticSource(count: 5, fps: 30), sink: nil, runner: runner,
-                                 trace: RecordingTraceSink(), clock: SystemClock(), config: config).run()
+        let stats = try Pipeline(
+            source: SyntheticSource(count: 5, fps: 30), sink: nil, runner: runner,
+            trace: RecordingTraceSink(), clock: SystemClock(), config: config
+        ).run()
         #expect(stats.inferences == 5)
         #expect(runner.seen.withLock { $0 } == [[target]])
         #expect(CPUPlacement.threadCPUs() == cpus, "the caller's own CPU set is untouched")
@@ -75,8 +77,10 @@ import Testing
         let source = SyntheticSource(count: 6, fps: 30)
         var config = PipelineConfig()
         let resolve = { (config: PipelineConfig) in
-            Pipeline(source: SyntheticSource(count: 1, fps: 30), sink: nil, runner: nil, trace: RecordingTraceSink(),
-                     clock: SystemClock(), config: config).inferenceSpinNs
+            Pipeline(
+                source: SyntheticSource(count: 1, fps: 30), sink: nil, runner: nil, trace: RecordingTraceSink(),
+                clock: SystemClock(), config: config
+            ).inferenceSpinNs
         }
         #expect(resolve(config) == 0, "shared placement: no poll")
         let cpus = CPUPlacement.threadCPUs()
@@ -90,8 +94,10 @@ import Testing
         config.pace = .asap
         let runner = CPURecordingRunner()
         let trace = RecordingTraceSink()
-        let stats = try Pipeline(source: source, sink: nil, runner: runner, trace: trace, clock: SystemClock(),
-                                 config: config).run()
+        let stats = try Pipeline(
+            source: source, sink: nil, runner: runner, trace: trace, clock: SystemClock(),
+            config: config
+        ).run()
         #expect(stats.inferences == 6, "every request taken from the poll")
         #expect(stats.maxInFlightSeen == 1)
         #expect(trace.events(.infer).count == 6)

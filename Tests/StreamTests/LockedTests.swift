@@ -41,7 +41,8 @@ import Testing
 
     @Test func withLockIfAvailableSkipsWhileAnotherThreadHoldsTheLock() {
         let lock = Locked(7)
-        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0),
+            done = DispatchSemaphore(value: 0)
         Thread {
             lock.withLock { value in
                 held.signal()

@@ -43,11 +43,15 @@ extension ExternalToolTests {
         }
         let rgb: [UInt8] = [0, 0, 0]
         #expect(throws: PNGFailure.self) {
-            try rgb.withUnsafeBytes { try PNGEncoder.writeRGB($0, widthPx: 1, heightPx: 1, to: dir.file("no/such/dir.png")) }
+            try rgb.withUnsafeBytes {
+                try PNGEncoder.writeRGB($0, widthPx: 1, heightPx: 1, to: dir.file("no/such/dir.png"))
+            }
         }
         let raw = try dir.write("grey.raw", [UInt8](repeating: 200, count: 4 * 2 * 6))
-        _ = try await ffmpeg(["-f", "rawvideo", "-pix_fmt", "rgb48le", "-s", "4x2", "-i", raw, "-frames:v", "1",
-                              "-pix_fmt", "rgb48be", "-f", "image2", dir.file("deep.png")])
+        _ = try await ffmpeg([
+            "-f", "rawvideo", "-pix_fmt", "rgb48le", "-s", "4x2", "-i", raw, "-frames:v", "1",
+            "-pix_fmt", "rgb48be", "-f", "image2", dir.file("deep.png")
+        ])
         #expect(try decoder.begin(file: dir.file("deep.png")) == PNGHeader(widthPx: 4, heightPx: 2, sixteenBit: true))
         decoder.cancel()
     }

@@ -5,12 +5,16 @@ import Testing
 @testable import Stream
 
 /// Writes packed RGB (or RGBA) pixels as a PNG with ffmpeg (lossless: rgb24 / rgba in, same format out).
-private func writePNG(_ path: String, widthPx: Int, heightPx: Int, pixels: [UInt8], alpha: Bool = false,
-                      in dir: TemporaryDirectory) async throws {
+private func writePNG(
+    _ path: String, widthPx: Int, heightPx: Int, pixels: [UInt8], alpha: Bool = false,
+    in dir: TemporaryDirectory
+) async throws {
     let raw = try dir.write(".raw-\(UUID().uuidString)", pixels)
     defer { unlink(raw) }
-    try await ffmpeg(["-f", "rawvideo", "-pix_fmt", alpha ? "rgba" : "rgb24", "-s", "\(widthPx)x\(heightPx)", "-i", raw,
-                "-frames:v", "1", "-pix_fmt", alpha ? "rgba" : "rgb24", "-f", "image2", path])
+    try await ffmpeg([
+        "-f", "rawvideo", "-pix_fmt", alpha ? "rgba" : "rgb24", "-s", "\(widthPx)x\(heightPx)", "-i", raw,
+        "-frames:v", "1", "-pix_fmt", alpha ? "rgba" : "rgb24", "-f", "image2", path
+    ])
 }
 
 private func solid(_ r: UInt8, _ g: UInt8, _ b: UInt8, count: Int) -> [UInt8] {
@@ -19,9 +23,11 @@ private func solid(_ r: UInt8, _ g: UInt8, _ b: UInt8, count: Int) -> [UInt8] {
 
 /// The exact BT.601 full-range formulas, in Double.
 private func referenceYCbCr(_ r: Double, _ g: Double, _ b: Double) -> (y: Double, cb: Double, cr: Double) {
-    (0.299 * r + 0.587 * g + 0.114 * b,
-     128 - 0.168736 * r - 0.331264 * g + 0.5 * b,
-     128 + 0.5 * r - 0.418688 * g - 0.081312 * b)
+    (
+        0.299 * r + 0.587 * g + 0.114 * b,
+        128 - 0.168736 * r - 0.331264 * g + 0.5 * b,
+        128 + 0.5 * r - 0.418688 * g - 0.081312 * b
+    )
 }
 
 extension ExternalToolTests {
@@ -31,8 +37,9 @@ extension ExternalToolTests {
         for (index, name) in names.enumerated() {
             // Each file is a solid grey whose level encodes its index in `names`.
             let level = UInt8(20 * index)
-            try await writePNG(dir.file(name), widthPx: 4, heightPx: 2, pixels: solid(level, level, level, count: 8),
-                               in: dir)
+            try await writePNG(
+                dir.file(name), widthPx: 4, heightPx: 2, pixels: solid(level, level, level, count: 8),
+                in: dir)
         }
         try dir.write("notes.txt", Array("not a picture".utf8))
         try dir.write(".hidden.png", Array("not a picture either".utf8))
@@ -106,13 +113,17 @@ extension ExternalToolTests {
     @Test func primaryColoursLandInTheRightPlanes() async throws {
         let dir = try TemporaryDirectory()
         for (name, rgb) in [("1-red", (255, 0, 0)), ("2-blue", (0, 0, 255)), ("3-white", (255, 255, 255))] {
-            try await writePNG(dir.file(name + ".png"), widthPx: 2, heightPx: 2,
-                               pixels: solid(UInt8(rgb.0), UInt8(rgb.1), UInt8(rgb.2), count: 4), in: dir)
+            try await writePNG(
+                dir.file(name + ".png"), widthPx: 2, heightPx: 2,
+                pixels: solid(UInt8(rgb.0), UInt8(rgb.1), UInt8(rgb.2), count: 4), in: dir)
         }
         let frames = try readAllFrames(PNGFolderSource(directory: dir.path))
         // Layout per frame: 4 Y, 1 Cb, 1 Cr. Full range: red (76, 85, 255), blue (29, 255, 107), white (255, 128, 128).
-        #expect(frames.map(\.pixels) == [[76, 76, 76, 76, 85, 255], [29, 29, 29, 29, 255, 107],
-                                         [255, 255, 255, 255, 128, 128]])
+        #expect(
+            frames.map(\.pixels) == [
+                [76, 76, 76, 76, 85, 255], [29, 29, 29, 29, 255, 107],
+                [255, 255, 255, 255, 128, 128]
+            ])
     }
 
     @Test func transparentPixelsAreCompositedOntoBlack() async throws {

@@ -66,8 +66,10 @@ struct PipelineProcessorTests {
         var config = PipelineConfig()
         config.pace = .asap
         let processor = ScriptedProcessor()
-        let stats = try Pipeline(source: SyntheticSource(count: 60, fps: 30), sink: nil, runner: nil,
-                                 processor: processor, trace: trace, clock: clock, config: config).run()
+        let stats = try Pipeline(
+            source: SyntheticSource(count: 60, fps: 30), sink: nil, runner: nil,
+            processor: processor, trace: trace, clock: clock, config: config
+        ).run()
         #expect(stats.framesOutput == 60)
         #expect(stats.inferences == 3)
         processor.state.withLock { s in

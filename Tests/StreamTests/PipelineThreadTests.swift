@@ -38,8 +38,10 @@ struct PipelineThreadTests {
         var config = PipelineConfig()
         config.pace = .asap
         let runner = SimulatedInference(durationMs: 1, mode: .sleep, clock: clock)
-        let stats = try Pipeline(source: SyntheticSource(count: 40, fps: 30), sink: nil, runner: runner, trace: trace,
-                                 clock: clock, config: config).run()
+        let stats = try Pipeline(
+            source: SyntheticSource(count: 40, fps: 30), sink: nil, runner: runner, trace: trace,
+            clock: clock, config: config
+        ).run()
         #expect(stats.framesOutput == 40)
         #expect(stats.inferences == 40)
         for output in trace.events(.output) { #expect(output.resultFrame == output.frame) }
@@ -55,8 +57,10 @@ struct PipelineThreadTests {
         config.pace = .asap
         config.maxInFlight = 2
         let runner = OddOvertakesEvenRunner(clock: clock)
-        let stats = try Pipeline(source: SyntheticSource(count: 12, fps: 30), sink: nil, runner: runner, trace: trace,
-                                 clock: clock, config: config).run()
+        let stats = try Pipeline(
+            source: SyntheticSource(count: 12, fps: 30), sink: nil, runner: runner, trace: trace,
+            clock: clock, config: config
+        ).run()
         #expect(stats.framesOutput == 12)
         #expect(stats.inferences == 12)
         let inferEndNs = Dictionary(uniqueKeysWithValues: trace.events(.infer).map { ($0.frame, $0.endNs) })
@@ -73,8 +77,10 @@ struct PipelineThreadTests {
         var config = PipelineConfig()
         config.pace = .asap
         config.loops = 3
-        let stats = try Pipeline(source: SyntheticSource(count: 5, fps: 30), sink: nil, runner: nil, trace: trace,
-                                 clock: clock, config: config).run()
+        let stats = try Pipeline(
+            source: SyntheticSource(count: 5, fps: 30), sink: nil, runner: nil, trace: trace,
+            clock: clock, config: config
+        ).run()
         #expect(stats.framesCaptured == 15)
         #expect(trace.events(.capture).map(\.frame) == Array(0..<15))
     }
@@ -87,10 +93,12 @@ struct TraceWriterTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("t.json").path
-        let writer = try TraceWriter(path: path, processName: "test", config: [("simulated", .bool(true))],
-                                     flushIntervalMs: 5)
-        let stats = VirtualReplay().run(arrivalsNs: steadyArrivals(count: 30, fps: 30),
-                                        inferenceNs: { _ in 50_000_000 }, clock: ManualClock(), trace: writer)
+        let writer = try TraceWriter(
+            path: path, processName: "test", config: [("simulated", .bool(true))],
+            flushIntervalMs: 5)
+        let stats = VirtualReplay().run(
+            arrivalsNs: steadyArrivals(count: 30, fps: 30),
+            inferenceNs: { _ in 50_000_000 }, clock: ManualClock(), trace: writer)
         try writer.close(atNs: 2_000_000_000, summary: [("frames_output", .int(stats.framesOutput))])
 
         let data = try Data(contentsOf: URL(fileURLWithPath: path))

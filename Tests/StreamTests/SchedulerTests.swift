@@ -84,8 +84,9 @@ struct ManualClockSchedulerTests {
         var replay = VirtualReplay()
         replay.outputBudgetNs = 66_666_666
         let arrivals = steadyArrivals(count: 300, fps: 30)
-        let stats = replay.run(arrivalsNs: arrivals, inferenceNs: { _ in 90_000_000 }, clock: clock, trace: trace,
-                               observe: { #expect($0.limiter.inFlight <= 1) })
+        let stats = replay.run(
+            arrivalsNs: arrivals, inferenceNs: { _ in 90_000_000 }, clock: clock, trace: trace,
+            observe: { #expect($0.limiter.inFlight <= 1) })
         #expect(stats.framesCaptured == 300)
         #expect(stats.framesOutput == 300)
         #expect(stats.maxInFlightSeen == 1)
@@ -122,8 +123,9 @@ struct ManualClockSchedulerTests {
 
     @Test func sixteenMillisecondInferenceGivesEveryFrameItsOwn() {
         let trace = RecordingTraceSink()
-        let stats = VirtualReplay().run(arrivalsNs: steadyArrivals(count: 300, fps: 30),
-                                        inferenceNs: { _ in 16_000_000 }, clock: ManualClock(), trace: trace)
+        let stats = VirtualReplay().run(
+            arrivalsNs: steadyArrivals(count: 300, fps: 30),
+            inferenceNs: { _ in 16_000_000 }, clock: ManualClock(), trace: trace)
         #expect(stats.inferences == 300)
         #expect(Set(trace.events(.infer).map(\.frame)) == Set(0..<300))
         #expect(trace.events(.drop).isEmpty)
@@ -134,8 +136,9 @@ struct ManualClockSchedulerTests {
         var replay = VirtualReplay()
         replay.queueCapacity = 0
         let busyTrace = RecordingTraceSink()
-        let busy = replay.run(arrivalsNs: arrivals, inferenceNs: { _ in 90_000_000 }, clock: ManualClock(),
-                              trace: busyTrace)
+        let busy = replay.run(
+            arrivalsNs: arrivals, inferenceNs: { _ in 90_000_000 }, clock: ManualClock(),
+            trace: busyTrace)
         #expect(busy.drops[.superseded] == 0)
         #expect(busy.drops[.busy]! > 0)
         #expect(busy.inferences + busy.drops[.busy]! == 90)
@@ -143,8 +146,9 @@ struct ManualClockSchedulerTests {
 
         replay.queueCapacity = 1
         let slotTrace = RecordingTraceSink()
-        let slot = replay.run(arrivalsNs: arrivals, inferenceNs: { _ in 90_000_000 }, clock: ManualClock(),
-                              trace: slotTrace)
+        let slot = replay.run(
+            arrivalsNs: arrivals, inferenceNs: { _ in 90_000_000 }, clock: ManualClock(),
+            trace: slotTrace)
         #expect(slot.drops[.busy] == 0)
         #expect(slot.drops[.superseded]! > 0)
         #expect(slot.inferences + slot.drops[.superseded]! == 90)
@@ -158,9 +162,10 @@ struct ManualClockSchedulerTests {
         var replay = VirtualReplay()
         replay.outputCostNs = 100_000
         var peakHeld = 0
-        let stats = replay.run(arrivalsNs: steadyArrivals(count: 3_000, fps: 300), inferenceNs: { _ in 33_333_333 },
-                               clock: ManualClock(), trace: NullTraceSink(),
-                               observe: { core in peakHeld = max(peakHeld, core.limiter.inFlight + core.limiter.queueDepth) })
+        let stats = replay.run(
+            arrivalsNs: steadyArrivals(count: 3_000, fps: 300), inferenceNs: { _ in 33_333_333 },
+            clock: ManualClock(), trace: NullTraceSink(),
+            observe: { core in peakHeld = max(peakHeld, core.limiter.inFlight + core.limiter.queueDepth) })
         #expect(peakHeld <= 2)
         #expect(stats.framesOutput == 3_000)
         #expect(stats.inferences < 350)
@@ -172,8 +177,9 @@ struct ManualClockSchedulerTests {
         replay.outputCostNs = 50_000_000  // output slower than the 33 ms frame interval
         replay.outputBudgetNs = 66_666_666
         let trace = RecordingTraceSink()
-        let stats = replay.run(arrivalsNs: steadyArrivals(count: 60, fps: 30), inferenceNs: { _ in 10_000_000 },
-                               clock: ManualClock(), trace: trace)
+        let stats = replay.run(
+            arrivalsNs: steadyArrivals(count: 60, fps: 30), inferenceNs: { _ in 10_000_000 },
+            clock: ManualClock(), trace: trace)
         #expect(stats.drops[.late]! > 0)
         #expect(stats.framesOutput + stats.drops[.late]! == 60)
         let outputs = trace.events(.output).map(\.frame)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TraceAnalysis
+
 @testable import Stream
 
 /// `TraceWriter`'s size bound: numbered segments, each a whole trace, the oldest deleted beyond `keepSegments`.
@@ -31,8 +32,9 @@ import TraceAnalysis
     @Test func rotatesIntoNumberedWholeTracesAndKeepsTheNewest() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.json")
-        let trace = try TraceWriter(path: path, processName: "test", config: [("command", .string("test"))],
-                                    flushIntervalMs: 1, rotation: .init(maxBytes: 8_192, keepSegments: 2))
+        let trace = try TraceWriter(
+            path: path, processName: "test", config: [("command", .string("test"))],
+            flushIntervalMs: 1, rotation: .init(maxBytes: 8_192, keepSegments: 2))
         run(trace, frames: 0..<600)
         try trace.close(atNs: 600 * 33_333_333, summary: [("frames_captured", .int(600))])
         #expect(trace.writeError == nil)
@@ -42,8 +44,9 @@ import TraceAnalysis
         #expect(names.count == 3, "files: \(names)")
         #expect(names.last == "t.json")
         let segments = names.dropLast().map { Int($0.dropFirst(2).dropLast(5))! }
-        #expect(segments.count == 2 && segments[1] == segments[0] + 1 && segments[0] >= 2,
-                "600 frames at ~270 bytes each rotate more than 3 times at 8 KiB: \(names)")
+        #expect(
+            segments.count == 2 && segments[1] == segments[0] + 1 && segments[0] >= 2,
+            "600 frames at ~270 bytes each rotate more than 3 times at 8 KiB: \(names)")
 
         // Each file loads on its own, complete; together they hold a contiguous run of frames ending at 599.
         var all: [Int64] = []
@@ -62,8 +65,9 @@ import TraceAnalysis
         let (_, current) = try captures(path)
         #expect(current.config?["segment"]?.int64 == Int64(segments[1] + 1))
         #expect(current.warnings.contains { $0.contains("segment \(segments[1] + 1) of a rotated trace") })
-        #expect(!current.warnings.contains { $0.contains("summary says frames_captured") },
-                "a segment's counts are not compared with the run's totals")
+        #expect(
+            !current.warnings.contains { $0.contains("summary says frames_captured") },
+            "a segment's counts are not compared with the run's totals")
     }
 
     @Test func withoutRotationOneFileHoldsEverything() throws {

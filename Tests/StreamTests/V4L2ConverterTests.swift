@@ -1,6 +1,7 @@
 import ColorcamCore
-@testable import Stream
 import Testing
+
+@testable import Stream
 
 /// Conversions from V4L2 layouts to colorcam's planar frames, on odd sizes and padded rows, against naive
 /// per-pixel references written from the V4L2 format definitions.
@@ -10,10 +11,14 @@ import Testing
         (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 73 &+ seed &* 31 &+ ($0 >> 3)) % 251) }
     }
 
-    func convert(_ format: V4L2PixelFormat, _ source: [UInt8], bytesPerLine: Int, widthPx: Int,
-                 heightPx: Int) -> FrameBuffer? {
-        let frame = FrameBuffer(geometry: FrameGeometry(widthPx: widthPx, heightPx: heightPx,
-                                                        chroma: format.planarChroma!))
+    func convert(
+        _ format: V4L2PixelFormat, _ source: [UInt8], bytesPerLine: Int, widthPx: Int,
+        heightPx: Int
+    ) -> FrameBuffer? {
+        let frame = FrameBuffer(
+            geometry: FrameGeometry(
+                widthPx: widthPx, heightPx: heightPx,
+                chroma: format.planarChroma!))
         let ok = source.withUnsafeBytes {
             V4L2Converter.convert(format, source: $0, bytesPerLine: bytesPerLine, into: frame)
         }
@@ -22,7 +27,7 @@ import Testing
 
     // (format, luma offset in the 4-byte group, Cb offset, Cr offset)
     static let packedFormats: [(V4L2PixelFormat, Int, Int, Int)] = [
-        (.yuyv, 0, 1, 3), (.yvyu, 0, 3, 1), (.uyvy, 1, 0, 2), (.vyuy, 1, 2, 0),
+        (.yuyv, 0, 1, 3), (.yvyu, 0, 3, 1), (.uyvy, 1, 0, 2), (.vyuy, 1, 2, 0)
     ]
 
     @Test(arguments: [1, 2, 3, 4, 5, 7, 8, 9, 13, 31, 32, 33, 35, 37, 63, 64, 65, 97, 101, 640], [1, 2, 3])
@@ -62,7 +67,9 @@ import Testing
         let lumaRef = Self.pattern(widthPx * heightPx, seed: 1)
         let cbRef = Self.pattern(cw * ch, seed: 2), crRef = Self.pattern(cw * ch, seed: 3)
         var lumaRows: [UInt8] = []
-        for row in 0..<heightPx { lumaRows += lumaRef[(row * widthPx)..<((row + 1) * widthPx)] + Array(repeating: 0xEE, count: padding) }
+        for row in 0..<heightPx {
+            lumaRows += lumaRef[(row * widthPx)..<((row + 1) * widthPx)] + Array(repeating: 0xEE, count: padding)
+        }
         // NV12 / NV21: one interleaved chroma plane, same stride as luma.
         for (format, first, second) in [(V4L2PixelFormat.nv12, cbRef, crRef), (.nv21, crRef, cbRef)] {
             var chroma: [UInt8] = []
@@ -79,7 +86,9 @@ import Testing
         for (format, first, second) in [(V4L2PixelFormat.yuv420, cbRef, crRef), (.yvu420, crRef, cbRef)] {
             var planes: [UInt8] = []
             for plane in [first, second] {
-                for row in 0..<ch { planes += plane[(row * cw)..<((row + 1) * cw)] + Array(repeating: 0xCC, count: bpl / 2 - cw) }
+                for row in 0..<ch {
+                    planes += plane[(row * cw)..<((row + 1) * cw)] + Array(repeating: 0xCC, count: bpl / 2 - cw)
+                }
             }
             let frame = convert(format, lumaRows + planes, bytesPerLine: bpl, widthPx: widthPx, heightPx: heightPx)
             #expect(frame.map { Array($0.cb) } == cbRef, "\(format)")
@@ -92,7 +101,8 @@ import Testing
         #expect(grey.map { Array($0.luma) } == [1, 2, 3, 4, 5, 6])
         // Little-endian words: Y16 keeps the high byte, Y10 drops 2 bits, Y12 drops 4.
         let words: [UInt8] = [0x34, 0x12, 0xFF, 0xFF, 0x00, 0x80]
-        #expect(convert(.y16, words, bytesPerLine: 6, widthPx: 3, heightPx: 1).map { Array($0.luma) } == [0x12, 0xFF, 0x80])
+        #expect(
+            convert(.y16, words, bytesPerLine: 6, widthPx: 3, heightPx: 1).map { Array($0.luma) } == [0x12, 0xFF, 0x80])
         let y10: [UInt8] = [0xFF, 0x03, 0x00, 0x02, 0x04, 0x00]
         #expect(convert(.y10, y10, bytesPerLine: 6, widthPx: 3, heightPx: 1).map { Array($0.luma) } == [255, 128, 1])
     }
@@ -103,7 +113,7 @@ import Testing
         (.xbgr32, [255, 255, 255, 9, 0, 0, 0, 9, 0, 0, 255, 9], 4),
         (.rgbx32, [255, 255, 255, 9, 0, 0, 0, 9, 255, 0, 0, 9], 4),
         (.xrgb32, [9, 255, 255, 255, 9, 0, 0, 0, 9, 255, 0, 0], 4),
-        (.bgrx32, [9, 255, 255, 255, 9, 0, 0, 0, 9, 0, 0, 255], 4),
+        (.bgrx32, [9, 255, 255, 255, 9, 0, 0, 0, 9, 0, 0, 255], 4)
     ])
     func rgbBecomesLimitedRangeBT601(format: V4L2PixelFormat, pixels: [UInt8], bytesPerPixel: Int) {
         // white, black, red
@@ -115,8 +125,13 @@ import Testing
 
     @Test func aShortBufferIsRefusedNotOverread() {
         let bpl = 16
-        #expect(convert(.yuyv, [UInt8](repeating: 0, count: bpl * 3 - 1), bytesPerLine: bpl, widthPx: 8, heightPx: 3) == nil)
-        #expect(convert(.yuyv, [UInt8](repeating: 0, count: bpl * 3), bytesPerLine: bpl, widthPx: 8, heightPx: 3) != nil)
-        #expect(convert(.nv12, [UInt8](repeating: 0, count: 8 * 4 + 8 * 2 - 1), bytesPerLine: 8, widthPx: 8, heightPx: 4) == nil)
+        #expect(
+            convert(.yuyv, [UInt8](repeating: 0, count: bpl * 3 - 1), bytesPerLine: bpl, widthPx: 8, heightPx: 3) == nil
+        )
+        #expect(
+            convert(.yuyv, [UInt8](repeating: 0, count: bpl * 3), bytesPerLine: bpl, widthPx: 8, heightPx: 3) != nil)
+        #expect(
+            convert(.nv12, [UInt8](repeating: 0, count: 8 * 4 + 8 * 2 - 1), bytesPerLine: 8, widthPx: 8, heightPx: 4)
+                == nil)
     }
 }

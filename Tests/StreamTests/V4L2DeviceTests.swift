@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CV4L2
 import ColorcamCore
-@testable import Stream
 import Testing
+
+@testable import Stream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Negotiation, lifecycle and the ioctl funnel, against a scripted device.
 @Suite struct V4L2DeviceTests {
@@ -58,7 +60,7 @@ import Testing
         ([60.0, 30, 15], 10.0, 15.0),
         ([60.0], 30.0, 60.0),  // only faster: decimate
         ([15.0, 5], 30.0, 15.0),  // only slower: the fastest
-        ([12.5, 25], 12.5, 12.5),
+        ([12.5, 25], 12.5, 12.5)
     ])
     func choosesTheSlowestRateThatIsFastEnough(offered: [Double], requested: Double, expected: Double) {
         let list = offered.map { V4L2Device.fraction(forFramesPerSecond: $0) }
@@ -67,7 +69,9 @@ import Testing
     }
 
     @Test func setsAndVerifiesTheFrameRateAndFlagsDecimation() throws {
-        let dev = ScriptedV4L2 { $0.intervals = [V4L2Fraction(1, 60)]; $0.timePerFrame = V4L2Fraction(1, 5) }
+        let dev = ScriptedV4L2 {
+            $0.intervals = [V4L2Fraction(1, 60)]; $0.timePerFrame = V4L2Fraction(1, 5)
+        }
         let device = try V4L2Device(path: "/dev/video9", syscalls: dev.syscalls)
         let config = try device.configure(V4L2CaptureRequest(widthPx: 8, heightPx: 4, framesPerSecond: 30))
         #expect(config.deviceInterval == V4L2Fraction(1, 60))
@@ -78,7 +82,9 @@ import Testing
     }
 
     @Test func aDriverThatCannotSetItsRateIsNoted() throws {
-        let dev = ScriptedV4L2 { $0.canSetRate = false; $0.timePerFrame = V4L2Fraction(1, 30) }
+        let dev = ScriptedV4L2 {
+            $0.canSetRate = false; $0.timePerFrame = V4L2Fraction(1, 30)
+        }
         let device = try V4L2Device(path: "/dev/video9", syscalls: dev.syscalls)
         let config = try device.configure(V4L2CaptureRequest(widthPx: 8, heightPx: 4, framesPerSecond: 30))
         #expect(!dev.calls.contains("VIDIOC_S_PARM"))

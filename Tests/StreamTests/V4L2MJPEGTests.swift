@@ -1,8 +1,9 @@
 import CTurboJPEG
 import ColorcamCore
 import Foundation
-@testable import Stream
 import Testing
+
+@testable import Stream
 
 /// A test prerequisite that is not installed: thrown, so the test FAILS saying what to install.
 struct MissingTool: Error, CustomStringConvertible {
@@ -38,11 +39,15 @@ struct MissingTool: Error, CustomStringConvertible {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let jpg = dir.appendingPathComponent("f.jpg").path, raw = dir.appendingPathComponent("f.yuv").path
-        try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=\(widthPx)x\(heightPx):rate=1", "-frames:v", "1",
-                    "-pix_fmt", pixFmt, "-q:v", "3", "-f", "mjpeg", jpg])
+        try ffmpeg([
+            "-f", "lavfi", "-i", "testsrc2=size=\(widthPx)x\(heightPx):rate=1", "-frames:v", "1",
+            "-pix_fmt", pixFmt, "-q:v", "3", "-f", "mjpeg", jpg
+        ])
         try ffmpeg(["-i", jpg, "-f", "rawvideo", "-pix_fmt", pixFmt, raw])
-        return ([UInt8](try Data(contentsOf: URL(fileURLWithPath: jpg))),
-                [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw))))
+        return (
+            [UInt8](try Data(contentsOf: URL(fileURLWithPath: jpg))),
+            [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        )
     }
 
     static func maxDiff(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Int {
@@ -110,8 +115,9 @@ struct MissingTool: Error, CustomStringConvertible {
         var jpegBuffer: UnsafeMutablePointer<UInt8>?
         var jpegSize: UInt = 0
         let status = ramp.withUnsafeBufferPointer {
-            tjCompress2(handle, $0.baseAddress, Int32(w), Int32(w), Int32(h), Int32(TJPF_GRAY.rawValue), &jpegBuffer,
-                        &jpegSize, Int32(TJSAMP_GRAY.rawValue), 95, 0)
+            tjCompress2(
+                handle, $0.baseAddress, Int32(w), Int32(w), Int32(h), Int32(TJPF_GRAY.rawValue), &jpegBuffer,
+                &jpegSize, Int32(TJSAMP_GRAY.rawValue), 95, 0)
         }
         #expect(status == 0)
         let jpeg = Array(UnsafeBufferPointer(start: try #require(jpegBuffer), count: Int(jpegSize)))
@@ -140,7 +146,7 @@ struct MissingTool: Error, CustomStringConvertible {
             $0.frames = [
                 ScriptedFrame(sequence: 0, timestampNs: 1_000_000, bytes: jpeg),
                 ScriptedFrame(sequence: 1, timestampNs: 2_000_000, bytes: Array(repeating: 0x55, count: 500)),
-                ScriptedFrame(sequence: 2, timestampNs: 3_000_000, bytes: jpeg),
+                ScriptedFrame(sequence: 2, timestampNs: 3_000_000, bytes: jpeg)
             ]
         }
         let source = try V4L2Source(

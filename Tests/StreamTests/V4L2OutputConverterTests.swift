@@ -1,7 +1,8 @@
 import ColorcamCore
 import Foundation
-@testable import Stream
 import Testing
+
+@testable import Stream
 
 /// Every V4L2 output format colorcam writes, checked against ffmpeg's conversion of the same frame
 /// (`-sws_flags bilinear`, the filter the converter implements): luma exact, chroma within 1 level, for 4:2:0,
@@ -15,7 +16,7 @@ import Testing
         .yuv420: ("yuv420p", nil, false), .yvu420: ("yuv420p", nil, true), .nv12: ("yuv420p", "nv12", false),
         .nv21: ("yuv420p", "nv21", false), .yuyv: ("yuv422p", "yuyv422", false), .uyvy: ("yuv422p", "uyvy422", false),
         .yvyu: ("yuv422p", "yvyu422", false), .vyuy: ("yuv422p", "uyvy422", true), .yuv422p: ("yuv422p", nil, false),
-        .nv16: ("yuv422p", nil, false), .nv61: ("yuv422p", nil, true),
+        .nv16: ("yuv422p", nil, false), .nv61: ("yuv422p", nil, true)
     ]
 
     static func randomFrame(_ geometry: FrameGeometry, seed: UInt64) -> FrameBuffer {
@@ -58,12 +59,16 @@ import Testing
         let input = dir.appendingPathComponent("in.y4m")
         try y4m(frame).write(to: input)
         let w = frame.geometry.widthPx, h = frame.geometry.heightPx
-        var image = try ffmpeg(["-i", input.path, "-sws_flags", "bilinear", "-f", "rawvideo", "-pix_fmt", planar], in: dir)
+        var image = try ffmpeg(
+            ["-i", input.path, "-sws_flags", "bilinear", "-f", "rawvideo", "-pix_fmt", planar], in: dir)
         if let layout {
             let samples = dir.appendingPathComponent("samples.raw")
             try Data(image).write(to: samples)
-            image = try ffmpeg(["-f", "rawvideo", "-pix_fmt", planar, "-s", "\(w)x\(h)", "-i", samples.path,
-                                "-f", "rawvideo", "-pix_fmt", layout], in: dir)
+            image = try ffmpeg(
+                [
+                    "-f", "rawvideo", "-pix_fmt", planar, "-s", "\(w)x\(h)", "-i", samples.path,
+                    "-f", "rawvideo", "-pix_fmt", layout
+                ], in: dir)
         } else if format == .nv16 || format == .nv61 {
             let plane = (w + 1) / 2 * h
             var interleaved = Array(image[0..<(w * h)])
@@ -103,7 +108,9 @@ import Testing
             var ours = [UInt8](repeating: 0, count: converter.imageBytes)
             ours.withUnsafeMutableBytes { converter.convert(frame, into: $0) }
             let reference = try Self.reference(frame, format)
-            try #require(reference.count == ours.count, "\(format) from \(chroma): ffmpeg gave \(reference.count) bytes, colorcam \(ours.count)")
+            try #require(
+                reference.count == ours.count,
+                "\(format) from \(chroma): ffmpeg gave \(reference.count) bytes, colorcam \(ours.count)")
             let worst = zip(ours, reference).map { abs(Int($0) - Int($1)) }.max() ?? 0
             #expect(worst <= 1, "\(format) from \(chroma): differs from ffmpeg by up to \(worst) levels")
             // Luma is a copy whatever the format: the Y samples equal the frame's.

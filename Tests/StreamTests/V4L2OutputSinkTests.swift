@@ -1,11 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CV4L2
 import ColorcamCore
 import Foundation
-@testable import Stream
 import Testing
+
+@testable import Stream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A V4L2 video output node played from a script behind the `V4L2Syscalls` seam: it answers QUERYCAP, ENUM_FMT,
 /// S_FMT, G/S_PARM, REQBUFS, QUERYBUF, QBUF, DQBUF, STREAMON/OFF like a driver whose consumer takes a queued buffer
@@ -81,7 +83,8 @@ final class ScriptedV4L2Output: @unchecked Sendable {
             cap.pointee.device_caps = deviceCaps
         case CCV4L2_VIDIOC_ENUM_FMT:
             let desc = arg.assumingMemoryBound(to: v4l2_fmtdesc.self)
-            guard desc.pointee.type == V4L2_BUF_TYPE_VIDEO_OUTPUT.rawValue, Int(desc.pointee.index) < formats.count else {
+            guard desc.pointee.type == V4L2_BUF_TYPE_VIDEO_OUTPUT.rawValue, Int(desc.pointee.index) < formats.count
+            else {
                 return EINVAL
             }
             desc.pointee.pixelformat = formats[Int(desc.pointee.index)].rawValue
@@ -94,8 +97,9 @@ final class ScriptedV4L2Output: @unchecked Sendable {
             fmt.pointee.fmt.pix.pixelformat = format.rawValue
             let bpl = V4L2Converter.minimumBytesPerLine(format, widthPx: widthPx)
             fmt.pointee.fmt.pix.bytesperline = UInt32(bpl)
-            fmt.pointee.fmt.pix.sizeimage = UInt32(V4L2Converter.minimumImageBytes(
-                format, bytesPerLine: bpl, widthPx: widthPx, heightPx: heightPx))
+            fmt.pointee.fmt.pix.sizeimage = UInt32(
+                V4L2Converter.minimumImageBytes(
+                    format, bytesPerLine: bpl, widthPx: widthPx, heightPx: heightPx))
         case CCV4L2_VIDIOC_G_PARM, CCV4L2_VIDIOC_S_PARM:
             let parm = arg.assumingMemoryBound(to: v4l2_streamparm.self)
             if request == CCV4L2_VIDIOC_S_PARM && !fixedRate {
@@ -111,7 +115,9 @@ final class ScriptedV4L2Output: @unchecked Sendable {
             buffers = []
             bufferCount = Int(req.pointee.count)
             bufferLength = 2 * widthPx * heightPx + 64
-            buffers = (0..<bufferCount).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bufferLength, alignment: 64) }
+            buffers = (0..<bufferCount).map { _ in
+                UnsafeMutableRawPointer.allocate(byteCount: bufferLength, alignment: 64)
+            }
             queued = []
             done = []
         case CCV4L2_VIDIOC_QUERYBUF:
@@ -165,12 +171,15 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
     }
 
     /// A sink with four buffers (the counts below assume four; the default has more).
-    func makeSink(_ device: ScriptedV4L2Output, format: V4L2PixelFormat? = nil, trace: TraceSink = NullTraceSink(),
-                  clock: ManualClock = ManualClock()) throws -> V4L2OutputSink {
+    func makeSink(
+        _ device: ScriptedV4L2Output, format: V4L2PixelFormat? = nil, trace: TraceSink = NullTraceSink(),
+        clock: ManualClock = ManualClock()
+    ) throws -> V4L2OutputSink {
         var options = V4L2OutputSink.Options(path: "/dev/video7", pixelFormat: format)
         options.bufferCount = 4
-        return try V4L2OutputSink(options: options, geometry: geometry, framesPerSecond: (30, 1), trace: trace,
-                                  clock: clock, syscalls: device.syscalls, startsWriterThread: false)
+        return try V4L2OutputSink(
+            options: options, geometry: geometry, framesPerSecond: (30, 1), trace: trace,
+            clock: clock, syscalls: device.syscalls, startsWriterThread: false)
     }
 
     @Test func framesReachTheDeviceConvertedAndTheRateIsSet() throws {
@@ -254,14 +263,16 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
         sink.pump()
         sink.pump()  // nothing pending: nothing more is queued (no timer repeats)
         #expect(device.with { $0.shown.count } == 2, "the frame and its repeat are queued together")
-        #expect(device.with { $0.shown[0] == $0.shown[1] && $0.shownIndices[0] != $0.shownIndices[1] },
-                "the repeat is a copy of the same image in another buffer")
+        #expect(
+            device.with { $0.shown[0] == $0.shown[1] && $0.shownIndices[0] != $0.shownIndices[1] },
+            "the repeat is a copy of the same image in another buffer")
         #expect(sink.framesWritten.load(ordering: .relaxed) == 1 && sink.framesRepeated.load(ordering: .relaxed) == 1)
         // The consumer took nothing: two buffers are free, the frame takes one, its repeat would take the last.
         try sink.write(frame(1))
         sink.pump()
-        #expect(device.with { $0.shown.count } == 3 && sink.framesRepeated.load(ordering: .relaxed) == 1,
-                "a repeat never takes the last free buffer")
+        #expect(
+            device.with { $0.shown.count } == 3 && sink.framesRepeated.load(ordering: .relaxed) == 1,
+            "a repeat never takes the last free buffer")
         try sink.write(frame(2))
         sink.pump()
         #expect(sink.framesWritten.load(ordering: .relaxed) == 3, "the kept buffer took the next frame")
@@ -270,7 +281,8 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
         try sink.write(frame(3))
         sink.pump()
         #expect(device.with { d in d.shown.count == 6 && d.shown[4] == d.shown[5] && d.shown[4] != d.shown[3] })
-        #expect(sink.notes.contains { $0.contains("faster than the 30 fps written: each frame is queued with repeats") })
+        #expect(
+            sink.notes.contains { $0.contains("faster than the 30 fps written: each frame is queued with repeats") })
     }
 
     @Test func aDeviceAtTheFramesRateGetsNoRepeats() throws {
@@ -292,15 +304,18 @@ final class DropRecorder: TraceSink, @unchecked Sendable {
         missing.unplugged = true
         let noFormat = ScriptedV4L2Output()
         noFormat.formats = [.rgb24]
-        for (device, text) in [(capture, "not a video output device"), (missing, "cannot open output device: ENODEV"),
-                               (noFormat, "no output format colorcam writes (accepts: RGB3)")] {
+        for (device, text) in [
+            (capture, "not a video output device"), (missing, "cannot open output device: ENODEV"),
+            (noFormat, "no output format colorcam writes (accepts: RGB3)")
+        ] {
             do {
                 _ = try makeSink(device)
                 Issue.record("opened a device that should fail with '\(text)'")
             } catch let error as StreamError {
                 #expect(error.kind == .unavailable)
-                #expect(error.description.hasPrefix("/dev/video7: ") && error.description.contains(text),
-                        "\(error.description)")
+                #expect(
+                    error.description.hasPrefix("/dev/video7: ") && error.description.contains(text),
+                    "\(error.description)")
             } catch {
                 Issue.record("unexpected error \(error)")
             }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CV4L2
 import ColorcamCore
-import Stream
 import Foundation
+import Stream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One frame a scripted device delivers.
 struct ScriptedFrame {
@@ -73,9 +74,11 @@ final class ScriptedV4L2: @unchecked Sendable {
     var calls: [String] { with { $0.calls } }
 
     static func name(_ code: UInt) -> String {
-        let all: [V4L2Request] = [.queryCap, .enumFormat, .enumFrameSizes, .enumFrameIntervals, .getFormat, .setFormat,
-                                  .getParm, .setParm, .requestBuffers, .queryBuffer, .queueBuffer, .dequeueBuffer,
-                                  .streamOn, .streamOff]
+        let all: [V4L2Request] = [
+            .queryCap, .enumFormat, .enumFrameSizes, .enumFrameIntervals, .getFormat, .setFormat,
+            .getParm, .setParm, .requestBuffers, .queryBuffer, .queueBuffer, .dequeueBuffer,
+            .streamOn, .streamOff
+        ]
         return all.first { $0.code == code }?.name ?? "ioctl \(code)"
     }
 
@@ -83,8 +86,12 @@ final class ScriptedV4L2: @unchecked Sendable {
     static func layout(_ s: State) -> (bytesPerLine: Int, sizeImage: Int) {
         let bpl = V4L2Converter.minimumBytesPerLine(s.format, widthPx: s.widthPx) + s.rowPaddingBytes
         if s.format.isCompressed { return (0, s.widthPx * s.heightPx * 2) }
-        return (bpl, V4L2Converter.minimumImageBytes(s.format, bytesPerLine: bpl, widthPx: s.widthPx,
-                                                    heightPx: s.heightPx))
+        return (
+            bpl,
+            V4L2Converter.minimumImageBytes(
+                s.format, bytesPerLine: bpl, widthPx: s.widthPx,
+                heightPx: s.heightPx)
+        )
     }
 
     var syscalls: V4L2Syscalls {
@@ -217,7 +224,8 @@ final class ScriptedV4L2: @unchecked Sendable {
             b.pointee.sequence = frame.sequence
             b.pointee.timestamp.tv_sec = Int(frame.timestampNs / 1_000_000_000)
             b.pointee.timestamp.tv_usec = Int(frame.timestampNs % 1_000_000_000 / 1000)
-            b.pointee.flags = (frame.monotonic ? UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC) : 0)
+            b.pointee.flags =
+                (frame.monotonic ? UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC) : 0)
                 | (frame.errorFlag ? UInt32(V4L2_BUF_FLAG_ERROR) : 0)
         case V4L2Request.streamOn.code:
             s.streaming = true
@@ -231,8 +239,10 @@ final class ScriptedV4L2: @unchecked Sendable {
     }
 
     /// `count` frames with consecutive sequence numbers from `first`, `intervalNs` apart from `startNs`.
-    static func steadyFrames(_ count: Int, first: UInt32 = 0, startNs: Int64 = 5_000_000_000,
-                             intervalNs: Int64 = 33_333_333) -> [ScriptedFrame] {
+    static func steadyFrames(
+        _ count: Int, first: UInt32 = 0, startNs: Int64 = 5_000_000_000,
+        intervalNs: Int64 = 33_333_333
+    ) -> [ScriptedFrame] {
         (0..<count).map { i in
             ScriptedFrame(sequence: first + UInt32(i), timestampNs: startNs + Int64(i) * intervalNs)
         }

@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ColorcamCore
-@testable import Stream
 import Synchronization
 import Testing
+
+@testable import Stream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Collects the notes a source would print on stderr.
 final class NoteLog: @unchecked Sendable {
@@ -16,12 +18,16 @@ final class NoteLog: @unchecked Sendable {
 
 /// `V4L2Source` per-frame behaviour against a scripted device: sequence, timestamps, gaps, decimation, failures.
 @Suite struct V4L2SourceTests {
-    func makeSource(_ dev: ScriptedV4L2, fps: Double = 30, deviceFps: Double? = nil,
-                    clock: MonotonicClock = ManualClock(startNs: 7), notes: NoteLog = NoteLog()) throws -> V4L2Source {
-        try V4L2Source(path: "/dev/video9",
-                       request: V4L2CaptureRequest(widthPx: 8, heightPx: 4, framesPerSecond: fps,
-                                                   deviceFramesPerSecond: deviceFps),
-                       clock: clock, bufferCount: 3, stallTimeoutMs: 300, syscalls: dev.syscalls, warn: notes.add)
+    func makeSource(
+        _ dev: ScriptedV4L2, fps: Double = 30, deviceFps: Double? = nil,
+        clock: MonotonicClock = ManualClock(startNs: 7), notes: NoteLog = NoteLog()
+    ) throws -> V4L2Source {
+        try V4L2Source(
+            path: "/dev/video9",
+            request: V4L2CaptureRequest(
+                widthPx: 8, heightPx: 4, framesPerSecond: fps,
+                deviceFramesPerSecond: deviceFps),
+            clock: clock, bufferCount: 3, stallTimeoutMs: 300, syscalls: dev.syscalls, warn: notes.add)
     }
 
     /// Reads frames until the scripted device stalls (its frames ran out), returning (sequence, info) per frame.
@@ -84,7 +90,9 @@ final class NoteLog: @unchecked Sendable {
 
     @Test func nonMonotonicDriverTimestampsFallBackToTheClockAtDequeue() throws {
         let dev = ScriptedV4L2 {
-            $0.frames = ScriptedV4L2.steadyFrames(2).map { var f = $0; f.monotonic = false; return f }
+            $0.frames = ScriptedV4L2.steadyFrames(2).map {
+                var f = $0; f.monotonic = false; return f
+            }
         }
         let notes = NoteLog()
         let clock = SystemClock()
@@ -95,7 +103,10 @@ final class NoteLog: @unchecked Sendable {
         let afterNs = clock.nowNs()
         #expect(frame.captureTimestampNs >= beforeNs && frame.captureTimestampNs <= afterNs)
         #expect(source.timestampSource == .dequeue)
-        #expect(notes.all == ["/dev/video9: driver timestamps are not CLOCK_MONOTONIC: using the clock at VIDIOC_DQBUF instead"])
+        #expect(
+            notes.all == [
+                "/dev/video9: driver timestamps are not CLOCK_MONOTONIC: using the clock at VIDIOC_DQBUF instead"
+            ])
         _ = try source.readFrame(into: frame)
         #expect(notes.all.count == 1)  // said once
         #expect(frame.sourceTimestampNs == frame.captureTimestampNs)
@@ -120,7 +131,8 @@ final class NoteLog: @unchecked Sendable {
         let frames = drain(source)
         #expect(frames.map(\.sequence) == [0, 2, 4, 6, 8, 10])
         #expect(frames.allSatisfy { $0.info.isDecimating && $0.info.skippedSequenceCount == 0 })
-        #expect(notes.all == ["/dev/video9: device runs at 60 fps, faster than the requested 30 fps: decimating to 30 fps"])
+        #expect(
+            notes.all == ["/dev/video9: device runs at 60 fps, faster than the requested 30 fps: decimating to 30 fps"])
         #expect(source.frameRate.numerator == 30 && source.frameRate.denominator == 1)
         #expect(source.nominalFrameIntervalNs == 33_333_333)
     }
@@ -128,7 +140,9 @@ final class NoteLog: @unchecked Sendable {
     @Test func decimationStaysEvenAcrossADriverGap() throws {
         let dev = ScriptedV4L2 {
             $0.intervals = [V4L2Fraction(1, 60)]
-            $0.frames = [0, 1, 2, 3, 5, 6, 7, 8].map { ScriptedFrame(sequence: $0, timestampNs: 16_666_667 * Int64($0 + 1)) }
+            $0.frames = [0, 1, 2, 3, 5, 6, 7, 8].map {
+                ScriptedFrame(sequence: $0, timestampNs: 16_666_667 * Int64($0 + 1))
+            }
         }
         let frames = drain(try makeSource(dev, fps: 30))
         // Slot of 4 is missing, so 5 (same slot) stands in for it; the gap (4) is reported on it.
@@ -181,7 +195,9 @@ final class NoteLog: @unchecked Sendable {
     }
 
     @Test func aDeviceLostMidStreamIsUnavailableAndNamesTheRequest() throws {
-        let dev = ScriptedV4L2 { $0.frames = ScriptedV4L2.steadyFrames(3); $0.disconnectAtEnd = true }
+        let dev = ScriptedV4L2 {
+            $0.frames = ScriptedV4L2.steadyFrames(3); $0.disconnectAtEnd = true
+        }
         let source = try makeSource(dev)
         let frame = FrameBuffer(geometry: source.geometry)
         for _ in 0..<3 { #expect(try source.readFrame(into: frame)) }

@@ -16,8 +16,10 @@ struct FFmpegClip: CustomStringConvertible, Sendable {
     /// Replace ffmpeg's `C420jpeg` in the header with this tag (ffmpeg cannot write plain `C420`).
     let rewrittenTag: String?
 
-    init(_ pixelFormat: String, _ widthPx: Int, _ heightPx: Int, tag: String, options: [String] = [],
-         rewrittenTag: String? = nil) {
+    init(
+        _ pixelFormat: String, _ widthPx: Int, _ heightPx: Int, tag: String, options: [String] = [],
+        rewrittenTag: String? = nil
+    ) {
         self.pixelFormat = pixelFormat
         self.widthPx = widthPx
         self.heightPx = heightPx
@@ -41,19 +43,22 @@ let ffmpegClips: [FFmpegClip] = [
     FFmpegClip("yuv444p", 321, 241, tag: "444"),
     FFmpegClip("yuv444p", 640, 480, tag: "444"),
     FFmpegClip("gray", 321, 241, tag: "mono"),
-    FFmpegClip("gray", 640, 480, tag: "mono"),
+    FFmpegClip("gray", 640, 480, tag: "mono")
 ]
 
 /// Expected BT.601 limited-range values ffmpeg gives pure colours: (Y, Cb, Cr).
 let solidColours: [(name: String, y: UInt8, cb: UInt8, cr: UInt8)] = [
-    ("red", 81, 90, 240), ("blue", 41, 240, 110),
+    ("red", 81, 90, 240), ("blue", 41, 240, 110)
 ]
 
 /// Generates `clip` (5 frames of `testsrc`) as a .y4m in `dir`.
 private func generate(_ clip: FFmpegClip, in dir: TemporaryDirectory) async throws -> String {
     let path = dir.file("in.y4m")
-    try await ffmpeg(["-f", "lavfi", "-i", "testsrc=size=\(clip.widthPx)x\(clip.heightPx):rate=30", "-frames:v", "5",
-                "-pix_fmt", clip.pixelFormat] + clip.options + ["-f", "yuv4mpegpipe", path])
+    try await ffmpeg(
+        [
+            "-f", "lavfi", "-i", "testsrc=size=\(clip.widthPx)x\(clip.heightPx):rate=30", "-frames:v", "5",
+            "-pix_fmt", clip.pixelFormat
+        ] + clip.options + ["-f", "yuv4mpegpipe", path])
     if let tag = clip.rewrittenTag {
         var bytes = try readBytes(path)
         let newline = try #require(bytes.firstIndex(of: 0x0a))
@@ -120,8 +125,10 @@ extension ExternalToolTests {
         let dir = try TemporaryDirectory()
         for colour in solidColours {
             let path = dir.file("\(colour.name).y4m")
-            try await ffmpeg(["-f", "lavfi", "-i", "color=c=\(colour.name):size=33x17:rate=30", "-frames:v", "2",
-                        "-pix_fmt", pixelFormat, "-f", "yuv4mpegpipe", path])
+            try await ffmpeg([
+                "-f", "lavfi", "-i", "color=c=\(colour.name):size=33x17:rate=30", "-frames:v", "2",
+                "-pix_fmt", pixelFormat, "-f", "yuv4mpegpipe", path
+            ])
             let source = try Y4MSource(path: path)
             let buffer = FrameBuffer(geometry: source.geometry)
             #expect(try source.readFrame(into: buffer))
@@ -141,8 +148,9 @@ extension ExternalToolTests {
             for (widthPx, heightPx) in [(1, 1), (3, 7), (321, 241)] {
                 let geometry = FrameGeometry(widthPx: widthPx, heightPx: heightPx, chroma: chroma)
                 let path = dir.file("ours-\(chroma)-\(widthPx)x\(heightPx).y4m")
-                let sink = try Y4MSink(path: path, header: Y4MHeader(geometry: geometry, frameRate: (30000, 1001)),
-                                       writeTimestamps: true)
+                let sink = try Y4MSink(
+                    path: path, header: Y4MHeader(geometry: geometry, frameRate: (30000, 1001)),
+                    writeTimestamps: true)
                 var planes: [UInt8] = []
                 for index in 0..<3 {
                     let bytes = patternBytes(count: geometry.frameBytes, seed: UInt64(7 * index + widthPx))

@@ -69,7 +69,8 @@ func sinkThenSourceRoundTripsEveryColourSpaceAndSize(chroma: ChromaFormat) throw
     let dir = try TemporaryDirectory()
     let payload: [UInt8] = Array(0..<18)  // 3×2 4:4:4
     let text = "YUV4MPEG2 XYSCSS=444 W3  H2 F24000:1001 Ip A128:117 C444 XCOLORRANGE=FULL Zfuture=1\n"
-    let bytes = Array(text.utf8)
+    let bytes =
+        Array(text.utf8)
         + Array("FRAME Ixyz XFOO=bar Xts_us=42 Q\n".utf8) + payload
         + Array("FRAME X\n".utf8) + payload.reversed()
     let path = try dir.write("params.y4m", bytes)
@@ -139,7 +140,8 @@ func sinkThenSourceRoundTripsEveryColourSpaceAndSize(chroma: ChromaFormat) throw
     try #require(mkfifo(fifo, 0o600) == 0)
     let geometry = FrameGeometry(widthPx: 33, heightPx: 17, chroma: .yuv422)
     let payload = patternBytes(count: geometry.frameBytes, seed: 9)
-    let bytes = Array("YUV4MPEG2 W33 H17 F30:1 C422\n".utf8) + Array("FRAME Xts_us=5\n".utf8) + payload
+    let bytes =
+        Array("YUV4MPEG2 W33 H17 F30:1 C422\n".utf8) + Array("FRAME Xts_us=5\n".utf8) + payload
         + Array("FRAME\n".utf8) + payload
     // A writer thread dribbles the stream in small pieces so reads come back short.
     let writer = Thread {
@@ -169,8 +171,9 @@ func sinkThenSourceRoundTripsEveryColourSpaceAndSize(chroma: ChromaFormat) throw
         let count = Y4MFrameLine.format(timestampNs: micros * 1000, into: buffer)
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
         #expect(text == "FRAME Xts_us=\(micros)\n")
-        let parsed = try Y4MFrameLine.parse(UnsafeRawBufferPointer(rebasing: buffer[..<(count - 1)]),
-                                            file: "x", byteOffset: 0, frame: 0)
+        let parsed = try Y4MFrameLine.parse(
+            UnsafeRawBufferPointer(rebasing: buffer[..<(count - 1)]),
+            file: "x", byteOffset: 0, frame: 0)
         #expect(parsed == micros * 1000)
     }
     let count = Y4MFrameLine.format(timestampNs: nil, into: buffer)

@@ -85,8 +85,9 @@ func run(_ executable: String, _ arguments: [String], sourceLocation: SourceLoca
     let found = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         .map { "\($0)/\(executable)" }
         .first { FileManager.default.isExecutableFile(atPath: $0) }
-    let path = try #require(found, "\(executable) is not installed: run 'apt-get install -y \(executable)'",
-                            sourceLocation: sourceLocation)
+    let path = try #require(
+        found, "\(executable) is not installed: run 'apt-get install -y \(executable)'",
+        sourceLocation: sourceLocation)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -106,8 +107,10 @@ func run(_ executable: String, _ arguments: [String], sourceLocation: SourceLoca
             box.stdout = out.fileHandleForReading.readDataToEndOfFile()
             errDone.wait()
             process.waitUntilExit()
-            continuation.resume(returning: ProcessResult(status: process.terminationStatus, stdout: box.stdout,
-                                                         stderr: String(decoding: box.stderr, as: UTF8.self)))
+            continuation.resume(
+                returning: ProcessResult(
+                    status: process.terminationStatus, stdout: box.stdout,
+                    stderr: String(decoding: box.stderr, as: UTF8.self)))
         }.start()
     }
 }
@@ -116,8 +119,9 @@ func run(_ executable: String, _ arguments: [String], sourceLocation: SourceLoca
 @discardableResult
 func ffmpeg(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> Data {
     let result = try await run("ffmpeg", ["-nostdin", "-v", "error", "-y"] + arguments, sourceLocation: sourceLocation)
-    try #require(result.status == 0, "ffmpeg \(arguments.joined(separator: " ")) failed: \(result.stderr)",
-                 sourceLocation: sourceLocation)
+    try #require(
+        result.status == 0, "ffmpeg \(arguments.joined(separator: " ")) failed: \(result.stderr)",
+        sourceLocation: sourceLocation)
     return result.stdout
 }
 
@@ -143,19 +147,22 @@ private final class OutputBox: @unchecked Sendable {
 /// Expects `body` to throw a `StreamError` of `kind` whose one-line description contains every string in
 /// `fragments`; returns it.
 @discardableResult
-func expectStreamError(_ kind: FailureKind, containing fragments: [String],
-                       sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> StreamError?
-{
+func expectStreamError(
+    _ kind: FailureKind, containing fragments: [String],
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) -> StreamError? {
     do {
         try body()
-        Issue.record("expected a \(kind) StreamError containing \(fragments), nothing was thrown",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "expected a \(kind) StreamError containing \(fragments), nothing was thrown",
+            sourceLocation: sourceLocation)
         return nil
     } catch let error as StreamError {
         #expect(error.kind == kind, "wrong kind for: \(error.description)", sourceLocation: sourceLocation)
         for fragment in fragments {
-            #expect(error.description.contains(fragment), "'\(fragment)' missing from: \(error.description)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                error.description.contains(fragment), "'\(fragment)' missing from: \(error.description)",
+                sourceLocation: sourceLocation)
         }
         #expect(!error.description.contains("\n"), "not one line: \(error.description)", sourceLocation: sourceLocation)
         return error
@@ -167,7 +174,7 @@ func expectStreamError(_ kind: FailureKind, containing fragments: [String],
 
 /// Every colour space colorcam reads.
 let allChromaFormats: [ChromaFormat] = [
-    .yuv420(.jpeg), .yuv420(.paldv), .yuv420(.mpeg2), .yuv420(.unspecified), .yuv422, .yuv444, .mono,
+    .yuv420(.jpeg), .yuv420(.paldv), .yuv420(.mpeg2), .yuv420(.unspecified), .yuv422, .yuv444, .mono
 ]
 
 extension String {

@@ -1,8 +1,9 @@
 import ColorcamCore
 import Foundation
-import Testing
-@testable import TraceAnalysis
 import Stream
+import Testing
+
+@testable import TraceAnalysis
 
 /// The HTML report: timeline collection, the embedded data, escaping, self-containment and writing the file.
 /// (The rendered page is checked in headless Chromium by Tests/integration/test_report_html.py.)
@@ -14,8 +15,10 @@ private func load(_ builder: TraceBuilder, file: String = "test.json") throws ->
     return (report, timeline)
 }
 
-private func page(_ builder: TraceBuilder, file: String = "test.json",
-                  thresholds: TraceThresholds = TraceThresholds()) throws -> String {
+private func page(
+    _ builder: TraceBuilder, file: String = "test.json",
+    thresholds: TraceThresholds = TraceThresholds()
+) throws -> String {
     let (report, timeline) = try load(builder, file: file)
     let bytes = report.html(verdict: TraceVerdict(report: report, thresholds: thresholds), timeline: timeline)
     return try #require(String(validating: bytes, as: UTF8.self))
@@ -37,7 +40,9 @@ private func integers(_ value: Any?) -> [Int64?] {
 /// Undoes the delta encoding: absolute µs.
 private func absolute(_ deltas: [Int64?], origin: Int64) -> [Int64] {
     var sum = origin
-    return deltas.map { sum += $0 ?? 0; return sum }
+    return deltas.map {
+        sum += $0 ?? 0; return sum
+    }
 }
 
 @Test func timelineSortsEachLaneAndKeepsColumnsAligned() throws {
@@ -145,8 +150,9 @@ private func absolute(_ deltas: [Int64?], origin: Int64) -> [Int64] {
 @Test(arguments: [true, false])
 func simulatedBannerAndVerdictClass(simulated: Bool) throws {
     var builder = TraceBuilder.pipeline(frames: 30, inferUs: 20_000)
-    builder.events[0] = builder.events[0].replacingOccurrences(of: #""simulated":false"#,
-                                                               with: #""simulated":\#(simulated)"#)
+    builder.events[0] = builder.events[0].replacingOccurrences(
+        of: #""simulated":false"#,
+        with: #""simulated":\#(simulated)"#)
     let passing = try page(builder)
     #expect(passing.contains(#"id="simulated""#) == simulated)
     #expect(passing.contains("SIMULATED inference") == simulated)
@@ -168,8 +174,9 @@ func simulatedBannerAndVerdictClass(simulated: Bool) throws {
         let (label, value) = TraceReport.splitLabel(String(line))
         var escaped = HTMLBytes()
         escaped.text(value)
-        #expect(html.contains("<th>\(label)</th><td>\(String(decoding: escaped.bytes, as: UTF8.self))</td>"),
-                "row for '\(line)'")
+        #expect(
+            html.contains("<th>\(label)</th><td>\(String(decoding: escaped.bytes, as: UTF8.self))</td>"),
+            "row for '\(line)'")
         expectedRows += 1
     }
     #expect(expectedRows >= 10)

@@ -1,7 +1,8 @@
 import ColorcamCore
-import Testing
-@testable import TraceAnalysis
 import Stream
+import Testing
+
+@testable import TraceAnalysis
 
 private func load(_ text: String) throws -> (TraceLoadInfo, [TraceFileEvent]) {
     var events: [TraceFileEvent] = []
@@ -10,8 +11,10 @@ private func load(_ text: String) throws -> (TraceLoadInfo, [TraceFileEvent]) {
 }
 
 /// Expects `.badData` naming `t.json` and, when given, the byte offset.
-private func expectBadData(_ text: String, at offset: Int64? = nil, mentioning words: String? = nil,
-                           sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectBadData(
+    _ text: String, at offset: Int64? = nil, mentioning words: String? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     do {
         _ = try TraceReport(bytes: Array(text.utf8), file: "t.json")
         Issue.record("expected badData for \(text.prefix(40))", sourceLocation: sourceLocation)
@@ -55,7 +58,8 @@ private func expectBadData(_ text: String, at offset: Int64? = nil, mentioning w
         let (info, events) = try load(complete + "," + cut)
         #expect(events.count == 13)
         #expect(info.partialEvent == .init(byteOffset: complete.utf8.count + 1, byteCount: cut.utf8.count))
-        #expect(info.truncationNote == "trace truncated: closing ] missing; partial final event "
+        #expect(
+            info.truncationNote == "trace truncated: closing ] missing; partial final event "
                 + "(\(cut.utf8.count) bytes at byte \(complete.utf8.count + 1)) ignored")
     }
     let report = try TraceReport(bytes: Array((complete + "," + partial).utf8), file: "t.json")
@@ -97,7 +101,8 @@ private func expectBadData(_ text: String, at offset: Int64? = nil, mentioning w
 }
 
 @Test func objectFormAndPrettyArraysAreAccepted() throws {
-    let events = #"[{"name":"capture","ph":"X","ts":1,"dur":2,"args":{"frame":0}},{"name":"output","ph":"X","ts":5,"dur":1}]"#
+    let events =
+        #"[{"name":"capture","ph":"X","ts":1,"dur":2,"args":{"frame":0}},{"name":"output","ph":"X","ts":5,"dur":1}]"#
     let object = #"{"displayTimeUnit":"ms","otherData":{"v":[1,{"a":null}]},"traceEvents":"# + events + #","x":true}"#
     let (info, parsed) = try load(object)
     #expect(info.form == .object)
@@ -116,7 +121,8 @@ private func expectBadData(_ text: String, at offset: Int64? = nil, mentioning w
     let (_, ignoredTail) = try load(#"{"traceEvents":"# + events + "}\n")
     #expect(ignoredTail.count == 2)
     // Pretty-printed, several events per line or one field per line, as other tools write.
-    let pretty = "[\n  {\n    \"name\": \"capture\",\n    \"ph\": \"X\",\n    \"ts\": 1.75,\n    \"dur\": 2\n  },\n"
+    let pretty =
+        "[\n  {\n    \"name\": \"capture\",\n    \"ph\": \"X\",\n    \"ts\": 1.75,\n    \"dur\": 2\n  },\n"
         + "  {\"name\": \"output\", \"ph\": \"X\", \"ts\": 3e1, \"dur\": 1}, {\"name\": \"output\", \"ph\": \"X\", \"ts\": -0}\n]\n"
     let (_, prettyEvents) = try load("\u{FEFF}" + pretty)
     #expect(prettyEvents.map(\.tsUs) == [1, 30, 0])
@@ -125,7 +131,8 @@ private func expectBadData(_ text: String, at offset: Int64? = nil, mentioning w
 }
 
 @Test func stringsAndNumbersDecode() throws {
-    let text = #"[{"name":"cap\u0074ure","ph":"X","ts":9007199254740992,"args":{"s":"a\"b\\c\/\n\ud83d\ude00é","big":1e300,"neg":-42,"huge":99999999999999999999,"exact":9007199254740993}}]"#
+    let text =
+        #"[{"name":"cap\u0074ure","ph":"X","ts":9007199254740992,"args":{"s":"a\"b\\c\/\n\ud83d\ude00é","big":1e300,"neg":-42,"huge":99999999999999999999,"exact":9007199254740993}}]"#
     let (_, events) = try load(text)
     let event = try #require(events.first)
     #expect(event.name == "capture")
@@ -135,7 +142,8 @@ private func expectBadData(_ text: String, at offset: Int64? = nil, mentioning w
     #expect(event.args["big"] == .double(1e300))
     #expect(event.args["neg"] == .int(-42))
     #expect(event.args["huge"]?.double == 1e20)
-    #expect(JSONValue.object(["b": .array([.null, .bool(true)]), "a": .string("x\ty")]).jsonText
+    #expect(
+        JSONValue.object(["b": .array([.null, .bool(true)]), "a": .string("x\ty")]).jsonText
             == #"{"a":"x\ty","b":[null,true]}"#)
 }
 

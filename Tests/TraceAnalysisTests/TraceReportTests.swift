@@ -1,8 +1,9 @@
 import ColorcamCore
 import Foundation
-import Testing
-@testable import TraceAnalysis
 import Stream
+import Testing
+
+@testable import TraceAnalysis
 
 /// Builds colorcam-style traces in memory: `[` + first event, then one `,{…}` line per event, `]` last.
 struct TraceBuilder {
@@ -11,19 +12,27 @@ struct TraceBuilder {
     mutating func raw(_ json: String) { events.append(json) }
 
     mutating func config(maxInFlight: Int = 1, simulated: Bool = false) {
-        raw(#"{"name":"config","ph":"i","s":"g","pid":1,"tid":6,"ts":0,"args":{"command":"replay","source":"clip.y4m","pace":"realtime","source_fps":30,"max_in_flight":\#(maxInFlight),"queue":1,"model":"m.onnx","simulated":\#(simulated),"simulate_inference_ms":40,"simulate_jitter_ms":0,"simulate_mode":"fixed","output_deadline_us":100000}}"#)
+        raw(
+            #"{"name":"config","ph":"i","s":"g","pid":1,"tid":6,"ts":0,"args":{"command":"replay","source":"clip.y4m","pace":"realtime","source_fps":30,"max_in_flight":\#(maxInFlight),"queue":1,"model":"m.onnx","simulated":\#(simulated),"simulate_inference_ms":40,"simulate_jitter_ms":0,"simulate_mode":"fixed","output_deadline_us":100000}}"#
+        )
     }
 
     mutating func capture(frame: Int, tsUs: Int64) {
-        raw(#"{"name":"capture","ph":"X","pid":1,"tid":1,"ts":\#(tsUs),"dur":200,"args":{"frame":\#(frame),"capture_ts_us":\#(tsUs)}}"#)
+        raw(
+            #"{"name":"capture","ph":"X","pid":1,"tid":1,"ts":\#(tsUs),"dur":200,"args":{"frame":\#(frame),"capture_ts_us":\#(tsUs)}}"#
+        )
     }
 
     mutating func infer(frame: Int, tsUs: Int64, durUs: Int64, requestedUs: Int64, tid: Int = 3) {
-        raw(#"{"name":"infer","ph":"X","pid":1,"tid":\#(tid),"ts":\#(tsUs),"dur":\#(durUs),"args":{"frame":\#(frame),"requested_ts_us":\#(requestedUs),"lag_us":\#(tsUs - requestedUs),"queued_us":0,"simulated":false}}"#)
+        raw(
+            #"{"name":"infer","ph":"X","pid":1,"tid":\#(tid),"ts":\#(tsUs),"dur":\#(durUs),"args":{"frame":\#(frame),"requested_ts_us":\#(requestedUs),"lag_us":\#(tsUs - requestedUs),"queued_us":0,"simulated":false}}"#
+        )
     }
 
-    mutating func output(frame: Int, tsUs: Int64, durUs: Int64 = 500, latencyUs: Int64? = 1_500,
-                         resultAgeUs: Int64? = nil) {
+    mutating func output(
+        frame: Int, tsUs: Int64, durUs: Int64 = 500, latencyUs: Int64? = 1_500,
+        resultAgeUs: Int64? = nil
+    ) {
         var args = #""frame":\#(frame),"result_frame":-1"#
         if let latencyUs { args += #","latency_us":\#(latencyUs)"# }
         if let resultAgeUs { args += #","result_age_us":\#(resultAgeUs)"# }
@@ -31,7 +40,9 @@ struct TraceBuilder {
     }
 
     mutating func drop(frame: Int, tsUs: Int64, reason: String) {
-        raw(#"{"name":"drop","ph":"i","s":"t","pid":1,"tid":5,"ts":\#(tsUs),"args":{"frame":\#(frame),"reason":"\#(reason)"}}"#)
+        raw(
+            #"{"name":"drop","ph":"i","s":"t","pid":1,"tid":5,"ts":\#(tsUs),"args":{"frame":\#(frame),"reason":"\#(reason)"}}"#
+        )
     }
 
     mutating func inFlight(tsUs: Int64, value: Int) {
@@ -128,8 +139,11 @@ func nearestRankMatchesTheDefinition(percent: Int, expected: Int64) {
     builder.drop(frame: 7, tsUs: 70, reason: "warp_drive")
     builder.drop(frame: 0, tsUs: 80, reason: "sink_busy")
     let report = try builder.report()
-    #expect(report.drops == [.late: 2, .superseded: 3, .driverGap: 1, .busy: 0, .decodeError: 0, .sinkBusy: 1,
-                             .sinkError: 0])
+    #expect(
+        report.drops == [
+            .late: 2, .superseded: 3, .driverGap: 1, .busy: 0, .decodeError: 0, .sinkBusy: 1,
+            .sinkError: 0
+        ])
     #expect(report.framesDropped == 3, "a sink's skip is not a dropped frame")
     #expect(report.warnings.contains { $0.contains("warp_drive") })
     let text = report.text(verdict: TraceVerdict(report: report, thresholds: TraceThresholds()))

@@ -1,8 +1,9 @@
 import ColorcamCore
 import Foundation
-import Testing
-@testable import TraceAnalysis
 import Stream
+import Testing
+
+@testable import TraceAnalysis
 
 @Test func queueingPredictionsFailWithGrowingLag() throws {
     // Inference takes 53.3 ms at 30 fps: each starts when the previous ends, lag grows by 20 ms per frame.
@@ -100,9 +101,11 @@ import Stream
     let text = report.json(verdict: verdict, thresholds: thresholds)
     #expect(text.filter { $0 == "\n" }.count == 1)  // one object on one line
     let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-    for key in ["file", "bytes", "form", "events", "colorcam_events", "ignored_events", "truncation", "config",
-                "simulated", "run_us", "frames", "drops", "output_fps", "inference", "lag_trend", "latency_us",
-                "result_age_us", "in_flight", "summary", "warnings", "verdict"] {
+    for key in [
+        "file", "bytes", "form", "events", "colorcam_events", "ignored_events", "truncation", "config",
+        "simulated", "run_us", "frames", "drops", "output_fps", "inference", "lag_trend", "latency_us",
+        "result_age_us", "in_flight", "summary", "warnings", "verdict"
+    ] {
         #expect(object[key] != nil, "missing key \(key)")
     }
     let drops = try #require(object["drops"] as? [String: Int])

@@ -90,9 +90,18 @@ final class ConvDirectKernel: Kernel {
                             }
                             let dst = y + o0 * outPlane + oy * outW + ox
                             UnsafeMutableRawPointer(dst).storeBytes(of: activate(a0), as: SIMD8<Float>.self)
-                            if count > 1 { UnsafeMutableRawPointer(dst + outPlane).storeBytes(of: activate(a1), as: SIMD8<Float>.self) }
-                            if count > 2 { UnsafeMutableRawPointer(dst + 2 * outPlane).storeBytes(of: activate(a2), as: SIMD8<Float>.self) }
-                            if count > 3 { UnsafeMutableRawPointer(dst + 3 * outPlane).storeBytes(of: activate(a3), as: SIMD8<Float>.self) }
+                            if count > 1 {
+                                UnsafeMutableRawPointer(dst + outPlane).storeBytes(
+                                    of: activate(a1), as: SIMD8<Float>.self)
+                            }
+                            if count > 2 {
+                                UnsafeMutableRawPointer(dst + 2 * outPlane).storeBytes(
+                                    of: activate(a2), as: SIMD8<Float>.self)
+                            }
+                            if count > 3 {
+                                UnsafeMutableRawPointer(dst + 3 * outPlane).storeBytes(
+                                    of: activate(a3), as: SIMD8<Float>.self)
+                            }
                             ox += 8
                         }
                         for col in 0..<outW where col < interiorLo || col >= ox {
@@ -132,7 +141,9 @@ final class ConvDirectKernel: Kernel {
                 let y = arena + output + (n * g.outChannels + grp * m) * outPlane
                 let wg = weights + grp * m * cg * kh * kw
                 for oy in 0..<outH {
-                    for o in 0..<m { (y + o * outPlane + oy * outW).update(repeating: bias?[grp * m + o] ?? 0, count: outW) }
+                    for o in 0..<m {
+                        (y + o * outPlane + oy * outW).update(repeating: bias?[grp * m + o] ?? 0, count: outW)
+                    }
                     for c in 0..<cg {
                         for ky in 0..<kh {
                             let iy = oy * g.strideHeight - g.padTop + ky * g.dilationHeight
@@ -159,7 +170,8 @@ final class ConvDirectKernel: Kernel {
                     }
                     if activation != .none {
                         for o in 0..<m {
-                            activation.epilogue(y + o * outPlane + oy * outW, rows: 1, rowLength: outW, rowStride: 0, bias: nil)
+                            activation.epilogue(
+                                y + o * outPlane + oy * outW, rows: 1, rowLength: outW, rowStride: 0, bias: nil)
                         }
                     }
                 }

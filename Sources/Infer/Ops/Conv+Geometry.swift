@@ -33,7 +33,8 @@ struct ConvGeometry {
     ///   - input: the input shape (rank 3 or 4).
     ///   - kernel: kernel height and width.
     static func spatial(_ ctx: OpContext, input: [Int], kernel: [Int]) throws
-        -> (strides: [Int], dilations: [Int], pads: [Int], autoPad: String) {
+        -> (strides: [Int], dilations: [Int], pads: [Int], autoPad: String)
+    {
         try checkRank(ctx, input: input)
         let spatialRank = input.count - 2
         guard kernel.count == spatialRank else { throw ctx.error("kernel rank \(kernel.count) does not match input") }
@@ -43,8 +44,8 @@ struct ConvGeometry {
         let autoPad = try ctx.string("auto_pad", "NOTSET")
         let limit = maxSpatialAttribute
         guard strides.count == spatialRank, dilations.count == spatialRank, pads.count == 2 * spatialRank,
-              strides.allSatisfy({ $0 >= 1 && $0 <= limit }), dilations.allSatisfy({ $0 >= 1 && $0 <= limit }),
-              pads.allSatisfy({ $0 >= 0 && $0 <= limit }), kernel.allSatisfy({ $0 >= 1 && $0 <= limit })
+            strides.allSatisfy({ $0 >= 1 && $0 <= limit }), dilations.allSatisfy({ $0 >= 1 && $0 <= limit }),
+            pads.allSatisfy({ $0 >= 0 && $0 <= limit }), kernel.allSatisfy({ $0 >= 1 && $0 <= limit })
         else { throw ctx.error("strides/dilations/pads/kernel_shape have wrong length or values (each 0…\(limit))") }
         guard ["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"].contains(autoPad) else {
             throw ctx.error("auto_pad \(autoPad) is not supported")
@@ -53,8 +54,10 @@ struct ConvGeometry {
     }
 
     /// Geometry of a forward convolution or pool with `ceilMode` (pools only).
-    static func forward(_ ctx: OpContext, input: [Int], outChannels: Int, kernel: [Int], group: Int,
-                        ceilMode: Bool = false) throws -> ConvGeometry {
+    static func forward(
+        _ ctx: OpContext, input: [Int], outChannels: Int, kernel: [Int], group: Int,
+        ceilMode: Bool = false
+    ) throws -> ConvGeometry {
         let (strides, dilations, pads, autoPad) = try spatial(ctx, input: input, kernel: kernel)
         var g = ConvGeometry()
         g.rank = input.count
@@ -65,8 +68,11 @@ struct ConvGeometry {
         g.kernelHeight = is2D ? kernel[0] : 1; g.kernelWidth = kernel[kernel.count - 1]
         g.strideHeight = is2D ? strides[0] : 1; g.strideWidth = strides[strides.count - 1]
         g.dilationHeight = is2D ? dilations[0] : 1; g.dilationWidth = dilations[dilations.count - 1]
-        if is2D { g.padTop = pads[0]; g.padLeft = pads[1]; g.padBottom = pads[2]; g.padRight = pads[3] }
-        else { g.padLeft = pads[0]; g.padRight = pads[1] }
+        if is2D {
+            g.padTop = pads[0]; g.padLeft = pads[1]; g.padBottom = pads[2]; g.padRight = pads[3]
+        } else {
+            g.padLeft = pads[0]; g.padRight = pads[1]
+        }
         func same(_ inSize: Int, _ stride: Int, _ extent: Int, lower: Bool) -> (Int, Int) {
             let out = (inSize + stride - 1) / stride
             let total = max(0, (out - 1) * stride + extent - inSize)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Direct convolution in register tiles, for 2-D (and 1-D) convs with a few to a few dozen channels, where im2col +
@@ -65,8 +65,10 @@ final class ConvTiledKernel: Kernel {
         }
     }
 
-    init(_ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int,
-         scratch: Int) {
+    init(
+        _ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int,
+        scratch: Int
+    ) {
         self.g = g
         self.activation = activation
         switch activation {
@@ -157,11 +159,12 @@ final class ConvTiledKernel: Kernel {
                     for oy in oy0..<(oy0 + count) {
                         for b in 0..<blocks {
                             let rowStride = g.strideWidth * phaseLength
-                            tileRow(source: band + (oy - oy0) * g.strideHeight * rowStride,
-                                    channelStride: rows * rowStride, rowStride: rowStride, columns: g.outWidth,
-                                    block: grp * blocks + b,
-                                    channels: min(Self.tileChannels, m - b * Self.tileChannels),
-                                    y: y + b * Self.tileChannels * outPlane + oy * g.outWidth, outPlane: outPlane)
+                            tileRow(
+                                source: band + (oy - oy0) * g.strideHeight * rowStride,
+                                channelStride: rows * rowStride, rowStride: rowStride, columns: g.outWidth,
+                                block: grp * blocks + b,
+                                channels: min(Self.tileChannels, m - b * Self.tileChannels),
+                                y: y + b * Self.tileChannels * outPlane + oy * g.outWidth, outPlane: outPlane)
                         }
                     }
                     oy0 += count
@@ -174,8 +177,10 @@ final class ConvTiledKernel: Kernel {
     /// `source` is the first tap row of channel 0; a tile reads 16 + the widest tap offset floats per tap row, so
     /// every tile must be readable in full (padded band rows, or whole tiles only on an unpadded plane).
     @inline(__always)
-    func tileRow(source: UnsafeMutablePointer<Float>, channelStride: Int, rowStride: Int, columns outW: Int, block: Int,
-                 channels: Int, y: UnsafeMutablePointer<Float>, outPlane: Int) {
+    func tileRow(
+        source: UnsafeMutablePointer<Float>, channelStride: Int, rowStride: Int, columns outW: Int, block: Int,
+        channels: Int, y: UnsafeMutablePointer<Float>, outPlane: Int
+    ) {
         let tc = Self.tileChannels, cg = g.inChannelsPerGroup, kh = g.kernelHeight, kw = g.kernelWidth
         let taps = cg * kh * kw
         let dh = g.dilationHeight
@@ -208,20 +213,20 @@ final class ConvTiledKernel: Kernel {
                     w += 9 * tc
                 }
             } else {
-            for c in 0..<cg {
-                for ky in 0..<kh {
-                    let row = UnsafePointer(source + c * channelStride + ky * dh * rowStride + ox)
-                    if kw == 3 {
-                        tap(row + t0, w); tap(row + t1, w + tc); tap(row + t2, w + 2 * tc)
-                        w += 3 * tc
-                    } else {
-                        for kx in 0..<kw {
-                            tap(row + tapOffsets[kx], w)
-                            w += tc
+                for c in 0..<cg {
+                    for ky in 0..<kh {
+                        let row = UnsafePointer(source + c * channelStride + ky * dh * rowStride + ox)
+                        if kw == 3 {
+                            tap(row + t0, w); tap(row + t1, w + tc); tap(row + t2, w + 2 * tc)
+                            w += 3 * tc
+                        } else {
+                            for kx in 0..<kw {
+                                tap(row + tapOffsets[kx], w)
+                                w += tc
+                            }
                         }
                     }
                 }
-            }
             }
             let valid = min(Self.tileColumns, outW - ox)
             let d = y + ox

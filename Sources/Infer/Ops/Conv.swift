@@ -24,7 +24,8 @@ enum ConvOp {
         let group = try ctx.int("group", 1)
         try ConvGeometry.checkRank(ctx, input: x)
         guard w.count == x.count, w.allSatisfy({ $0 >= 1 }), x.allSatisfy({ $0 >= 1 }), group >= 1,
-              x[1] % group == 0, w[0] % group == 0, w[1] * group == x[1] else {
+            x[1] % group == 0, w[0] % group == 0, w[1] * group == x[1]
+        else {
             throw ctx.error("weights \(w) do not fit input \(x) with group \(group)")
         }
         let kernel = try ctx.ints("kernel_shape") ?? Array(w[2...])
@@ -39,7 +40,8 @@ enum ConvOp {
         let activation = try fusedActivation(ctx)
         let k = g.inChannelsPerGroup * g.kernelArea
         let columns = g.outHeight * g.outWidth
-        let direct = g.kernelArea == 1 && g.strideHeight == 1 && g.strideWidth == 1 && g.padTop == 0
+        let direct =
+            g.kernelArea == 1 && g.strideHeight == 1 && g.strideWidth == 1 && g.padTop == 0
             && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0
         let strip = stripColumns(m: g.outChannelsPerGroup, k: k, columns: columns)
         var plan = OpPlan(outputShapes: [g.outputShape], build: { _ in fatalError("replaced below") })
@@ -53,20 +55,24 @@ enum ConvOp {
         }
         plan.build = { slots in
             if mode == .reference {
-                return ConvReferenceKernel(g, weights: weights, bias: bias, activation: activation,
-                                           input: slots.inputs[0]!, output: slots.outputs[0])
+                return ConvReferenceKernel(
+                    g, weights: weights, bias: bias, activation: activation,
+                    input: slots.inputs[0]!, output: slots.outputs[0])
             }
             if tiled {
-                return ConvTiledKernel(g, weights: weights, bias: bias, activation: activation,
-                                       input: slots.inputs[0]!, output: slots.outputs[0], scratch: slots.scratch)
+                return ConvTiledKernel(
+                    g, weights: weights, bias: bias, activation: activation,
+                    input: slots.inputs[0]!, output: slots.outputs[0], scratch: slots.scratch)
             }
             if thin {
-                return ConvDirectKernel(g, weights: weights, bias: bias, activation: activation,
-                                        input: slots.inputs[0]!, output: slots.outputs[0])
+                return ConvDirectKernel(
+                    g, weights: weights, bias: bias, activation: activation,
+                    input: slots.inputs[0]!, output: slots.outputs[0])
             }
-            return ConvGemmKernel(g, weights: weights, bias: bias, activation: activation, input: slots.inputs[0]!,
-                                  output: slots.outputs[0], scratch: slots.scratch, stripColumns: strip,
-                                  direct: direct, blas: try OpenBLAS.shared())
+            return ConvGemmKernel(
+                g, weights: weights, bias: bias, activation: activation, input: slots.inputs[0]!,
+                output: slots.outputs[0], scratch: slots.scratch, stripColumns: strip,
+                direct: direct, blas: try OpenBLAS.shared())
         }
         return plan
     }
@@ -99,8 +105,10 @@ final class ConvGemmKernel: Kernel {
     let direct: Bool
     let blas: OpenBLAS
 
-    init(_ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int,
-         scratch: Int, stripColumns: Int, direct: Bool, blas: OpenBLAS) {
+    init(
+        _ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int,
+        scratch: Int, stripColumns: Int, direct: Bool, blas: OpenBLAS
+    ) {
         self.g = g
         self.weights = ownedCopy(weights)
         self.bias = bias.map(ownedCopy)
@@ -126,8 +134,9 @@ final class ConvGemmKernel: Kernel {
                 let a = weights + grp * m * k
                 let b = bias.map { $0 + grp * m }
                 if direct {
-                    blas.sgemm(transA: false, transB: false, m: m, n: columns, k: k, alpha: 1, a: a, lda: k,
-                               b: x, ldb: columns, beta: 0, c: y, ldc: columns)
+                    blas.sgemm(
+                        transA: false, transB: false, m: m, n: columns, k: k, alpha: 1, a: a, lda: k,
+                        b: x, ldb: columns, beta: 0, c: y, ldc: columns)
                     activation.epilogue(y, rows: m, rowLength: columns, rowStride: columns, bias: b)
                     continue
                 }
@@ -136,8 +145,9 @@ final class ConvGemmKernel: Kernel {
                     let count = min(stripColumns, columns - start)
                     let col = arena + scratch
                     im2col(x, into: col, start: start, count: count)
-                    blas.sgemm(transA: false, transB: false, m: m, n: count, k: k, alpha: 1, a: a, lda: k,
-                               b: col, ldb: count, beta: 0, c: y + start, ldc: columns)
+                    blas.sgemm(
+                        transA: false, transB: false, m: m, n: count, k: k, alpha: 1, a: a, lda: k,
+                        b: col, ldb: count, beta: 0, c: y + start, ldc: columns)
                     activation.epilogue(y + start, rows: m, rowLength: count, rowStride: columns, bias: b)
                     start += count
                 }
@@ -182,7 +192,9 @@ final class ConvGemmKernel: Kernel {
                                 } else {
                                     for o in lo...hi { d[o - ox] = src[o * sw] }
                                 }
-                                if hi < ox + run - 1 { (d + (hi + 1 - ox)).update(repeating: 0, count: ox + run - 1 - hi) }
+                                if hi < ox + run - 1 {
+                                    (d + (hi + 1 - ox)).update(repeating: 0, count: ox + run - 1 - hi)
+                                }
                             }
                         }
                         j += run
@@ -230,7 +242,8 @@ final class ConvReferenceKernel: Kernel {
                                 }
                             }
                         }
-                        arena[output + ((n * g.outChannels + oc) * g.outHeight + oy) * g.outWidth + ox] = activation.apply(sum)
+                        arena[output + ((n * g.outChannels + oc) * g.outHeight + oy) * g.outWidth + ox] =
+                            activation.apply(sum)
                     }
                 }
             }

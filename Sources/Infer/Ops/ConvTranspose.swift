@@ -9,7 +9,9 @@ enum ConvTransposeOp {
         guard let weights = ctx.consts[1]?.floats else { throw ctx.error("weights (input 1) must be a float constant") }
         let group = try ctx.int("group", 1)
         try ConvGeometry.checkRank(ctx, input: x)
-        guard w.count == x.count, w.allSatisfy({ $0 >= 1 }), x.allSatisfy({ $0 >= 1 }), group >= 1, w[0] == x[1], x[1] % group == 0 else {
+        guard w.count == x.count, w.allSatisfy({ $0 >= 1 }), x.allSatisfy({ $0 >= 1 }), group >= 1, w[0] == x[1],
+            x[1] % group == 0
+        else {
             throw ctx.error("weights \(w) do not fit input \(x) with group \(group)")
         }
         let kernel = try ctx.ints("kernel_shape") ?? Array(w[2...])
@@ -31,12 +33,18 @@ enum ConvTransposeOp {
             let extent = (kernel[i] - 1) * dilations[i] + 1
             let full = strides[i] * (x[2 + i] - 1) + outputPadding[i] + extent
             var target: Int?
-            if let o = outputShapeAttr { target = o[o.count - spatial + i] }
-            else if autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" { target = x[2 + i] * strides[i] }
+            if let o = outputShapeAttr {
+                target = o[o.count - spatial + i]
+            } else if autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" {
+                target = x[2 + i] * strides[i]
+            }
             if let target {
                 let total = full - target
-                if autoPad == "SAME_UPPER" { pads[i] = total / 2; pads[i + spatial] = total - total / 2 }
-                else { pads[i] = total - total / 2; pads[i + spatial] = total / 2 }
+                if autoPad == "SAME_UPPER" {
+                    pads[i] = total / 2; pads[i + spatial] = total - total / 2
+                } else {
+                    pads[i] = total - total / 2; pads[i + spatial] = total / 2
+                }
                 outSizes[i] = target
             } else {
                 if autoPad == "VALID" { pads[i] = 0; pads[i + spatial] = 0 }
@@ -69,9 +77,10 @@ enum ConvTransposeOp {
         let mode = ctx.mode
         if mode == .fast { plan.scratchFloats = rows * g.inHeight * g.inWidth }
         plan.build = { slots in
-            ConvTransposeKernel(g, weights: weights, bias: bias, activation: activation, input: slots.inputs[0]!,
-                                output: slots.outputs[0], scratch: slots.scratch,
-                                blas: mode == .fast ? try OpenBLAS.shared() : nil)
+            ConvTransposeKernel(
+                g, weights: weights, bias: bias, activation: activation, input: slots.inputs[0]!,
+                output: slots.outputs[0], scratch: slots.scratch,
+                blas: mode == .fast ? try OpenBLAS.shared() : nil)
         }
         return plan
     }
@@ -86,8 +95,10 @@ final class ConvTransposeKernel: Kernel {
     let input: Int, output: Int, scratch: Int
     let blas: OpenBLAS?
 
-    init(_ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int,
-         scratch: Int, blas: OpenBLAS?) {
+    init(
+        _ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int,
+        scratch: Int, blas: OpenBLAS?
+    ) {
         self.g = g; self.weights = ownedCopy(weights); self.bias = bias; self.activation = activation
         self.input = input; self.output = output; self.scratch = scratch; self.blas = blas
     }
@@ -106,8 +117,9 @@ final class ConvTransposeKernel: Kernel {
                 let w = weights + grp * cg * rows
                 if let blas {
                     let col = arena + scratch
-                    blas.sgemm(transA: true, transB: false, m: rows, n: inPlane, k: cg, alpha: 1, a: w, lda: rows,
-                               b: x, ldb: inPlane, beta: 0, c: col, ldc: inPlane)
+                    blas.sgemm(
+                        transA: true, transB: false, m: rows, n: inPlane, k: cg, alpha: 1, a: w, lda: rows,
+                        b: x, ldb: inPlane, beta: 0, c: col, ldc: inPlane)
                     for r in 0..<rows {
                         let oc = grp * mg + r / area
                         let ky = (r % area) / g.kernelWidth, kx = r % g.kernelWidth
@@ -137,7 +149,8 @@ final class ConvTransposeKernel: Kernel {
                                         for kx in 0..<g.kernelWidth {
                                             let ox = ix * g.strideWidth - g.padLeft + kx * g.dilationWidth
                                             if ox < 0 || ox >= g.outWidth { continue }
-                                            dst[oy * g.outWidth + ox] += xv * w[((c * mg + m) * g.kernelHeight + ky) * g.kernelWidth + kx]
+                                            dst[oy * g.outWidth + ox] +=
+                                                xv * w[((c * mg + m) * g.kernelHeight + ky) * g.kernelWidth + kx]
                                         }
                                     }
                                 }

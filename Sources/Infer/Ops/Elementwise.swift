@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Unary element-wise ops: Relu, LeakyRelu, Sigmoid, Tanh, Clip, Identity (and the reshaping ops that only copy:
@@ -10,16 +10,20 @@ enum UnaryOp {
     static func plan(_ ctx: OpContext, function: Function, outputShape: [Int]? = nil) throws -> OpPlan {
         let x = try ctx.shape(0)
         let count = x.reduce(1, *)
-        var plan = OpPlan(outputShapes: [outputShape ?? x], build: { slots in
-            UnaryKernel(function, input: slots.inputs[0]!, output: slots.outputs[0], count: count)
-        })
+        var plan = OpPlan(
+            outputShapes: [outputShape ?? x],
+            build: { slots in
+                UnaryKernel(function, input: slots.inputs[0]!, output: slots.outputs[0], count: count)
+            })
         plan.capturedInputs = Set(1..<max(1, ctx.inputShapes.count))
         return plan
     }
 
     /// Clip bounds: attributes before opset 11, optional constant inputs from 11.
     static func clipBounds(_ ctx: OpContext) throws -> (Float, Float) {
-        if ctx.opset < 11 { return (try ctx.float("min", -.greatestFiniteMagnitude), try ctx.float("max", .greatestFiniteMagnitude)) }
+        if ctx.opset < 11 {
+            return (try ctx.float("min", -.greatestFiniteMagnitude), try ctx.float("max", .greatestFiniteMagnitude))
+        }
         let lo = try ctx.constFloats(1)?.first ?? -.infinity
         let hi = try ctx.constFloats(2)?.first ?? .infinity
         return (lo, hi)
@@ -52,8 +56,8 @@ enum BatchNormOp {
     /// Per-channel multiplier and offset, computed once at load time.
     static func affine(_ ctx: OpContext, channels: Int) throws -> (scale: [Float], shift: [Float]) {
         guard let s = try ctx.constFloats(1), let b = try ctx.constFloats(2), let mean = try ctx.constFloats(3),
-              let variance = try ctx.constFloats(4),
-              [s.count, b.count, mean.count, variance.count].allSatisfy({ $0 == channels })
+            let variance = try ctx.constFloats(4),
+            [s.count, b.count, mean.count, variance.count].allSatisfy({ $0 == channels })
         else { throw ctx.error("scale/B/mean/var must be constants with \(channels) values") }
         let eps = try ctx.float("epsilon", 1e-5)
         var scale = [Float](repeating: 0, count: channels), shift = scale
@@ -70,10 +74,13 @@ enum BatchNormOp {
         if try ctx.int("training_mode", 0) != 0 { throw ctx.error("training_mode=1 is not supported") }
         let (scale, shift) = try affine(ctx, channels: x[1])
         let inner = x[2...].reduce(1, *)
-        var plan = OpPlan(outputShapes: [x], build: { slots in
-            ChannelAffineKernel(scale: scale, shift: shift, batch: x[0], inner: inner,
-                                input: slots.inputs[0]!, output: slots.outputs[0])
-        })
+        var plan = OpPlan(
+            outputShapes: [x],
+            build: { slots in
+                ChannelAffineKernel(
+                    scale: scale, shift: shift, batch: x[0], inner: inner,
+                    input: slots.inputs[0]!, output: slots.outputs[0])
+            })
         plan.capturedInputs = [1, 2, 3, 4]
         return plan
     }
@@ -126,10 +133,13 @@ enum BinaryOp {
     static func plan(_ ctx: OpContext, function: Function) throws -> OpPlan {
         let a = try ctx.shape(0), b = try ctx.shape(1)
         let out = try broadcastShape(a, b, ctx)
-        return OpPlan(outputShapes: [out], build: { slots in
-            BinaryKernel(function, aShape: a, bShape: b, outShape: out, a: slots.inputs[0]!, b: slots.inputs[1]!,
-                         output: slots.outputs[0])
-        })
+        return OpPlan(
+            outputShapes: [out],
+            build: { slots in
+                BinaryKernel(
+                    function, aShape: a, bShape: b, outShape: out, a: slots.inputs[0]!, b: slots.inputs[1]!,
+                    output: slots.outputs[0])
+            })
     }
 }
 
@@ -182,10 +192,13 @@ enum SoftmaxOp {
         let outer = x[..<axis].reduce(1, *)
         let length = ctx.opset >= 13 ? x[axis] : x[axis...].reduce(1, *)
         let inner = ctx.opset >= 13 ? x[(axis + 1)...].reduce(1, *) : 1
-        var plan = OpPlan(outputShapes: [x], build: { slots in
-            SoftmaxKernel(outer: outer, length: length, inner: inner, input: slots.inputs[0]!,
-                          output: slots.outputs[0], scratch: slots.scratch)
-        })
+        var plan = OpPlan(
+            outputShapes: [x],
+            build: { slots in
+                SoftmaxKernel(
+                    outer: outer, length: length, inner: inner, input: slots.inputs[0]!,
+                    output: slots.outputs[0], scratch: slots.scratch)
+            })
         plan.scratchFloats = 2 * inner
         return plan
     }

@@ -20,12 +20,15 @@ enum GemmOp {
             cStrides = (s[0], s[1])
         }
         let mode = ctx.mode
-        var plan = OpPlan(outputShapes: [[m, n]], build: { slots in
-            MatMulKernel(batches: [(0, 0, 0)], m: m, n: n, k: k, transA: transA, transB: transB, alpha: alpha,
-                         a: slots.inputs[0]!, b: slots.inputs[1]!, output: slots.outputs[0],
-                         c: slots.inputs.count > 2 ? slots.inputs[2] : nil, beta: beta, cStrides: cStrides,
-                         blas: mode == .fast ? try OpenBLAS.shared() : nil)
-        })
+        var plan = OpPlan(
+            outputShapes: [[m, n]],
+            build: { slots in
+                MatMulKernel(
+                    batches: [(0, 0, 0)], m: m, n: n, k: k, transA: transA, transB: transB, alpha: alpha,
+                    a: slots.inputs[0]!, b: slots.inputs[1]!, output: slots.outputs[0],
+                    c: slots.inputs.count > 2 ? slots.inputs[2] : nil, beta: beta, cStrides: cStrides,
+                    blas: mode == .fast ? try OpenBLAS.shared() : nil)
+            })
         plan.flops = 2 * Double(m * n * k)
         return plan
     }
@@ -37,7 +40,9 @@ enum GemmOp {
         if aVector { a = [1] + a }
         if bVector { b = b + [1] }
         let m = a[a.count - 2], k = a[a.count - 1], n = b[b.count - 1]
-        guard b[b.count - 2] == k else { throw ctx.error("shapes \(try ctx.shape(0)) and \(try ctx.shape(1)) do not multiply") }
+        guard b[b.count - 2] == k else {
+            throw ctx.error("shapes \(try ctx.shape(0)) and \(try ctx.shape(1)) do not multiply")
+        }
         let batchShape = try BinaryOp.broadcastShape(Array(a.dropLast(2)), Array(b.dropLast(2)), ctx)
         let sa = BinaryOp.broadcastStrides(Array(a.dropLast(2)), to: batchShape)
         let sb = BinaryOp.broadcastStrides(Array(b.dropLast(2)), to: batchShape)
@@ -55,11 +60,14 @@ enum GemmOp {
         if !aVector { out.append(m) }
         if !bVector { out.append(n) }
         let mode = ctx.mode
-        var plan = OpPlan(outputShapes: [out], build: { slots in
-            MatMulKernel(batches: batches, m: m, n: n, k: k, transA: false, transB: false, alpha: 1,
-                         a: slots.inputs[0]!, b: slots.inputs[1]!, output: slots.outputs[0], c: nil, beta: 0,
-                         cStrides: nil, blas: mode == .fast ? try OpenBLAS.shared() : nil)
-        })
+        var plan = OpPlan(
+            outputShapes: [out],
+            build: { slots in
+                MatMulKernel(
+                    batches: batches, m: m, n: n, k: k, transA: false, transB: false, alpha: 1,
+                    a: slots.inputs[0]!, b: slots.inputs[1]!, output: slots.outputs[0], c: nil, beta: 0,
+                    cStrides: nil, blas: mode == .fast ? try OpenBLAS.shared() : nil)
+            })
         plan.flops = 2 * Double(count * m * n * k)
         return plan
     }
@@ -75,8 +83,10 @@ final class MatMulKernel: Kernel {
     let cStrides: (Int, Int)?
     let blas: OpenBLAS?
 
-    init(batches: [(Int, Int, Int)], m: Int, n: Int, k: Int, transA: Bool, transB: Bool, alpha: Float, a: Int,
-         b: Int, output: Int, c: Int?, beta: Float, cStrides: (Int, Int)?, blas: OpenBLAS?) {
+    init(
+        batches: [(Int, Int, Int)], m: Int, n: Int, k: Int, transA: Bool, transB: Bool, alpha: Float, a: Int,
+        b: Int, output: Int, c: Int?, beta: Float, cStrides: (Int, Int)?, blas: OpenBLAS?
+    ) {
         self.batches = batches; self.m = m; self.n = n; self.k = k; self.transA = transA; self.transB = transB
         self.alpha = alpha; self.beta = beta; self.a = a; self.b = b; self.output = output; self.c = c
         self.cStrides = cStrides; self.blas = blas
@@ -87,8 +97,9 @@ final class MatMulKernel: Kernel {
         for (oa, ob, oy) in batches {
             let pa = arena + a + oa, pb = arena + b + ob, py = arena + output + oy
             if let blas {
-                blas.sgemm(transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, a: pa, lda: lda,
-                           b: pb, ldb: ldb, beta: 0, c: py, ldc: n)
+                blas.sgemm(
+                    transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, a: pa, lda: lda,
+                    b: pb, ldb: ldb, beta: 0, c: py, ldc: n)
             } else {
                 for i in 0..<m {
                     for j in 0..<n {

@@ -12,7 +12,9 @@ enum LayoutOps {
 
     /// Throws unless `shape` has fewer than `Int32.max` elements (its product is computed without overflowing).
     static func checkCount(_ shape: [Int], _ ctx: OpContext) throws {
-        guard let count = product(shape), count < Int(Int32.max) else { throw ctx.error("tensor \(shape) is too large") }
+        guard let count = product(shape), count < Int(Int32.max) else {
+            throw ctx.error("tensor \(shape) is too large")
+        }
     }
 
     /// The product of `values`, or nil when it overflows `Int`.
@@ -60,14 +62,19 @@ enum LayoutOps {
             ends = (try ctx.ints("ends") ?? []).map(Int64.init)
             axes = try ctx.ints("axes")?.map(Int64.init)
         } else {
-            guard let s = try ctx.constInts(1), let e = try ctx.constInts(2) else { throw ctx.error("starts/ends missing") }
+            guard let s = try ctx.constInts(1), let e = try ctx.constInts(2) else {
+                throw ctx.error("starts/ends missing")
+            }
             starts = s; ends = e
             axes = try ctx.constInts(3); steps = try ctx.constInts(4)
         }
-        let axisList = try (axes ?? (0..<Int64(starts.count)).map { $0 }).map { try ctx.axis(Int($0), rank: shape.count) }
+        let axisList = try (axes ?? (0..<Int64(starts.count)).map { $0 }).map {
+            try ctx.axis(Int($0), rank: shape.count)
+        }
         let stepList = steps ?? [Int64](repeating: 1, count: starts.count)
         guard ends.count == starts.count, axisList.count == starts.count, stepList.count == starts.count,
-              Set(axisList).count == axisList.count else { throw ctx.error("starts/ends/axes/steps lengths differ") }
+            Set(axisList).count == axisList.count
+        else { throw ctx.error("starts/ends/axes/steps lengths differ") }
         var begin = [Int](repeating: 0, count: shape.count)
         var step = [Int](repeating: 1, count: shape.count)
         var out = shape
@@ -122,11 +129,15 @@ enum LayoutOps {
         guard pads.count == 2 * rank else { throw ctx.error("pads has \(pads.count) values for rank \(rank)") }
         guard pads.allSatisfy({ $0.magnitude < 1 << 30 }) else { throw ctx.error("pads \(pads) are out of range") }
         let mode = try ctx.string("mode", "constant")
-        guard ["constant", "reflect", "edge"].contains(mode) else { throw ctx.error("pad mode \(mode) is not supported") }
+        guard ["constant", "reflect", "edge"].contains(mode) else {
+            throw ctx.error("pad mode \(mode) is not supported")
+        }
         let out = try (0..<rank).map { d -> Int in
             let o = shape[d] + pads[d] + pads[d + rank]
             guard o >= 1 else { throw ctx.error("padded axis \(d) would be empty") }
-            if mode == "reflect" && (pads[d] >= shape[d] || pads[d + rank] >= shape[d]) && pads[d] + pads[d + rank] > 0 && shape[d] > 0 {
+            if mode == "reflect" && (pads[d] >= shape[d] || pads[d + rank] >= shape[d]) && pads[d] + pads[d + rank] > 0
+                && shape[d] > 0
+            {
                 if shape[d] == 1 { throw ctx.error("reflect pad of an axis of length 1") }
             }
             return o
@@ -247,9 +258,11 @@ enum LayoutOps {
 
     /// A kernel that moves floats by a source-index table.
     static func plan(_ map: IndexMap, fill: Float = 0, captured: Set<Int>) -> OpPlan {
-        var plan = OpPlan(outputShapes: [map.shape], build: { slots in
-            IndexGatherKernel(sources: map.sources, fill: fill, input: slots.inputs[0]!, output: slots.outputs[0])
-        })
+        var plan = OpPlan(
+            outputShapes: [map.shape],
+            build: { slots in
+                IndexGatherKernel(sources: map.sources, fill: fill, input: slots.inputs[0]!, output: slots.outputs[0])
+            })
         plan.capturedInputs = captured
         return plan
     }

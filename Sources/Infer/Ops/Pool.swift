@@ -11,12 +11,15 @@ enum PoolOp {
         if !isMax && ctx.node.attributes["dilations"] != nil, try ctx.ints("dilations")!.contains(where: { $0 != 1 }) {
             throw ctx.error("AveragePool dilations are not supported")
         }
-        let g = try ConvGeometry.forward(ctx, input: x, outChannels: x[1], kernel: kernel, group: x[1],
-                                         ceilMode: try ctx.int("ceil_mode", 0) != 0)
+        let g = try ConvGeometry.forward(
+            ctx, input: x, outChannels: x[1], kernel: kernel, group: x[1],
+            ceilMode: try ctx.int("ceil_mode", 0) != 0)
         let includePad = try ctx.int("count_include_pad", 0) != 0
-        return OpPlan(outputShapes: [g.outputShape], build: { slots in
-            PoolKernel(g, isMax: isMax, includePad: includePad, input: slots.inputs[0]!, output: slots.outputs[0])
-        })
+        return OpPlan(
+            outputShapes: [g.outputShape],
+            build: { slots in
+                PoolKernel(g, isMax: isMax, includePad: includePad, input: slots.inputs[0]!, output: slots.outputs[0])
+            })
     }
 
     static func planGlobalAverage(_ ctx: OpContext) throws -> OpPlan {
@@ -24,9 +27,12 @@ enum PoolOp {
         guard x.count >= 3 else { throw ctx.error("input must have spatial axes") }
         let inner = x[2...].reduce(1, *)
         let out = [x[0], x[1]] + [Int](repeating: 1, count: x.count - 2)
-        return OpPlan(outputShapes: [out], build: { slots in
-            GlobalAverageKernel(planes: x[0] * x[1], inner: inner, input: slots.inputs[0]!, output: slots.outputs[0])
-        })
+        return OpPlan(
+            outputShapes: [out],
+            build: { slots in
+                GlobalAverageKernel(
+                    planes: x[0] * x[1], inner: inner, input: slots.inputs[0]!, output: slots.outputs[0])
+            })
     }
 }
 
@@ -102,8 +108,9 @@ extension PoolKernel {
                     let b = r1.loadUnaligned(fromByteOffset: 8 * ox, as: SIMD16<Float>.self)
                     let m = a.replacing(with: b, where: b .> a)
                     let even = m.evenHalf, odd = m.oddHalf
-                    UnsafeMutableRawPointer(dst + ox).storeBytes(of: even.replacing(with: odd, where: odd .> even),
-                                                                 as: SIMD8<Float>.self)
+                    UnsafeMutableRawPointer(dst + ox).storeBytes(
+                        of: even.replacing(with: odd, where: odd .> even),
+                        as: SIMD8<Float>.self)
                     ox += 8
                 }
                 let s0 = x + 2 * oy * inW, s1 = s0 + inW

@@ -5,7 +5,7 @@ enum OpRegistry {
         "Conv", "ConvTranspose", "BatchNormalization", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "Add", "Sub",
         "Mul", "Div", "Concat", "Slice", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Gemm", "MatMul",
         "MaxPool", "AveragePool", "GlobalAveragePool", "Resize", "Upsample", "Softmax", "Identity", "Pad", "Gather",
-        "Dropout", "Cast",
+        "Dropout", "Cast"
     ]
     /// Ops that are only evaluated at load time (their outputs are always constants).
     static let loadTimeOps: Set<String> = ["Constant", "Shape", "ConstantOfShape", "Range"]
@@ -41,7 +41,9 @@ enum OpRegistry {
             return try UnaryOp.plan(ctx, function: .clip(lo, hi))
         case "Identity", "Dropout": return try UnaryOp.plan(ctx, function: .copy)
         case "Cast":
-            guard try ctx.int("to", 1) == 1 else { throw ctx.error("only Cast to float of a run-time tensor is supported") }
+            guard try ctx.int("to", 1) == 1 else {
+                throw ctx.error("only Cast to float of a run-time tensor is supported")
+            }
             return try UnaryOp.plan(ctx, function: .copy)
         case "Add": return try BinaryOp.plan(ctx, function: .add)
         case "Sub": return try BinaryOp.plan(ctx, function: .sub)
@@ -49,13 +51,17 @@ enum OpRegistry {
         case "Div": return try BinaryOp.plan(ctx, function: .div)
         case "Reshape":
             guard let target = try ctx.constInts(1) else { throw ctx.error("shape input missing") }
-            return try UnaryOp.plan(ctx, function: .copy, outputShape: try LayoutOps.reshape(ctx, shape: try ctx.shape(0), target: target))
+            return try UnaryOp.plan(
+                ctx, function: .copy, outputShape: try LayoutOps.reshape(ctx, shape: try ctx.shape(0), target: target))
         case "Flatten":
-            return try UnaryOp.plan(ctx, function: .copy, outputShape: try LayoutOps.flatten(ctx, shape: try ctx.shape(0)))
+            return try UnaryOp.plan(
+                ctx, function: .copy, outputShape: try LayoutOps.flatten(ctx, shape: try ctx.shape(0)))
         case "Squeeze":
-            return try UnaryOp.plan(ctx, function: .copy, outputShape: try LayoutOps.squeeze(ctx, shape: try ctx.shape(0)))
+            return try UnaryOp.plan(
+                ctx, function: .copy, outputShape: try LayoutOps.squeeze(ctx, shape: try ctx.shape(0)))
         case "Unsqueeze":
-            return try UnaryOp.plan(ctx, function: .copy, outputShape: try LayoutOps.unsqueeze(ctx, shape: try ctx.shape(0)))
+            return try UnaryOp.plan(
+                ctx, function: .copy, outputShape: try LayoutOps.unsqueeze(ctx, shape: try ctx.shape(0)))
         case "Transpose": return LayoutOps.plan(try LayoutOps.transpose(ctx, shape: try ctx.shape(0)), captured: [])
         case "Slice": return LayoutOps.plan(try LayoutOps.slice(ctx, shape: try ctx.shape(0)), captured: [1, 2, 3, 4])
         case "Pad":
@@ -63,14 +69,18 @@ enum OpRegistry {
             return LayoutOps.plan(map, fill: fill, captured: [1, 2, 3])
         case "Gather":
             guard let indices = try ctx.constInts(1) else { throw ctx.error("indices missing") }
-            return LayoutOps.plan(try LayoutOps.gather(ctx, shape: try ctx.shape(0), indices: indices,
-                                                       indexShape: try ctx.shape(1)), captured: [1])
+            return LayoutOps.plan(
+                try LayoutOps.gather(
+                    ctx, shape: try ctx.shape(0), indices: indices,
+                    indexShape: try ctx.shape(1)), captured: [1])
         case "Concat":
             let shapes = try (0..<ctx.inputShapes.count).map { try ctx.shape($0) }
             let (out, axis) = try LayoutOps.concatShape(ctx, shapes: shapes)
-            return OpPlan(outputShapes: [out], build: { slots in
-                ConcatKernel(inputs: slots.inputs.map { $0! }, shapes: shapes, axis: axis, output: slots.outputs[0])
-            })
+            return OpPlan(
+                outputShapes: [out],
+                build: { slots in
+                    ConcatKernel(inputs: slots.inputs.map { $0! }, shapes: shapes, axis: axis, output: slots.outputs[0])
+                })
         case "Gemm": return try GemmOp.plan(ctx)
         case "MatMul": return try GemmOp.planMatMul(ctx)
         case "MaxPool": return try PoolOp.plan(ctx, max: true)

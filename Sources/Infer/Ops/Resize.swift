@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Resize (opsets 11+: X, roi, scales, sizes) and Upsample (X, scales): `nearest` on any axes (via an index
@@ -23,26 +23,35 @@ enum ResizeOp {
         var out = x
         var scale = [Float](repeating: 1, count: rank)
         if let sizes {
-            guard sizes.count == rank, sizes.allSatisfy({ $0 >= 1 }) else { throw ctx.error("sizes must have \(rank) positive values") }
+            guard sizes.count == rank, sizes.allSatisfy({ $0 >= 1 }) else {
+                throw ctx.error("sizes must have \(rank) positive values")
+            }
             try LayoutOps.checkCount(sizes, ctx)
             let policy = try ctx.string("keep_aspect_ratio_policy", "stretch")
             guard policy == "stretch" else { throw ctx.error("keep_aspect_ratio_policy \(policy) is not supported") }
             out = sizes
             for d in 0..<rank { scale[d] = Float(sizes[d]) / Float(x[d]) }
         } else if let scales {
-            guard scales.count == rank, scales.allSatisfy({ $0 > 0 }) else { throw ctx.error("scales must have \(rank) positive values") }
+            guard scales.count == rank, scales.allSatisfy({ $0 > 0 }) else {
+                throw ctx.error("scales must have \(rank) positive values")
+            }
             scale = scales
             for d in 0..<rank {
                 let size = (Double(x[d]) * Double(scales[d])).rounded(.down)
-                guard size < Double(Int32.max) else { throw ctx.error("scales \(scales) make output axis \(d) too large") }
+                guard size < Double(Int32.max) else {
+                    throw ctx.error("scales \(scales) make output axis \(d) too large")
+                }
                 out[d] = Int(size)
             }
             try LayoutOps.checkCount(out, ctx)
             guard out.allSatisfy({ $0 >= 1 }) else { throw ctx.error("output would be empty") }
-        } else { throw ctx.error("neither scales nor sizes given") }
+        } else {
+            throw ctx.error("neither scales nor sizes given")
+        }
         let mode = try ctx.string("mode", "nearest")
-        let transform = try ctx.string("coordinate_transformation_mode",
-                                       ctx.node.opType == "Upsample" || ctx.opset < 11 ? "asymmetric" : "half_pixel")
+        let transform = try ctx.string(
+            "coordinate_transformation_mode",
+            ctx.node.opType == "Upsample" || ctx.opset < 11 ? "asymmetric" : "half_pixel")
         guard ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"].contains(transform) else {
             throw ctx.error("coordinate_transformation_mode \(transform) is not supported")
         }
@@ -57,15 +66,18 @@ enum ResizeOp {
         }
         switch mode {
         case "nearest":
-            let rounding = try ctx.string("nearest_mode", ctx.node.opType == "Upsample" ? "floor" : "round_prefer_floor")
+            let rounding = try ctx.string(
+                "nearest_mode", ctx.node.opType == "Upsample" ? "floor" : "round_prefer_floor")
             let strides = contiguousStrides(x)
             let tables: [[Int]] = try (0..<rank).map { d in
                 try (0..<out[d]).map { o in
                     let f = source(o, d)
                     var i: Int
                     switch rounding {
-                    case "round_prefer_floor": i = f == f.rounded(.down) + 0.5 ? Int(f.rounded(.down)) : Int(f.rounded())
-                    case "round_prefer_ceil": i = Int(f.rounded(.toNearestOrAwayFromZero))
+                    case "round_prefer_floor":
+                        i = f == f.rounded(.down) + 0.5 ? Int(f.rounded(.down)) : Int(f.rounded())
+                    case "round_prefer_ceil":
+                        i = Int(f.rounded(.toNearestOrAwayFromZero))
                         if f == f.rounded(.down) + 0.5 { i = Int(f.rounded(.up)) }
                     case "floor": i = Int(f.rounded(.down))
                     case "ceil": i = Int(f.rounded(.up))
@@ -75,11 +87,14 @@ enum ResizeOp {
                 }
             }
             if rank >= 2, (0..<(rank - 2)).allSatisfy({ out[$0] == x[$0] && tables[$0] == Array(0..<x[$0]) }) {
-                var plan = OpPlan(outputShapes: [out], build: { slots in
-                    NearestPlaneKernel(planes: x[..<(rank - 2)].reduce(1, *), inHeight: x[rank - 2],
-                                       inWidth: x[rank - 1], rows: tables[rank - 2], columns: tables[rank - 1],
-                                       input: slots.inputs[0]!, output: slots.outputs[0])
-                })
+                var plan = OpPlan(
+                    outputShapes: [out],
+                    build: { slots in
+                        NearestPlaneKernel(
+                            planes: x[..<(rank - 2)].reduce(1, *), inHeight: x[rank - 2],
+                            inWidth: x[rank - 1], rows: tables[rank - 2], columns: tables[rank - 1],
+                            input: slots.inputs[0]!, output: slots.outputs[0])
+                    })
                 plan.capturedInputs = [1, 2, 3]
                 return plan
             }
@@ -105,10 +120,13 @@ enum ResizeOp {
             let rows = axisTable(rank - 2), cols = axisTable(rank - 1)
             let planes = x[..<(rank - 2)].reduce(1, *)
             let inH = x[rank - 2], inW = x[rank - 1]
-            var plan = OpPlan(outputShapes: [out], build: { slots in
-                BilinearKernel(planes: planes, inHeight: inH, inWidth: inW, rows: rows, cols: cols,
-                               input: slots.inputs[0]!, output: slots.outputs[0])
-            })
+            var plan = OpPlan(
+                outputShapes: [out],
+                build: { slots in
+                    BilinearKernel(
+                        planes: planes, inHeight: inH, inWidth: inW, rows: rows, cols: cols,
+                        input: slots.inputs[0]!, output: slots.outputs[0])
+                })
             plan.capturedInputs = [1, 2, 3]
             return plan
         default:
@@ -123,8 +141,10 @@ final class BilinearKernel: Kernel {
     let cols: (lo: [Int32], hi: [Int32], w: [Float])
     let input: Int, output: Int
 
-    init(planes: Int, inHeight: Int, inWidth: Int, rows: (lo: [Int32], hi: [Int32], w: [Float]),
-         cols: (lo: [Int32], hi: [Int32], w: [Float]), input: Int, output: Int) {
+    init(
+        planes: Int, inHeight: Int, inWidth: Int, rows: (lo: [Int32], hi: [Int32], w: [Float]),
+        cols: (lo: [Int32], hi: [Int32], w: [Float]), input: Int, output: Int
+    ) {
         self.planes = planes; self.inHeight = inHeight; self.inWidth = inWidth
         self.rows = rows; self.cols = cols; self.input = input; self.output = output
     }

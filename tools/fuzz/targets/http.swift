@@ -11,7 +11,8 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard size > 0 else { return 0 }
     let control = data[0]
     let bytes = UnsafeBufferPointer(start: data + 1, count: size - 1)
-    let limits = control & 1 == 0
+    let limits =
+        control & 1 == 0
         ? HTTPRequestParser.Limits()
         : HTTPRequestParser.Limits(maxRequestLineBytes: 64, maxHeaderBytes: 256, maxHeaderCount: 4)
     let chunkBytes = Int(control >> 1) == 0 ? max(bytes.count, 1) : Int(control >> 1)

@@ -7,6 +7,7 @@
 // is parsed, as on a socket), whether the peer closed after the bytes, and small limits on alternate inputs. The
 // expected output is a small [1, 2, 4, 4] tensor so short inputs can complete a valid answer.
 import ColorcamCore
+
 @testable import Remote
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -14,7 +15,8 @@ public func fuzzInferResponse(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int3
     guard size > 0 else { return 0 }
     let control = data[0]
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    let limits = control & 1 == 0
+    let limits =
+        control & 1 == 0
         ? HTTPResponseReader.Limits()
         : HTTPResponseReader.Limits(maxHeadBytes: 128, maxBodyBytes: 512)
     let closed = control & 2 != 0
@@ -23,8 +25,10 @@ public func fuzzInferResponse(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int3
     var response: HTTPResponse?
     while true {
         do {
-            if let (parsed, consumed) = try HTTPResponseReader.parse(bytes[0..<end], closed: closed && end == bytes.count,
-                                                                     limits: limits) {
+            if let (parsed, consumed) = try HTTPResponseReader.parse(
+                bytes[0..<end], closed: closed && end == bytes.count,
+                limits: limits)
+            {
                 precondition(consumed <= end, "consumed more than given")
                 response = parsed
                 break
@@ -43,8 +47,9 @@ public func fuzzInferResponse(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int3
             _ = try? V2Codec.decodeInferResponse(response, output: spec, into: out)
         }
         if let (inputs, outputs) = try? V2Codec.parseMetadata(response.body) {
-            _ = V2Codec.mismatch(inputs: inputs, outputs: outputs,
-                                 input: V2TensorSpec(name: "L", datatype: "FP32", shape: [1, 1, 4, 4]), output: spec)
+            _ = V2Codec.mismatch(
+                inputs: inputs, outputs: outputs,
+                input: V2TensorSpec(name: "L", datatype: "FP32", shape: [1, 1, 4, 4]), output: spec)
         }
     }
     _ = try? InferenceURL(String(decoding: bytes.prefix(300), as: UTF8.self))

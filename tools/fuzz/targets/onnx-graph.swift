@@ -16,8 +16,8 @@ public func fuzzONNXGraph(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     do {
         let model = try decodeFuzzModel(data, size)
         guard let input = model.graph.inputs.first,
-              input.dims.allSatisfy({ ($0 ?? 1) <= maxFuzzDimension }),
-              input.dims.reduce(1, { $0 * ($1 ?? 1) }) <= maxFuzzInputElements
+            input.dims.allSatisfy({ ($0 ?? 1) <= maxFuzzDimension }),
+            input.dims.reduce(1, { $0 * ($1 ?? 1) }) <= maxFuzzInputElements
         else { return 0 }
         let shape = input.hasShape ? input.dims.map { $0 ?? 1 } : nil
         let mode: EngineMode = size > 0 && data[0] & 1 == 0 ? .fast : .reference

@@ -5,6 +5,7 @@
 // to cover it); a trap, an ASan report or a leak is a finding.
 import ColorcamCore
 import Stream
+
 @testable import TraceAnalysis
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,3 +1,7 @@
+import ColorcamCore
+
+@testable import Stream
+
 // libFuzzer target: the YUV4MPEG2 reader (Y4MSource → Y4MReader, Y4MHeader.parse, Y4MFrameLine.parse).
 //
 // Each input is the whole file. It is written to an unlinked temporary file (nothing is left behind) that is opened
@@ -10,10 +14,8 @@
 // make every execution allocate and zero 768 MB for a payload the input does not contain; the reading code is the
 // same for any size.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import ColorcamCore
-@testable import Stream
 
 private let maxFuzzFrameBytes = 4 << 20
 
@@ -30,8 +32,9 @@ private let scratchFD: Int32 = {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzY4M(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    precondition(ftruncate(scratchFD, 0) == 0 && pwrite(scratchFD, data, size, 0) == size,
-                 "cannot write the input to the temporary file")
+    precondition(
+        ftruncate(scratchFD, 0) == 0 && pwrite(scratchFD, data, size, 0) == size,
+        "cannot write the input to the temporary file")
     do {
         let source = try Y4MSource(path: "/proc/self/fd/\(scratchFD)")
         _ = source.nominalFrameIntervalNs
