@@ -16,6 +16,9 @@ public enum CompositeBenchmark {
         public var cpuMsPerFrame: [Double]
         public var wallMsPerFrame: [Double]
         public var photoPixels: Int
+        /// FNV-1a (64-bit) of the last run's composited frame (all planes): two builds that composite alike print
+        /// the same value.
+        public var outputChecksum: UInt64
     }
 
     public static func run(photos: Int, runs: Int, encoding: YCbCrEncoding = .bt601Full) -> Result {
@@ -63,6 +66,10 @@ public enum CompositeBenchmark {
                 wall.append(Double(SystemClock.rawNs() - wall0) / 1e6)
             }
         }
-        return Result(cpuMsPerFrame: cpu, wallMsPerFrame: wall, photoPixels: Int(quads.map(\.area).reduce(0, +)))
+        var checksum: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in UnsafeRawBufferPointer(frame.pixels) { checksum = (checksum ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Result(
+            cpuMsPerFrame: cpu, wallMsPerFrame: wall, photoPixels: Int(quads.map(\.area).reduce(0, +)),
+            outputChecksum: checksum)
     }
 }

@@ -71,6 +71,11 @@ public final class PixelCodec: @unchecked Sendable {
         return table[i] + (table[i + 1] - table[i]) * f
     }
 
+    /// `lookUp` on four values: lane by lane (Swift's generic SIMD conversions and clamps cost far more here).
+    @inline(__always) private func lookUp4(_ table: UnsafeMutablePointer<Float>, _ v: SIMD4<Float>) -> SIMD4<Float> {
+        SIMD4(lookUp(table, v[0]), lookUp(table, v[1]), lookUp(table, v[2]), lookUp(table, v[3]))
+    }
+
     /// sRGB R' (0…1) → linear.
     @inline(__always) public func linear(_ v: Float) -> Float { lookUp(toLinear, v) }
     /// linear (0…1) → sRGB R' (0…1).
@@ -131,6 +136,38 @@ public final class PixelCodec: @unchecked Sendable {
         0.212671 * linear(y + dr) + 0.715160 * linear(y + dg) + 0.072169 * linear(y + db)
     }
 
+    /// `luminance(y:chroma:)` for four codes under one chroma (a 2×2 block's pixels): the same results.
+    @inline(__always) public func luminance4(y: SIMD4<Float>, chroma c: ChromaTerms) -> SIMD4<Float> {
+        luminance4((y - yOffset) * yStep, dr: c.dr, dg: c.dg, db: c.db)
+    }
+
+    @inline(__always) func luminance4(_ y: SIMD4<Float>, dr: Float, dg: Float, db: Float) -> SIMD4<Float> {
+        0.212671 * lookUp4(toLinear, y + dr) + 0.715160 * lookUp4(toLinear, y + dg)
+            + 0.072169 * lookUp4(toLinear, y + db)
+    }
+
+    /// `luma(forLuminance:chroma:start:)` (one Newton step) for four pixels under one chroma: the same results.
+    @inline(__always) public func luma4(
+        forLuminance target: SIMD4<Float>, chroma c: ChromaTerms,
+        start: SIMD4<Float>
+    ) -> SIMD4<Float> {
+        let dr = c.dr, dg = c.dg, db = c.db
+        let y = (start - yOffset) * yStep
+        let t = luminance4(y, dr: dr, dg: dg, db: db)
+        @inline(__always) func d(_ c: Float) -> Float { c > 0 && c < 1 ? slope[Int(c * Float(Self.tableSteps))] : 0 }
+        @inline(__always) func d4(_ c: SIMD4<Float>) -> SIMD4<Float> { SIMD4(d(c[0]), d(c[1]), d(c[2]), d(c[3])) }
+        let derivative = 0.212671 * d4(y + dr) + 0.715160 * d4(y + dg) + 0.072169 * d4(y + db)
+        let stepped = y + (target - t) / derivative
+        @inline(__always) func solved(_ k: Int) -> Float {
+            derivative[k] > 1e-4 ? min(max(stepped[k], -1), 2) : y[k]
+        }
+        let (low, high): (Float, Float) = encoding.fullRange ? (0, 255) : (16, 235)
+        let code = yOffset + yScale * SIMD4(solved(0), solved(1), solved(2), solved(3))
+        return SIMD4(
+            min(max(code[0], low), high), min(max(code[1], low), high), min(max(code[2], low), high),
+            min(max(code[3], low), high))
+    }
+
     /// The Y' code (unrounded) of the neutral grey with this luminance.
     @inline(__always) public func greyLuma(luminance t: Float) -> Float { yOffset + yScale * encoded(t) }
 
@@ -172,17 +209,18 @@ public final class PixelCodec: @unchecked Sendable {
         let fy = (L + 16) / 116, fx = fy + a / 500, fz = fy - b / 200
         @inline(__always) func finv(_ f: Float) -> Float { f > 0.2068966 ? f * f * f : (f - 16.0 / 116.0) / 7.787 }
         let x = Self.white.x * finv(fx), lum = min(max(finv(fy), 0), 1), z = Self.white.z * finv(fz)
-        var c = SIMD3<Float>(
-            m.0 * x + m.1 * lum + m.2 * z, m.3 * x + m.4 * lum + m.5 * z, m.6 * x + m.7 * lum + m.8 * z)
-        let low = c.min(), high = c.max()
+        // Scalar lanes: Swift's generic SIMD3 reductions and masked replaces cost more than the rest of this.
+        var r = m.0 * x + m.1 * lum + m.2 * z, g = m.3 * x + m.4 * lum + m.5 * z, bl = m.6 * x + m.7 * lum + m.8 * z
+        let low = min(min(r, g), bl), high = max(max(r, g), bl)
         if low < 0 || high > 1 {
             var t: Float = 1
             if low < 0 { t = min(t, lum / (lum - low)) }
             if high > 1 { t = min(t, (1 - lum) / (high - lum)) }
-            let grey = SIMD3<Float>(repeating: lum)
-            c = simd_clamp01(grey + (c - grey) * max(0, t))
+            let s = max(0, t)
+            @inline(__always) func pull(_ v: Float) -> Float { min(max(lum + (v - lum) * s, 0), 1) }
+            r = pull(r); g = pull(g); bl = pull(bl)
         }
-        return SIMD3(encoded(c.x), encoded(c.y), encoded(c.z))
+        return SIMD3(encoded(r), encoded(g), encoded(bl))
     }
 
     /// R'G'B' (0…1) → unrounded codes (Y', Cb, Cr).
@@ -191,8 +229,4 @@ public final class PixelCodec: @unchecked Sendable {
         let u = (c.z - y) / (2 * (1 - kb)), v = (c.x - y) / (2 * (1 - kr))
         return SIMD3(yOffset + yScale * y, 128 + cScale * u, 128 + cScale * v)
     }
-}
-
-@inline(__always) func simd_clamp01(_ v: SIMD3<Float>) -> SIMD3<Float> {
-    v.replacing(with: 0, where: v .< 0).replacing(with: 1, where: v .> 1)
 }

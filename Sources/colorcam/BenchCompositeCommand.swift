@@ -7,7 +7,8 @@ enum BenchCompositeCommand {
         usage: colorcam bench composite [--photos N] [--runs N]
 
         Times the output thread's colour compositing on a 640x480 4:2:0 frame with N prints of about 190x175 px (photo-like shading)
-        (default 3; ab from a 256x256 grid; live L* kept per pixel): thread CPU and wall time per frame, p50/p95.
+        (default 3; ab from a 256x256 grid; live L* kept per pixel): thread CPU and wall time per frame, p50/p95, and a
+        checksum of the composited frame.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
@@ -24,6 +25,7 @@ enum BenchCompositeCommand {
         print(
             "  wall        p50 \(format(pct(r.wallMsPerFrame, 0.5), 2)) ms  p95 \(format(pct(r.wallMsPerFrame, 0.95), 2)) ms"
         )
+        print("  output      FNV-1a \(String(r.outputChecksum, radix: 16)) (equal across builds that composite alike)")
         return 0
     }
 }
