@@ -39,10 +39,10 @@ public final class V4L2OutputDevice {
     /// - Parameters:
     ///   - pixelFormat: a specific format, or nil to pick the first of `offeredFormats` the node takes.
     ///   - frameRate: the rate frames will be written at (set as the node's `timeperframe`).
-    ///   - bufferCount: mmap buffers (see `V4L2OutputSink.Options.bufferCount`).
+    ///   - bufferCount: mmap buffers (the sink passes `V4L2OutputSink.Options.bufferCount`; no default here).
     public init(
         path: String, geometry: FrameGeometry, frameRate: V4L2Fraction, pixelFormat: V4L2PixelFormat? = nil,
-        bufferCount: Int = 4, syscalls: V4L2Syscalls = .live
+        bufferCount: Int, syscalls: V4L2Syscalls = .live
     ) throws {
         self.path = path
         self.syscalls = syscalls
