@@ -88,7 +88,6 @@ enum ColourCompositor {
                     let c = cy * g.chromaWidthPx + cx
                     let cbOrig = Float(originalCb[c]), crOrig = Float(originalCr[c])
                     let originalChroma = codec.chroma(cb: cbOrig, cr: crOrig)
-                    let cbBack = Float(cbPlane[c]), crBack = Float(crPlane[c])
                     // Most blocks: 4:2:0, wholly inside the photo and the frame, no pixel near the code range's
                     // ends. The same arithmetic as below with every alpha 1, four pixels at a time.
                     if interior && blockW == 2 && blockH == 2 && 2 * cy + 1 < g.heightPx && 2 * cx + 1 < g.widthPx {
@@ -104,8 +103,9 @@ enum ColourCompositor {
                             let target = codec.codes(
                                 codec.rgb(L: codec.lightness(luminance: meanLuminance), a: a, b: b))
                             let greyY = codec.greyLuma(luminance: meanLuminance)
-                            let cbOut = Float(UInt8(min(255, max(0, (4 * target.y + 0 * cbBack) / 4)) + 0.5))
-                            let crOut = Float(UInt8(min(255, max(0, (4 * target.z + 0 * crBack) / 4)) + 0.5))
+                            // The general loop's blend with weight 4 of 4 pixels, (4 · t + 0 · back) / 4, is t exactly.
+                            let cbOut = Float(UInt8(min(255, max(0, target.y)) + 0.5))
+                            let crOut = Float(UInt8(min(255, max(0, target.z)) + 0.5))
                             cbPlane[c] = UInt8(cbOut); crPlane[c] = UInt8(crOut)
                             let value = codec.luma4(
                                 forLuminance: live4, chroma: codec.chroma(cb: cbOut, cr: crOut),
@@ -118,6 +118,7 @@ enum ColourCompositor {
                             continue
                         }
                     }
+                    let cbBack = Float(cbPlane[c]), crBack = Float(crPlane[c])
                     alpha[0] = 0; alpha[1] = 0; alpha[2] = 0; alpha[3] = 0
                     var pixels = 0, touched: Float = 0, weight: Float = 0, luminanceSum: Float = 0
                     for dy in 0..<blockH {
