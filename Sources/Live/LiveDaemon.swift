@@ -28,7 +28,6 @@ public final class LiveDaemon: @unchecked Sendable {
     // immutable after init and the objects it holds are used as their own contracts allow.
     private let options: LiveOptions
     private let openSource: () throws -> FrameSource
-    private let runner: InferenceRunner?
     private let processor: FrameProcessor?
     private let sink: FrameSink?
     private let trace: TraceSink
@@ -42,13 +41,12 @@ public final class LiveDaemon: @unchecked Sendable {
     ///   - openSource: opens the camera or file; called again after each device loss.
     ///   - sink: output frames (e.g. a `TeeSink` of the preview and a `.y4m`); finished when `run` returns.
     public init(
-        options: LiveOptions, openSource: @escaping () throws -> FrameSource, runner: InferenceRunner?,
-        processor: FrameProcessor?, sink: FrameSink?, trace: TraceSink, server: PreviewServer?,
+        options: LiveOptions, openSource: @escaping () throws -> FrameSource, processor: FrameProcessor?,
+        sink: FrameSink?, trace: TraceSink, server: PreviewServer?,
         clock: MonotonicClock
     ) {
         self.options = options
         self.openSource = openSource
-        self.runner = runner
         self.processor = processor
         self.sink = sink
         self.trace = trace
@@ -113,8 +111,8 @@ public final class LiveDaemon: @unchecked Sendable {
             backoffMs = options.initialBackoffMs
             server?.setHealth(.ok)
             let pipeline = Pipeline(
-                source: source, sink: sink.map { ContinuingSink($0) }, runner: runner,
-                processor: processor, trace: trace, clock: clock, config: config)
+                source: source, sink: sink.map { ContinuingSink($0) }, processor: processor, trace: trace, clock: clock,
+                config: config)
             current.withLock { $0 = pipeline }
             if isStopping { pipeline.requestStop() }
             defer { current.withLock { $0 = nil } }  // releases the source (a device closes) before any retry

@@ -2,7 +2,6 @@ import ColorcamCore
 import Detect
 import Infer
 import Stream
-import Synchronization
 
 /// How the frame outside the photos looks.
 public enum Background: String, Sendable, CaseIterable {
@@ -94,10 +93,6 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     private let originalCb: UnsafeMutablePointer<UInt8>
     private let originalCr: UnsafeMutablePointer<UInt8>
     // The job in flight: frames of the last request, start and finish (request > started: offered, not started).
-    private let requestedFrame = Atomic<Int>(-1)
-    private let startedFrame = Atomic<Int>(-1)
-    private let finishedFrame = Atomic<Int>(-1)
-    private let running = Atomic<Int>(0)
 
     struct SlotJob {
         var trackID = -1
@@ -181,7 +176,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
 
     // MARK: capture thread
 
-    public func analyse(_ frame: FrameBuffer) -> Int {
+    public func analyse(_ frame: FrameBuffer) -> Int? {
         let tracks = session.process(frame, timestampNs: frame.captureTimestampNs)
         let base = frame.poolIndex * options.maxPhotos
         var count = 0
@@ -207,7 +202,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         return tracks.count
     }
 
-    public func prepareInference(_ frame: FrameBuffer, slot: Int) -> InferenceRequest? {
+    public func prepareInference(_ frame: FrameBuffer, slot: Int, inferenceIdle: Bool) -> InferenceRequest? {
         let sequence = frame.sequence
         let count = photoCounts![frame.poolIndex]
         let base = frame.poolIndex * options.maxPhotos
@@ -218,10 +213,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var chosen = -1, chosenReason = InferenceReason.new, chosenStaleness = -1
         // A remote server backing off after a failure takes no request (unless the local engine stands in).
         let serverAway = options.remote.map { !$0.acceptsRequests && !options.remoteFallbackLocal } ?? false
-        let busy =
-            serverAway || running.load(ordering: .acquiring) != 0
-            || (requestedFrame.load(ordering: .relaxed) > startedFrame.load(ordering: .relaxed)
-                && sequence - requestedFrame.load(ordering: .relaxed) <= 2)
+        let busy = serverAway || !inferenceIdle
         let saveBefore = sequence - 60
         var evicted: SavedColour?
         // Thumbnails only when a request can be made, and outside the lock (the output thread composites under it).
@@ -279,19 +271,12 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             codec: codec, into: slotInputs![slot])
         slotThumbs![slot].update(from: thumbs + chosen * side * side, count: side * side)
         slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: quad.area)
-        requestedFrame.store(sequence, ordering: .relaxed)
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
     }
 
     // MARK: inference thread
 
     public func infer(slot: Int, frame: Int, captureTsNs: Int64) -> InferenceOutcome {
-        running.add(1, ordering: .acquiringAndReleasing)
-        startedFrame.store(frame, ordering: .relaxed)
-        defer {
-            finishedFrame.store(frame, ordering: .relaxed)
-            running.subtract(1, ordering: .acquiringAndReleasing)
-        }
         guard let (engine, generation, bundle) = models.acquire() else {
             return InferenceOutcome(failure: .unavailable)
         }
@@ -332,7 +317,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
 
     // MARK: output thread
 
-    public func composite(_ frame: FrameBuffer) -> CompositeStamp? {
+    public func composite(_ frame: FrameBuffer, scheduled: CompositeStamp?) -> CompositeStamp? {
         let g = frame.geometry
         guard g.chroma.hasChroma else { return nil }
         let chromaBytes = g.chromaPlaneBytes

@@ -54,8 +54,8 @@ public enum StillImage {
             frame.copy(from: source)
             frame.sequence = step
             frame.captureTimestampNs = Int64(step) * 33_333_333
-            photos = processor.analyse(frame)
-            if let _ = processor.prepareInference(frame, slot: 0) {
+            photos = processor.analyse(frame) ?? 0
+            if let _ = processor.prepareInference(frame, slot: 0, inferenceIdle: true) {
                 let outcome = processor.infer(slot: 0, frame: step, captureTsNs: frame.captureTimestampNs)
                 if !outcome.gaveResult {
                     throw ModelRunFailed(reason: outcome.failure)
@@ -64,7 +64,7 @@ public enum StillImage {
                 break  // every photo in view has its colours
             }
         }
-        _ = processor.composite(frame)
+        _ = processor.composite(frame, scheduled: nil)
         var out = image
         let oy = frame.luma.bindMemory(to: UInt8.self), ocb = frame.cb.bindMemory(to: UInt8.self)
         let ocr = frame.cr.bindMemory(to: UInt8.self)

@@ -38,6 +38,9 @@ public struct FlowLimiter<Job> {
     /// Whether a job offered now would start at once.
     public var canStart: Bool { inFlight < maxInFlight }
 
+    /// Whether no job is running or waiting.
+    public var isIdle: Bool { inFlight == 0 && waiting.isEmpty }
+
     /// Offers a job for inference.
     public mutating func offer(_ job: Job) -> Admission {
         if inFlight < maxInFlight {

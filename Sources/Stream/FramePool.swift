@@ -2,7 +2,7 @@ import ColorcamCore
 import Foundation
 
 /// A fixed set of preallocated `FrameBuffer`s handed out and taken back, so the pipeline allocates no frames
-/// while it runs. `acquire` blocks until a buffer is free; `tryAcquire` does not.
+/// while it runs. `tryAcquire` never blocks; `waitForFree` blocks until a buffer is free.
 ///
 /// Threading: any thread. Ownership: a buffer acquired belongs to the caller until `release`.
 public final class FramePool: @unchecked Sendable {
@@ -26,12 +26,11 @@ public final class FramePool: @unchecked Sendable {
         return free.count
     }
 
-    public func acquire() -> FrameBuffer {
+    /// Blocks until a buffer is free (without taking it: with one consumer, a `tryAcquire` then succeeds).
+    public func waitForFree() {
         condition.lock()
         while free.isEmpty { condition.wait() }
-        let index = free.removeLast()
         condition.unlock()
-        return buffers[index]
     }
 
     public func tryAcquire() -> FrameBuffer? {

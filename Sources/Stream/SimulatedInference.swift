@@ -9,8 +9,10 @@ import Synchronization
 /// N ± JITTER ms, busy-spinning a core (`spin`, like real inference) or sleeping (`sleep`). Never the product:
 /// the trace's `config` and every `infer` event say `simulated: true`.
 ///
-/// Durations are drawn from a seeded generator, so a run (and a manual-clock replay) is reproducible.
-public final class SimulatedInference: InferenceRunner, @unchecked Sendable {
+/// A `FrameProcessor` that detects nothing, asks for an inference on every frame, and lets each output frame carry
+/// the scheduler's result. Durations are drawn from a seeded generator, so a run (and a `PipelineStepper` run, in
+/// `.sleep` mode: spinning on a `SteppedClock` would never end) is reproducible.
+public final class SimulatedInference: FrameProcessor, @unchecked Sendable {
     // Invariant for @unchecked Sendable: `rng` is only touched under its Mutex; the rest is immutable.
 
     public enum Mode: String, Sendable { case spin, sleep }
@@ -53,7 +55,16 @@ public final class SimulatedInference: InferenceRunner, @unchecked Sendable {
         return max(0, durationNs - jitterNs + Int64(r % span))
     }
 
-    public func run(frame: Int) {
+    public func prepare(framePoolSize: Int, inputSlotCount: Int) {}
+
+    public func analyse(_ frame: FrameBuffer) -> Int? { nil }
+
+    public func prepareInference(_ frame: FrameBuffer, slot: Int, inferenceIdle: Bool) -> InferenceRequest? {
+        InferenceRequest(photo: -1, reason: .frame)
+    }
+
+    /// Holds the calling thread for the next duration (sleeping or spinning on the clock).
+    public func infer(slot: Int, frame: Int, captureTsNs: Int64) -> InferenceOutcome {
         let endNs = clock.nowNs() + nextDurationNs()
         switch mode {
         case .sleep:
@@ -62,5 +73,8 @@ public final class SimulatedInference: InferenceRunner, @unchecked Sendable {
             var spins = 0
             while clock.nowNs() < endNs { spins &+= 1 }
         }
+        return .local
     }
+
+    public func composite(_ frame: FrameBuffer, scheduled: CompositeStamp?) -> CompositeStamp? { scheduled }
 }

@@ -98,7 +98,7 @@ enum LiveCommand {
         let clock = SystemClock()
         let simulation = try a.string("simulate-inference-ms").map(ReplayCommand.parseSimulation)
         let simulateMode = try a.choice("simulate-mode", ["spin", "sleep"], default: "spin")
-        let runner: InferenceRunner? = simulation.map {
+        let simulator: SimulatedInference? = simulation.map {
             SimulatedInference(
                 durationMs: $0.ms, jitterMs: $0.jitterMs,
                 mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
@@ -125,11 +125,11 @@ enum LiveCommand {
 
         let processor = try ColorizeOptions.processor(
             a, command: "live", geometry: probe.geometry,
-            colorRange: (probe as? Y4MSource)?.header.colorRange ?? .unspecified, simulated: runner != nil)
+            colorRange: (probe as? Y4MSource)?.header.colorRange ?? .unspecified, simulated: simulator != nil)
         let metrics = PreviewMetrics(dropReasons: DropReason.allCases.map(\.rawValue))
         let server = try PreviewServer(
             config: PreviewServerConfig(listenAddress: listen, accessToken: access.token), metrics: metrics)
-        let modelLabel = runner?.label ?? processor?.label ?? "none"
+        let modelLabel = simulator?.label ?? processor?.label ?? "none"
         let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
         if delayMs > 0 { options.pipeline.presentationDelayNs = Int64(delayMs * 1e6) }
         let preview = PreviewSink(
@@ -139,7 +139,7 @@ enum LiveCommand {
             ("command", .string("live")), ("source", .string(sourcePath)), ("pace", .string("realtime")),
             ("source_fps", .double(Double(probe.frameRate.numerator) / Double(probe.frameRate.denominator))),
             ("max_in_flight", .int(options.pipeline.maxInFlight)), ("queue", .int(options.pipeline.queueCapacity)),
-            ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false))
+            ("model", .string(modelLabel)), ("simulated", .bool(simulator?.isSimulated ?? false))
         ]
         if let simulation { traceConfig.append(("simulate_inference_ms", .double(simulation.ms))) }
         traceConfig += try CPUPlacementOption.apply(a, command: "live", to: &options.pipeline)
@@ -169,10 +169,10 @@ enum LiveCommand {
         try server.start()
         Log.info("preview at http://\(listen)/ (metrics /metrics, health /healthz)")
         PreviewAccessOption.announce(access, bound: server.boundAddress ?? listen)
-        if runner != nil { Log.warning("inference is a DIAGNOSTIC SIMULATION (\(modelLabel)), not a model") }
+        if simulator != nil { Log.warning("inference is a DIAGNOSTIC SIMULATION (\(modelLabel)), not a model") }
 
         let daemon = LiveDaemon(
-            options: options, openSource: openSource, runner: runner, processor: processor,
+            options: options, openSource: openSource, processor: simulator ?? processor as FrameProcessor?,
             sink: sink, trace: trace, server: server, clock: clock)
         let modelPath = a.string("model"), presetName = a.string("preset")
         let signals = DaemonSignals(
@@ -215,7 +215,7 @@ enum LiveCommand {
         Log.info(
             "stopped: "
                 + ReplayCommand.summaryLine(
-                    stats, model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label } ?? processor?.label))
+                    stats, model: simulator.map { $0.isSimulated ? "SIMULATED" : $0.label } ?? processor?.label))
         return 0
     }
 

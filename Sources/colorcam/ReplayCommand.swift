@@ -104,7 +104,7 @@ enum ReplayCommand {
             throw UsageError("replay: --loop needs a seekable file; \(source.name) cannot be rewound")
         }
         let clock = SystemClock()
-        let runner: InferenceRunner? = simulation.map {
+        let simulator: SimulatedInference? = simulation.map {
             SimulatedInference(
                 durationMs: $0.ms, jitterMs: $0.jitterMs,
                 mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
@@ -112,12 +112,12 @@ enum ReplayCommand {
         let processor = try ColorizeOptions.processor(
             a, command: "replay", geometry: source.geometry,
             colorRange: (source as? Y4MSource)?.header.colorRange ?? (source is PNGFolderSource ? .full : .unspecified),
-            simulated: runner != nil)
-        let modelLabel = runner?.label ?? processor?.label ?? "none"
+            simulated: simulator != nil)
+        let modelLabel = simulator?.label ?? processor?.label ?? "none"
         let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
         if delayMs > 0 { config.presentationDelayNs = Int64(delayMs * 1e6) }
         let pipelineProbe = Pipeline(
-            source: source, sink: nil, runner: nil, trace: NullTraceSink(), clock: clock,
+            source: source, sink: nil, processor: nil, trace: NullTraceSink(), clock: clock,
             config: config)
         var traceConfig: [(String, TraceValue)] = [
             ("command", .string("replay")), ("source", .string(source.name)), ("pace", .string(config.pace.rawValue)),
@@ -129,7 +129,7 @@ enum ReplayCommand {
                         : try a.double("fps")!)
             ),
             ("max_in_flight", .int(config.maxInFlight)), ("queue", .int(config.queueCapacity)),
-            ("model", .string(modelLabel)), ("simulated", .bool(runner?.isSimulated ?? false))
+            ("model", .string(modelLabel)), ("simulated", .bool(simulator?.isSimulated ?? false))
         ]
         if let processor {
             traceConfig += [
@@ -177,12 +177,12 @@ enum ReplayCommand {
             throw error
         }
         let outputs: FrameSink? = virtualCamera.map { camera in TeeSink((sink.map { [$0] } ?? []) + [camera]) } ?? sink
-        if runner?.isSimulated == true && !a.flag("quiet") {
-            printError("replay: inference is a DIAGNOSTIC SIMULATION (\(runner!.label)), not a model")
+        if simulator?.isSimulated == true && !a.flag("quiet") {
+            printError("replay: inference is a DIAGNOSTIC SIMULATION (\(simulator!.label)), not a model")
         }
 
         let pipeline = Pipeline(
-            source: source, sink: outputs, runner: runner, processor: processor,
+            source: source, sink: outputs, processor: simulator ?? processor as FrameProcessor?,
             trace: trace ?? NullTraceSink(), clock: clock, config: config)
         trace?.setWriteErrorHandler { [sink] error in
             guard writeErrorPolicy == .stop else { return }
@@ -223,7 +223,7 @@ enum ReplayCommand {
                 "replay: "
                     + summaryLine(
                         stats,
-                        model: runner.map { $0.isSimulated ? "SIMULATED" : $0.label }
+                        model: simulator.map { $0.isSimulated ? "SIMULATED" : $0.label }
                             ?? processor?.label))
         }
         if let abandoned = sink?.abandonment {

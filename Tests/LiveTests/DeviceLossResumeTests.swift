@@ -60,7 +60,7 @@ struct DeviceLossResumeTests {
             ])
         let trace = RecordingTrace()
         let daemon = LiveDaemon(
-            options: Self.liveOptions(), openSource: camera.open, runner: nil, processor: nil,
+            options: Self.liveOptions(), openSource: camera.open, processor: nil,
             sink: nil, trace: trace, server: nil, clock: clock)
         let totals = try daemon.run()
 
@@ -88,7 +88,7 @@ struct DeviceLossResumeTests {
             ])
         let trace = RecordingTrace()
         let daemon = LiveDaemon(
-            options: Self.liveOptions(), openSource: camera.open, runner: nil, processor: nil,
+            options: Self.liveOptions(), openSource: camera.open, processor: nil,
             sink: nil, trace: trace, server: nil, clock: clock)
         // weak: the daemon holds the camera
         camera.onFailedOpen = { [weak daemon] in if $0 == 3 { daemon?.requestStop() } }
@@ -117,7 +117,7 @@ struct DeviceLossResumeTests {
         config.resumeAfterCaptureNs = 1_000 * Self.msNs
         let trace = RecordingTrace()
         let source = ScriptedLiveSource(session: .init(frames: frames, endsWithLoss: true), clock: clock)
-        let pipeline = Pipeline(source: source, sink: nil, runner: nil, trace: trace, clock: clock, config: config)
+        let pipeline = Pipeline(source: source, sink: nil, processor: nil, trace: trace, clock: clock, config: config)
         do {
             _ = try pipeline.run()
             Issue.record("the scripted device loss did not end the run")
@@ -146,7 +146,7 @@ struct DeviceLossResumeTests {
         config.firstSequence = 50
         let trace = RecordingTrace()
         let source = ScriptedLiveSource(session: .init(frames: frames, endsWithLoss: false), clock: clock)
-        let stats = try Pipeline(source: source, sink: nil, runner: nil, trace: trace, clock: clock, config: config)
+        let stats = try Pipeline(source: source, sink: nil, processor: nil, trace: trace, clock: clock, config: config)
             .run()
         #expect(trace.captures.map(\.frame) == [50, 51, 55, 56, 59])
         #expect(trace.driverGaps.map(\.frame) == [52, 53, 54, 57, 58])

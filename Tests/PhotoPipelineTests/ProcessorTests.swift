@@ -28,11 +28,11 @@ import Testing
             pooled.sequence = sequence
             pooled.captureTimestampNs = Int64(sequence) * 33_333_333
             _ = processor.analyse(pooled)
-            if let request = processor.prepareInference(pooled, slot: sequence % 3) {
+            if let request = processor.prepareInference(pooled, slot: sequence % 3, inferenceIdle: true) {
                 requests.append(request)
                 _ = processor.infer(slot: sequence % 3, frame: sequence, captureTsNs: pooled.captureTimestampNs)
             }
-            let stamp = processor.composite(pooled)
+            let stamp = processor.composite(pooled, scheduled: nil)
             frame.copy(from: pooled)
             sequence += 1
             return stamp

@@ -48,11 +48,13 @@ import Testing
     }
 
     /// Records the CPU set of the thread that runs inference.
-    final class CPURecordingRunner: InferenceRunner, @unchecked Sendable {
+    final class CPURecordingRunner: ScheduledInference, @unchecked Sendable {
         let seen = Locked<Set<[Int]>>([])
-        var isSimulated: Bool { true }
-        var label: String { "cpu recorder" }
-        func run(frame: Int) { seen.withLock { _ = $0.insert(CPUPlacement.threadCPUs()) } }
+        init() { super.init(clock: SystemClock()) { _ in 0 } }
+        override func infer(slot: Int, frame: Int, captureTsNs: Int64) -> InferenceOutcome {
+            seen.withLock { _ = $0.insert(CPUPlacement.threadCPUs()) }
+            return .local
+        }
     }
 
     @Test func theInferenceThreadRunsOnlyOnTheConfiguredCPU() throws {
@@ -63,7 +65,7 @@ import Testing
         config.pace = .asap
         config.inferenceCPU = target
         let stats = try Pipeline(
-            source: SyntheticSource(count: 5, fps: 30), sink: nil, runner: runner,
+            source: SyntheticSource(count: 5, fps: 30), sink: nil, processor: runner,
             trace: RecordingTraceSink(), clock: SystemClock(), config: config
         ).run()
         #expect(stats.inferences == 5)
@@ -78,7 +80,7 @@ import Testing
         var config = PipelineConfig()
         let resolve = { (config: PipelineConfig) in
             Pipeline(
-                source: SyntheticSource(count: 1, fps: 30), sink: nil, runner: nil, trace: RecordingTraceSink(),
+                source: SyntheticSource(count: 1, fps: 30), sink: nil, processor: nil, trace: RecordingTraceSink(),
                 clock: SystemClock(), config: config
             ).inferenceSpinNs
         }
@@ -95,7 +97,7 @@ import Testing
         let runner = CPURecordingRunner()
         let trace = RecordingTraceSink()
         let stats = try Pipeline(
-            source: source, sink: nil, runner: runner, trace: trace, clock: SystemClock(),
+            source: source, sink: nil, processor: runner, trace: trace, clock: SystemClock(),
             config: config
         ).run()
         #expect(stats.inferences == 6, "every request taken from the poll")

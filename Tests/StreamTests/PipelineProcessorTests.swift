@@ -21,7 +21,7 @@ final class ScriptedProcessor: FrameProcessor, @unchecked Sendable {
 
     func prepare(framePoolSize: Int, inputSlotCount: Int) { state.withLock { $0.inputSlotCount = inputSlotCount } }
 
-    func analyse(_ frame: FrameBuffer) -> Int {
+    func analyse(_ frame: FrameBuffer) -> Int? {
         state.withLock { s in
             s.analysed.append(frame.sequence)
             if frame.sequence == 0 { s.wantsColour.insert(1) }
@@ -30,7 +30,7 @@ final class ScriptedProcessor: FrameProcessor, @unchecked Sendable {
         }
     }
 
-    func prepareInference(_ frame: FrameBuffer, slot: Int) -> InferenceRequest? {
+    func prepareInference(_ frame: FrameBuffer, slot: Int, inferenceIdle: Bool) -> InferenceRequest? {
         state.withLock { s in
             guard let photo = s.wantsColour.min() else { return nil }
             s.wantsColour.remove(photo)
@@ -53,7 +53,7 @@ final class ScriptedProcessor: FrameProcessor, @unchecked Sendable {
         return .local
     }
 
-    func composite(_ frame: FrameBuffer) -> CompositeStamp? {
+    func composite(_ frame: FrameBuffer, scheduled: CompositeStamp?) -> CompositeStamp? {
         state.withLock { s in s.cache.values.min(by: { $0.resultFrame < $1.resultFrame }) }
     }
 }
@@ -67,7 +67,7 @@ struct PipelineProcessorTests {
         config.pace = .asap
         let processor = ScriptedProcessor()
         let stats = try Pipeline(
-            source: SyntheticSource(count: 60, fps: 30), sink: nil, runner: nil,
+            source: SyntheticSource(count: 60, fps: 30), sink: nil,
             processor: processor, trace: trace, clock: clock, config: config
         ).run()
         #expect(stats.framesOutput == 60)

@@ -15,7 +15,8 @@ struct PipelineThreadTests {
         config.pace = .realtime
         config.outputBudgetNs = 1_000_000_000  // deadline out of the way: this test is about admission
         let runner = SimulatedInference(durationMs: 20, mode: .sleep, clock: clock)
-        let pipeline = Pipeline(source: source, sink: nil, runner: runner, trace: trace, clock: clock, config: config)
+        let pipeline = Pipeline(
+            source: source, sink: nil, processor: runner, trace: trace, clock: clock, config: config)
         let stats = try pipeline.run()
         #expect(stats.framesCaptured == 150)
         #expect(stats.maxInFlightSeen == 1)
@@ -39,7 +40,7 @@ struct PipelineThreadTests {
         config.pace = .asap
         let runner = SimulatedInference(durationMs: 1, mode: .sleep, clock: clock)
         let stats = try Pipeline(
-            source: SyntheticSource(count: 40, fps: 30), sink: nil, runner: runner, trace: trace,
+            source: SyntheticSource(count: 40, fps: 30), sink: nil, processor: runner, trace: trace,
             clock: clock, config: config
         ).run()
         #expect(stats.framesOutput == 40)
@@ -58,7 +59,7 @@ struct PipelineThreadTests {
         config.maxInFlight = 2
         let runner = OddOvertakesEvenRunner(clock: clock)
         let stats = try Pipeline(
-            source: SyntheticSource(count: 12, fps: 30), sink: nil, runner: runner, trace: trace,
+            source: SyntheticSource(count: 12, fps: 30), sink: nil, processor: runner, trace: trace,
             clock: clock, config: config
         ).run()
         #expect(stats.framesOutput == 12)
@@ -78,7 +79,7 @@ struct PipelineThreadTests {
         config.pace = .asap
         config.loops = 3
         let stats = try Pipeline(
-            source: SyntheticSource(count: 5, fps: 30), sink: nil, runner: nil, trace: trace,
+            source: SyntheticSource(count: 5, fps: 30), sink: nil, processor: nil, trace: trace,
             clock: clock, config: config
         ).run()
         #expect(stats.framesCaptured == 15)
@@ -96,9 +97,10 @@ struct TraceWriterTests {
         let writer = try TraceWriter(
             path: path, processName: "test", config: [("simulated", .bool(true))],
             flushIntervalMs: 5)
-        let stats = VirtualReplay().run(
-            arrivalsNs: steadyArrivals(count: 30, fps: 30),
-            inferenceNs: { _ in 50_000_000 }, clock: ManualClock(), trace: writer)
+        var run = SteppedRun()
+        run.count = 30
+        run.inferenceNs = { _ in 50_000_000 }
+        let (stats, _) = try run.run(trace: writer)
         try writer.close(atNs: 2_000_000_000, summary: [("frames_output", .int(stats.framesOutput))])
 
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -138,10 +140,6 @@ struct TraceWriterTests {
 }
 
 /// Even frames' inference takes 40 ms, odd frames' 1 ms: with two in flight, frame 2k+1 finishes before 2k.
-private final class OddOvertakesEvenRunner: InferenceRunner {
-    let clock: SystemClock
-    init(clock: SystemClock) { self.clock = clock }
-    var isSimulated: Bool { true }
-    var label: String { "odd frames overtake even ones" }
-    func run(frame: Int) { clock.sleep(untilNs: clock.nowNs() + (frame % 2 == 0 ? 40_000_000 : 1_000_000)) }
+private final class OddOvertakesEvenRunner: ScheduledInference, @unchecked Sendable {
+    init(clock: SystemClock) { super.init(clock: clock) { $0 % 2 == 0 ? 40_000_000 : 1_000_000 } }
 }

@@ -74,115 +74,215 @@ struct PipelineCoreTests {
     }
 }
 
-@Suite("Scheduler on a manual clock")
-struct ManualClockSchedulerTests {
+/// The real `Pipeline`'s stages (the code its threads run) driven by `PipelineStepper` on a stepped clock: every
+/// scheduling rule asserted with exact times. Frame k is captured at k × 33_333_333 ns (30 fps, no lead).
+@Suite("Scheduler, stepped")
+struct SteppedSchedulerTests {
     /// 90 ms inference on a 30 fps source: every inference starts the instant it is requested, every frame is
-    /// output, and each output carries the newest finished result with its true age.
-    @Test func slowInferenceNeverQueuesAndOutputKeepsEveryFrame() {
-        let clock = ManualClock()
+    /// output at its capture time (output never waits for inference), and each carries the newest finished result
+    /// with its true age.
+    @Test func slowInferenceNeverQueuesAndOutputKeepsEveryFrame() throws {
         let trace = RecordingTraceSink()
-        var replay = VirtualReplay()
-        replay.outputBudgetNs = 66_666_666
-        let arrivals = steadyArrivals(count: 300, fps: 30)
-        let stats = replay.run(
-            arrivalsNs: arrivals, inferenceNs: { _ in 90_000_000 }, clock: clock, trace: trace,
-            observe: { #expect($0.limiter.inFlight <= 1) })
+        var run = SteppedRun()
+        run.config.outputBudgetNs = 66_666_666
+        let (stats, sink) = try run.run(trace: trace, observe: { #expect($0.limiter.inFlight <= 1) })
+        let i = run.intervalNs
         #expect(stats.framesCaptured == 300)
         #expect(stats.framesOutput == 300)
+        #expect(sink.written == Array(0..<300))
         #expect(stats.maxInFlightSeen == 1)
         #expect(stats.drops[.late] == 0)
 
+        let captures = trace.events(.capture)
+        #expect(captures.map(\.captureTsNs) == (0..<300).map { Int64($0) * i })
         let infers = trace.events(.infer)
-        #expect(!infers.isEmpty)
         for span in infers {
             #expect(span.startNs == span.requestedNs, "request→start lag must be 0 for frame \(span.frame)")
             #expect(span.endNs - span.startNs == 90_000_000)
         }
-        // Spans on the infer track never overlap.
-        for (a, b) in zip(infers, infers.dropFirst()) { #expect(a.endNs <= b.startNs) }
+        // Spans on the infer track never overlap; a queued frame starts the instant the one before ends.
+        for (a, b) in zip(infers, infers.dropFirst()) { #expect(b.startNs == a.endNs) }
+        #expect(stats.durationNs == infers.last!.endNs, "the run ends with its last inference")
 
         // Hand-checked schedule: frame 0 runs 0–90 ms; frames 1 and 2 arrive while busy, 2 supersedes 1 and
         // starts at 90 ms; frame 3 waits, 4 and 5 supersede it and 4, frame 5 starts at 180 ms.
         #expect(infers.prefix(3).map(\.frame) == [0, 2, 5])
+        #expect(infers.prefix(3).map(\.queuedNs) == [0, 90_000_000 - 2 * i, 180_000_000 - 5 * i])
         #expect(trace.drops(.superseded).prefix(3).map(\.frame) == [1, 3, 4])
+        #expect(stats.inferences + stats.drops[.superseded]! == 300)
 
-        // Each output carries the newest result finished by its output time, with age = capture difference.
+        // Output at capture time, 1 ms long, carrying the newest result finished by then, aged by capture times.
         let outputs = trace.events(.output)
         #expect(outputs.count == 300)
         for output in outputs {
-            let finished = infers.filter { $0.endNs <= output.startNs }
-            let expected = finished.max(by: { $0.frame < $1.frame })
+            #expect(output.startNs == Int64(output.frame) * i && output.endNs == output.startNs + 1_000_000)
+            let expected = infers.filter { $0.endNs <= output.startNs }.max(by: { $0.frame < $1.frame })
             #expect(output.resultFrame == (expected?.frame ?? -1))
-            if let expected {
-                #expect(output.resultAgeNs == arrivals[output.frame] - arrivals[expected.frame])
-            }
+            #expect(output.resultAgeNs == expected.map { Int64(output.frame - $0.frame) * i } ?? 0)
         }
-        #expect(outputs[3].resultFrame == 0 && outputs[3].resultAgeNs == 100_000_000)
-        #expect(outputs[6].resultFrame == 2 && outputs[6].resultAgeNs == 133_333_333)
+        #expect(outputs[2].resultFrame == -1)
+        #expect(outputs[3].resultFrame == 0 && outputs[3].resultAgeNs == 3 * i)
+        #expect(outputs[6].resultFrame == 2 && outputs[6].resultAgeNs == 4 * i)
     }
 
-    @Test func sixteenMillisecondInferenceGivesEveryFrameItsOwn() {
+    /// Inference faster than a frame: every frame gets its own, nothing is dropped.
+    @Test func sixteenMillisecondInferenceGivesEveryFrameItsOwn() throws {
         let trace = RecordingTraceSink()
-        let stats = VirtualReplay().run(
-            arrivalsNs: steadyArrivals(count: 300, fps: 30),
-            inferenceNs: { _ in 16_000_000 }, clock: ManualClock(), trace: trace)
+        var run = SteppedRun()
+        run.inferenceNs = { _ in 16_000_000 }
+        let (stats, _) = try run.run(trace: trace)
         #expect(stats.inferences == 300)
-        #expect(Set(trace.events(.infer).map(\.frame)) == Set(0..<300))
+        #expect(trace.events(.infer).map(\.frame) == Array(0..<300))
+        #expect(trace.events(.infer).map(\.startNs) == (0..<300).map { Int64($0) * run.intervalNs })
         #expect(trace.events(.drop).isEmpty)
+        // Output at capture carries the previous frame's result (this frame's is 16 ms away).
+        #expect(trace.events(.output).dropFirst().allSatisfy { $0.resultFrame == $0.frame - 1 })
     }
 
-    @Test func queueZeroDropsBusyQueueOneDropsSuperseded() {
-        let arrivals = steadyArrivals(count: 90, fps: 30)
-        var replay = VirtualReplay()
-        replay.queueCapacity = 0
+    /// Queue 0: a frame offered while busy is refused (`busy`); the next idle frame starts. 90 ms on 30 fps: every
+    /// third frame runs (0, 3, 6, …), the two between are refused. Queue 1: the newest waits and supersedes.
+    @Test func queueZeroDropsBusyQueueOneDropsSuperseded() throws {
+        var run = SteppedRun()
+        run.count = 90
+        run.config.queueCapacity = 0
         let busyTrace = RecordingTraceSink()
-        let busy = replay.run(
-            arrivalsNs: arrivals, inferenceNs: { _ in 90_000_000 }, clock: ManualClock(),
-            trace: busyTrace)
+        let (busy, _) = try run.run(trace: busyTrace)
         #expect(busy.drops[.superseded] == 0)
-        #expect(busy.drops[.busy]! > 0)
-        #expect(busy.inferences + busy.drops[.busy]! == 90)
+        #expect(busyTrace.events(.infer).map(\.frame) == Array(stride(from: 0, to: 90, by: 3)))
+        #expect(busyTrace.drops(.busy).map(\.frame) == (0..<90).filter { $0 % 3 != 0 })
+        #expect(busyTrace.drops(.busy).allSatisfy { $0.track == .capture })
         #expect(busy.framesOutput == 90, "a busy drop drops the inference, never the frame")
 
-        replay.queueCapacity = 1
+        run.config.queueCapacity = 1
         let slotTrace = RecordingTraceSink()
-        let slot = replay.run(
-            arrivalsNs: arrivals, inferenceNs: { _ in 90_000_000 }, clock: ManualClock(),
-            trace: slotTrace)
+        let (slot, _) = try run.run(trace: slotTrace)
         #expect(slot.drops[.busy] == 0)
-        #expect(slot.drops[.superseded]! > 0)
+        let infers = slotTrace.events(.infer)
+        #expect(infers.prefix(6).map(\.frame) == [0, 2, 5, 8, 10, 13])
         #expect(slot.inferences + slot.drops[.superseded]! == 90)
-        // With a slot, the next inference starts as soon as the previous ends: the model is never idle
-        // while frames wait, so it runs more inferences than with no queue.
+        // With a slot, the model is never idle while frames wait: 0, 90, 180, … ms.
+        #expect(infers.map(\.startNs) == (0..<infers.count).map { Int64($0) * 90_000_000 })
         #expect(slot.inferences > busy.inferences)
     }
 
     /// Fed 10× faster than inference can go, the scheduler holds at most in-flight + queue jobs: memory is flat.
-    @Test func overloadKeepsStateBounded() {
-        var replay = VirtualReplay()
-        replay.outputCostNs = 100_000
+    @Test func overloadKeepsStateBounded() throws {
+        var run = SteppedRun()
+        run.count = 3_000
+        run.fps = 300
+        run.inferenceNs = { _ in 33_333_333 }
+        run.outputCostNs = 100_000
         var peakHeld = 0
-        let stats = replay.run(
-            arrivalsNs: steadyArrivals(count: 3_000, fps: 300), inferenceNs: { _ in 33_333_333 },
-            clock: ManualClock(), trace: NullTraceSink(),
+        let (stats, _) = try run.run(
+            trace: NullTraceSink(),
             observe: { core in peakHeld = max(peakHeld, core.limiter.inFlight + core.limiter.queueDepth) })
-        #expect(peakHeld <= 2)
+        #expect(peakHeld == 2)
         #expect(stats.framesOutput == 3_000)
-        #expect(stats.inferences < 350)
+        // One inference per 33.3 ms over the 10 s run, each the newest frame.
+        #expect(stats.inferences == 300 || stats.inferences == 301)
         #expect(stats.inferences + stats.drops[.superseded]! == 3_000)
     }
 
-    @Test func lateOutputIsDroppedWithReasonLate() {
-        var replay = VirtualReplay()
-        replay.outputCostNs = 50_000_000  // output slower than the 33 ms frame interval
-        replay.outputBudgetNs = 66_666_666
+    /// Output slower than the frame interval: a frame whose output would start past the budget is dropped `late`
+    /// on the output track; the rest go out in order, back to back. Checked against the rule computed here.
+    @Test func lateOutputIsDroppedWithReasonLate() throws {
+        var run = SteppedRun()
+        run.count = 60
+        run.inferenceNs = { _ in 10_000_000 }
+        run.outputCostNs = 50_000_000
+        run.config.outputBudgetNs = 66_666_666
         let trace = RecordingTraceSink()
-        let stats = replay.run(
-            arrivalsNs: steadyArrivals(count: 60, fps: 30), inferenceNs: { _ in 10_000_000 },
-            clock: ManualClock(), trace: trace)
-        #expect(stats.drops[.late]! > 0)
+        let (stats, _) = try run.run(trace: trace)
+        var expectedOutputs: [(frame: Int, startNs: Int64)] = [], expectedLate: [Int] = []
+        var freeNs: Int64 = 0
+        for frame in 0..<60 {
+            let captureNs = Int64(frame) * run.intervalNs, startNs = max(captureNs, freeNs)
+            if startNs - captureNs > 66_666_666 {
+                expectedLate.append(frame)
+            } else {
+                expectedOutputs.append((frame, startNs))
+                freeNs = startNs + 50_000_000
+            }
+        }
+        #expect(!expectedLate.isEmpty)
+        #expect(trace.drops(.late).map(\.frame) == expectedLate)
+        #expect(trace.drops(.late).allSatisfy { $0.track == .output })
+        #expect(trace.events(.output).map(\.frame) == expectedOutputs.map(\.frame))
+        #expect(trace.events(.output).map(\.startNs) == expectedOutputs.map(\.startNs))
         #expect(stats.framesOutput + stats.drops[.late]! == 60)
-        let outputs = trace.events(.output).map(\.frame)
-        #expect(outputs == outputs.sorted(), "output keeps frames in order")
+    }
+
+    /// Output backed up so far that every pooled buffer is waiting: capture reads the next frame into scratch and
+    /// drops it `late` on the capture track, never buffering more (8 buffers, output 100 ms per frame at 30 fps).
+    @Test func aFullFramePoolDropsAtCapture() throws {
+        var run = SteppedRun()
+        run.count = 60
+        run.inferenceNs = nil
+        run.outputCostNs = 100_000_000
+        run.config.outputBudgetNs = 60_000_000_000
+        let trace = RecordingTraceSink()
+        let (stats, sink) = try run.run(trace: trace)
+        let atCapture = trace.drops(.late).filter { $0.track == .capture }
+        #expect(!atCapture.isEmpty)
+        #expect(atCapture.count == stats.drops[.late])
+        #expect(stats.framesOutput + atCapture.count == 60)
+        #expect(sink.written == trace.events(.output).map(\.frame))
+        // Output runs back to back from frame 0: the k-th frame written starts at k × 100 ms.
+        #expect(trace.events(.output).map(\.startNs) == (0..<stats.framesOutput).map { Int64($0) * 100_000_000 })
+    }
+
+    /// A presentation delay writes every frame exactly that long after its capture.
+    @Test func presentationDelayPacesOutputExactly() throws {
+        var run = SteppedRun()
+        run.count = 60
+        run.config.presentationDelayNs = 40_000_000
+        let trace = RecordingTraceSink()
+        let (stats, _) = try run.run(trace: trace)
+        #expect(stats.framesOutput == 60)
+        for output in trace.events(.output) {
+            #expect(output.startNs == output.captureTsNs + 40_000_000)
+        }
+    }
+
+    /// asap with two in flight where every odd frame's inference overtakes the even one before it: each frame is
+    /// composited the instant its own inference ends, never on a later frame's result.
+    @Test func asapWaitsForEachFramesOwnInference() throws {
+        var run = SteppedRun()
+        run.count = 12
+        run.config.pace = .asap
+        run.config.maxInFlight = 2
+        run.inferenceNs = { $0 % 2 == 0 ? 40_000_000 : 1_000_000 }
+        let trace = RecordingTraceSink()
+        let (stats, _) = try run.run(trace: trace, observe: { #expect($0.limiter.inFlight <= 2) })
+        #expect(stats.inferences == 12 && stats.framesOutput == 12 && stats.maxInFlightSeen == 2)
+        let inferEndNs = Dictionary(uniqueKeysWithValues: trace.events(.infer).map { ($0.frame, $0.endNs) })
+        let outputs = trace.events(.output)
+        for (k, composite) in trace.events(.composite).enumerated() {
+            #expect(composite.frame == k && composite.resultFrame == k)
+            // The instant its own inference has ended and the frame before it is out (output is serial, 1 ms).
+            #expect(composite.startNs == max(inferEndNs[k]!, k == 0 ? 0 : outputs[k - 1].endNs))
+        }
+        // Evens take 40 ms, odds 1 ms, two at a time: 0 runs 0–40 ms and 1 runs 0–1; 2 takes 1's place (1–41), 3
+        // takes 0's (40–41). So 0 goes out at 40, 1 behind it at 41, 2 (done at 41) at 42, 3 at 43.
+        #expect(trace.events(.composite).prefix(4).map(\.startNs) == [40_000_000, 41_000_000, 42_000_000, 43_000_000])
+        #expect(
+            trace.events(.infer).sorted { $0.frame < $1.frame }.prefix(4).map(\.startNs) == [
+                0, 0, 1_000_000, 40_000_000
+            ])
+    }
+
+    /// The scheduler's counters are traced at each change, at the instant of the change.
+    @Test func inFlightAndQueueDepthCountersFollowEveryChange() throws {
+        var run = SteppedRun()
+        run.count = 4
+        let trace = RecordingTraceSink()
+        _ = try run.run(trace: trace)
+        let i = run.intervalNs
+        let counters = trace.events.filter { $0.kind == .inFlight || $0.kind == .queueDepth }
+        #expect(
+            counters.map { "\($0.kind == .inFlight ? "inFlight" : "queue")=\($0.count)@\($0.startNs)" } == [
+                "inFlight=1@0", "queue=1@\(i)", "queue=1@\(2 * i)", "queue=0@90000000", "queue=1@\(3 * i)",
+                "queue=0@180000000", "inFlight=0@270000000"
+            ])
     }
 }
