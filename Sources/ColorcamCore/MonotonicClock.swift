@@ -42,7 +42,7 @@ public struct SystemClock: MonotonicClock {
     public func sleep(untilNs deadlineNs: Int64) {
         let absoluteNs = deadlineNs + originNs
         var ts = timespec(tv_sec: Int(absoluteNs / 1_000_000_000), tv_nsec: Int(absoluteNs % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+        _ = Errno.codeRetryingInterrupts { clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) }
     }
 }
 

@@ -5,7 +5,7 @@
 /// A non-blocking TCP socket descriptor: the preview server's listener and clients (Preview adds `listen`/`accept`),
 /// and the remote inference client's connection (`connect`).
 ///
-/// Every call retries `EINTR`; `send` uses `MSG_NOSIGNAL` so a peer that went away gives `EPIPE`, never SIGPIPE.
+/// Every call retries `EINTR` (`Errno.retryingInterrupts`); `send` uses `MSG_NOSIGNAL` so a peer that went away gives `EPIPE`, never SIGPIPE.
 /// Ownership: the wrapper closes the descriptor in `close()` or deinit. Threading: one thread at a time (the one
 /// that owns the connection).
 public final class Socket {
@@ -39,26 +39,28 @@ public final class Socket {
 
     /// Reads up to `buffer.count` bytes.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
-        while true {
-            let n = recv(fd, buffer.baseAddress, buffer.count, 0)
-            if n > 0 { return .transferred(n) }
-            if n == 0 { return .closed(errno: 0) }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
-            return .closed(errno: errno)
+        do {
+            let n = try Errno.retryingInterrupts { recv(fd, buffer.baseAddress, buffer.count, 0) }
+            return n > 0 ? .transferred(n) : .closed(errno: 0)
+        } catch {
+            return Self.result(of: error)
         }
     }
 
     /// Writes as much of `bytes` as the socket takes now.
     public func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
         if bytes.isEmpty { return .transferred(0) }
-        while true {
-            let n = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-            if n >= 0 { return n == 0 ? .wouldBlock : .transferred(n) }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
-            return .closed(errno: errno)
+        do {
+            let n = try Errno.retryingInterrupts { send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+            return n == 0 ? .wouldBlock : .transferred(n)
+        } catch {
+            return Self.result(of: error)
         }
+    }
+
+    /// A failed read or write: not ready yet (`EAGAIN`), or the connection's end.
+    private static func result(of error: Errno) -> IOResult {
+        error.code == EAGAIN || error.code == EWOULDBLOCK ? .wouldBlock : .closed(errno: error.code)
     }
 
     /// What waiting on a socket found.
@@ -73,19 +75,19 @@ public final class Socket {
     /// Waits until the socket can be read (`forWriting` false) or written, at most `timeoutMs` (≥ 0).
     public func wait(forWriting: Bool, timeoutMs: Int) -> Readiness {
         var entry = pollfd(fd: fd, events: Int16(forWriting ? POLLOUT : POLLIN), revents: 0)
-        while true {
-            let n = poll(&entry, 1, Int32(clamping: max(0, timeoutMs)))
-            if n > 0 {
-                // POLLHUP with POLLIN still has data (or the end of stream) to read: let the read report it.
-                if entry.revents & Int16(POLLERR) != 0 { return .failed(errno: pendingError()) }
-                if !forWriting && entry.revents & Int16(POLLIN | POLLHUP) != 0 { return .ready }
-                if forWriting && entry.revents & Int16(POLLOUT) != 0 { return .ready }
-                return .failed(errno: 0)
-            }
-            if n == 0 { return .timedOut }
-            if errno == EINTR { continue }
-            return .failed(errno: errno)
+        let n: Int32
+        do {
+            // A signal restarts the whole timeout: waits are short (a request's deadline), signals rare.
+            n = try Errno.retryingInterrupts { poll(&entry, 1, Int32(clamping: max(0, timeoutMs))) }
+        } catch {
+            return .failed(errno: error.code)
         }
+        if n == 0 { return .timedOut }
+        // POLLHUP with POLLIN still has data (or the end of stream) to read: let the read report it.
+        if entry.revents & Int16(POLLERR) != 0 { return .failed(errno: pendingError()) }
+        if !forWriting && entry.revents & Int16(POLLIN | POLLHUP) != 0 { return .ready }
+        if forWriting && entry.revents & Int16(POLLOUT) != 0 { return .ready }
+        return .failed(errno: 0)
     }
 
     /// The socket's pending error (`SO_ERROR`), e.g. why a non-blocking connect failed.
@@ -98,33 +100,28 @@ public final class Socket {
 
     /// Connects a non-blocking TCP socket (close-on-exec, `TCP_NODELAY`) to `address`, waiting at most `timeoutMs`.
     /// - Returns: the socket, or the errno that stopped it (`ETIMEDOUT` when the deadline passed).
-    public static func connect(to address: SocketAddress, timeoutMs: Int) -> Result<Socket, SocketFailure> {
+    public static func connect(to address: SocketAddress, timeoutMs: Int) -> Result<Socket, Errno> {
         let domain = address.family == .ipv4 ? AF_INET : AF_INET6
         let fd = Glibc.socket(
             domain,
             Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
                 | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return .failure(SocketFailure(errno: errno)) }
+        guard fd >= 0 else { return .failure(Errno.current) }
         let socket = Socket(fd: fd)
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var started = address.withSockaddr { Glibc.connect(fd, $0, $1) }
-        while started != 0 && errno == EINTR { started = address.withSockaddr { Glibc.connect(fd, $0, $1) } }
-        if started == 0 { return .success(socket) }
-        guard errno == EINPROGRESS || errno == EALREADY else { return .failure(SocketFailure(errno: errno)) }
+        do {
+            _ = try Errno.retryingInterrupts { address.withSockaddr { Glibc.connect(fd, $0, $1) } }
+            return .success(socket)
+        } catch  where error.code != EINPROGRESS && error.code != EALREADY {
+            return .failure(error)
+        } catch {}
         switch socket.wait(forWriting: true, timeoutMs: timeoutMs) {
         case .ready:
             let failure = socket.pendingError()
-            return failure == 0 ? .success(socket) : .failure(SocketFailure(errno: failure))
-        case .timedOut: return .failure(SocketFailure(errno: ETIMEDOUT))
-        case .failed(let e): return .failure(SocketFailure(errno: e == 0 ? ECONNREFUSED : e))
+            return failure == 0 ? .success(socket) : .failure(Errno(failure))
+        case .timedOut: return .failure(Errno(ETIMEDOUT))
+        case .failed(let e): return .failure(Errno(e == 0 ? ECONNREFUSED : e))
         }
     }
-}
-
-/// A socket call's errno, as an error value (`strerror` text in `description`).
-public struct SocketFailure: Error, Equatable, CustomStringConvertible {
-    public let errno: Int32
-    public init(errno: Int32) { self.errno = errno }
-    public var description: String { String(cString: strerror(errno)) }
 }

@@ -48,23 +48,22 @@ extension Socket {
     /// is pending or accept failed
     /// (`EMFILE` and friends: the caller retries on the next poll).
     func accept(sendBufferBytes: Int32) -> Socket? {
-        while true {
-            let client = Glibc.accept(fd, nil, nil)
-            if client >= 0 {
-                // accept4 is a GNU extension Glibc's module does not export; set the flags the POSIX way.
-                _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
-                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                // A fixed send buffer (no autotuning) bounds what the kernel queues for a slow client to a few
-                // frames; beyond that the server skips frames for it (newest wins) instead of queueing them.
-                var sendBuffer = sendBufferBytes
-                _ = setsockopt(client, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
-                var one: Int32 = 1
-                _ = setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-                return Socket(fd: client)
-            }
-            if errno == EINTR { continue }
-            lastAcceptErrno = errno
+        let client: Int32
+        do {
+            client = try Errno.retryingInterrupts { Glibc.accept(fd, nil, nil) }
+        } catch {
+            lastAcceptErrno = error.code
             return nil
         }
+        // accept4 is a GNU extension Glibc's module does not export; set the flags the POSIX way.
+        _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+        // A fixed send buffer (no autotuning) bounds what the kernel queues for a slow client to a few frames;
+        // beyond that the server skips frames for it (newest wins) instead of queueing them.
+        var sendBuffer = sendBufferBytes
+        _ = setsockopt(client, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+        var one: Int32 = 1
+        _ = setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        return Socket(fd: client)
     }
 }

@@ -95,7 +95,7 @@ public final class HTTPClientConnection {
         if socket == nil {
             switch Socket.connect(to: address, timeoutMs: remainingMs(deadlineNs)) {
             case .success(let s): socket = s
-            case .failure(let f) where f.errno == ETIMEDOUT:
+            case .failure(let f) where f.code == ETIMEDOUT:
                 throw ExchangeFailure(.timeout, "\(label): no connection to \(address) within the timeout")
             case .failure(let f):
                 throw ExchangeFailure(.connection, "\(label): cannot connect to \(address): \(f)")
@@ -124,7 +124,7 @@ public final class HTTPClientConnection {
                     "\(label): no complete answer within the timeout "
                         + "(\(received.count) bytes received)")
             case .failed(let e):
-                if received.isEmpty { throw StaleConnection(message: "connection failed: \(SocketFailure(errno: e))") }
+                if received.isEmpty { throw StaleConnection(message: "connection failed: \(Errno(e))") }
                 throw ExchangeFailure(.connection, "\(label): connection failed after \(received.count) bytes")
             case .ready:
                 break
@@ -142,7 +142,7 @@ public final class HTTPClientConnection {
                     throw StaleConnection(
                         message: e == 0
                             ? "the server closed the connection without an answer"
-                            : "connection lost: \(SocketFailure(errno: e))")
+                            : "connection lost: \(Errno(e))")
                 }
                 closed = true
             }
@@ -173,10 +173,10 @@ public final class HTTPClientConnection {
                 case .timedOut:
                     throw ExchangeFailure(.timeout, "\(label): the request could not be sent within the timeout")
                 case .failed(let e):
-                    throw StaleConnection(message: "connection failed while sending: \(SocketFailure(errno: e))")
+                    throw StaleConnection(message: "connection failed while sending: \(Errno(e))")
                 }
             case .closed(let e):
-                throw StaleConnection(message: "connection lost while sending: \(SocketFailure(errno: e))")
+                throw StaleConnection(message: "connection lost while sending: \(Errno(e))")
             }
         }
     }

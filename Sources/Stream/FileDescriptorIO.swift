@@ -4,9 +4,10 @@ import ColorcamCore
     import Glibc
 #endif
 
-/// A small typed wrapper over one POSIX file descriptor, used by the Y4M source and sink.
+/// A named file for the Y4M source and sink and the report writer: a `FileDescriptor` it may own, whose every
+/// failure is a `StreamError` carrying the file's name, the operation, errno and (where given) the byte offset or
+/// frame.
 ///
-/// Every call retries `EINTR` and throws a `StreamError` carrying the file's name, the operation and errno.
 /// Descriptors opened from a path are closed by `close()` or on deinit; the standard streams (`-`) are never
 /// closed. Threading: one thread at a time; not Sendable.
 public final class FileDescriptorIO {
@@ -17,6 +18,8 @@ public final class FileDescriptorIO {
     /// Whether `close()` should close the descriptor (false for stdin / stdout).
     private let ownsDescriptor: Bool
 
+    private var descriptor: FileDescriptor { FileDescriptor(rawValue: rawValue) }
+
     /// Wraps an already open descriptor.
     /// - Parameter closeOnDeinit: whether this wrapper owns (and so closes) the descriptor.
     public init(rawValue: Int32, name: String, closeOnDeinit: Bool) {
@@ -25,15 +28,17 @@ public final class FileDescriptorIO {
         self.ownsDescriptor = closeOnDeinit
     }
 
-    deinit { if ownsDescriptor && rawValue >= 0 { _ = Glibc.close(rawValue) } }
+    deinit { if ownsDescriptor && rawValue >= 0 { try? descriptor.close() } }
 
     /// Opens `path` for reading, or wraps stdin when `path` is `-`.
     /// - Throws: `.missingInput` when the file does not exist or may not be read (ENOENT, ENOTDIR, EACCES),
     ///   `.badData` when it is a directory, `.ioError` for other failures.
     public static func openForReading(_ path: String) throws -> FileDescriptorIO {
         if path == "-" { return FileDescriptorIO(rawValue: 0, name: "-", closeOnDeinit: false) }
-        let fd = try retryingEINTR(name: path, operation: "open") { open(path, O_RDONLY | O_CLOEXEC) }
-        let file = FileDescriptorIO(rawValue: fd, name: path, closeOnDeinit: true)
+        let fd = try reporting(name: path, operation: "open") { () throws(Errno) in
+            try FileDescriptor.open(path, O_RDONLY)
+        }
+        let file = FileDescriptorIO(rawValue: fd.rawValue, name: path, closeOnDeinit: true)
         if try file.isDirectory() {
             throw StreamError(.badData, file: path, "is a directory, not a file")
         }
@@ -43,32 +48,27 @@ public final class FileDescriptorIO {
     /// Creates (or truncates) `path` for writing with mode 0644 (less the umask), or wraps stdout for `-`.
     public static func createForWriting(_ path: String) throws -> FileDescriptorIO {
         if path == "-" { return FileDescriptorIO(rawValue: 1, name: "-", closeOnDeinit: false) }
-        let fd = try retryingEINTR(name: path, operation: "create") {
-            open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = try reporting(name: path, operation: "create") { () throws(Errno) in
+            try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
         }
-        return FileDescriptorIO(rawValue: fd, name: path, closeOnDeinit: true)
+        return FileDescriptorIO(rawValue: fd.rawValue, name: path, closeOnDeinit: true)
     }
 
     /// Whether the descriptor is a directory (`fstat`).
     public func isDirectory() throws -> Bool {
-        var info = stat()
-        _ = try FileDescriptorIO.retryingEINTR(name: name, operation: "fstat") { fstat(rawValue, &info) }
-        return (info.st_mode & S_IFMT) == S_IFDIR
+        try Self.reporting(name: name, operation: "fstat") { () throws(Errno) in try descriptor.fileType() } == S_IFDIR
     }
 
     /// Whether the descriptor is a regular file, so `seek` works (pipes, ttys and sockets are not).
     public func isRegularFile() throws -> Bool {
-        var info = stat()
-        _ = try FileDescriptorIO.retryingEINTR(name: name, operation: "fstat") { fstat(rawValue, &info) }
-        return (info.st_mode & S_IFMT) == S_IFREG
+        try Self.reporting(name: name, operation: "fstat") { () throws(Errno) in try descriptor.fileType() } == S_IFREG
     }
 
-    /// One `read(2)` (EINTR retried): up to `buffer.count` bytes.
+    /// One `read(2)`: up to `buffer.count` bytes.
     /// - Returns: bytes read; 0 at end of file.
     public func readSome(into buffer: UnsafeMutableRawBufferPointer, offset: Int64? = nil) throws -> Int {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        return try FileDescriptorIO.retryingEINTR(name: name, operation: "read", offset: offset) {
-            Glibc.read(rawValue, base, buffer.count)
+        try Self.reporting(name: name, operation: "read", offset: offset) { () throws(Errno) in
+            try descriptor.read(into: buffer)
         }
     }
 
@@ -82,15 +82,9 @@ public final class FileDescriptorIO {
         var inFirst = 0
         var inSecond = 0
         while inFirst < first.count {
-            var vectors = (
-                iovec(iov_base: first.baseAddress! + inFirst, iov_len: first.count - inFirst),
-                iovec(iov_base: second.baseAddress, iov_len: second.count)
-            )
-            let count = try withUnsafeMutableBytes(of: &vectors) { raw in
-                let base = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
-                return try FileDescriptorIO.retryingEINTR(name: name, operation: "read", offset: offset) {
-                    readv(rawValue, base, second.count > 0 ? 2 : 1)
-                }
+            let rest = UnsafeMutableRawBufferPointer(rebasing: first[inFirst...])
+            let count = try Self.reporting(name: name, operation: "read", offset: offset) { () throws(Errno) in
+                try descriptor.read(into: rest, second)
             }
             if count == 0 { break }
             let intoFirst = min(count, first.count - inFirst)
@@ -100,27 +94,17 @@ public final class FileDescriptorIO {
         return (inFirst, inSecond)
     }
 
-    /// Writes all of `first` then all of `second` (`writev(2)`, continuing after short writes, EINTR retried).
+    /// Writes all of `first` then all of `second` (`writev(2)`, continuing after short writes).
     /// - Parameter frame: the frame index to name in an error message, if any.
     /// - Throws: `.ioError` (e.g. ENOSPC, EPIPE) naming the file and frame.
     public func writeAll(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, frame: Int? = nil) throws {
         var doneFirst = 0
         var doneSecond = 0
         while doneFirst < first.count || doneSecond < second.count {
-            var vectors = (
-                iovec(
-                    iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress.map { $0 + doneFirst }),
-                    iov_len: first.count - doneFirst),
-                iovec(
-                    iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress.map { $0 + doneSecond }),
-                    iov_len: second.count - doneSecond)
-            )
-            let count = try withUnsafeMutableBytes(of: &vectors) { raw in
-                let base = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
-                let skipFirst = doneFirst == first.count
-                return try FileDescriptorIO.retryingEINTR(name: name, operation: "write", frame: frame) {
-                    writev(rawValue, skipFirst ? base + 1 : base, skipFirst ? 1 : 2)
-                }
+            let restFirst = UnsafeRawBufferPointer(rebasing: first[doneFirst...])
+            let restSecond = UnsafeRawBufferPointer(rebasing: second[doneSecond...])
+            let count = try Self.reporting(name: name, operation: "write", frame: frame) { () throws(Errno) in
+                try descriptor.write(restFirst, restSecond)
             }
             if count == 0 {
                 throw StreamError(.ioError, file: name, frame: frame, "write made no progress")
@@ -133,8 +117,8 @@ public final class FileDescriptorIO {
 
     /// Moves the file position to `offsetBytes` from the start (`lseek(2)`, `SEEK_SET`).
     public func seek(toOffset offsetBytes: Int64) throws {
-        _ = try FileDescriptorIO.retryingEINTR(name: name, operation: "seek") {
-            lseek(rawValue, off_t(offsetBytes), SEEK_SET)
+        try Self.reporting(name: name, operation: "seek") { () throws(Errno) in
+            try descriptor.seek(toOffset: offsetBytes)
         }
     }
 
@@ -142,40 +126,29 @@ public final class FileDescriptorIO {
     /// file systems) is reported, since it can mean written data was lost.
     public func close() throws {
         guard ownsDescriptor, rawValue >= 0 else { return }
-        let fd = rawValue
+        let closing = descriptor
         rawValue = -1
-        if Glibc.close(fd) != 0 && errno != EINTR {
-            throw FileDescriptorIO.errnoError(errno, name: name, operation: "close")
-        }
+        try Self.reporting(name: name, operation: "close") { () throws(Errno) in try closing.close() }
     }
 
-    /// Runs `call` until it does not fail with EINTR; converts any other failure (-1) into a `StreamError`.
-    static func retryingEINTR<T: FixedWidthInteger>(
-        name: String, operation: String, offset: Int64? = nil, frame: Int? = nil, _ call: () -> T
+    /// Runs `body` (system calls on the file named `name`), turning a failure into this file's `StreamError`:
+    /// missing / unreadable input is `.missingInput`, reading a directory is `.badData`, everything else
+    /// `.ioError`; the message names the operation, the errno text and number, and `offset`/`frame` when given.
+    static func reporting<T>(
+        name: String, operation: String, offset: Int64? = nil, frame: Int? = nil, _ body: () throws(Errno) -> T
     ) throws -> T {
-        while true {
-            let result = call()
-            if result != -1 { return result }
-            let code = errno
-            if code == EINTR { continue }
-            throw errnoError(code, name: name, operation: operation, offset: offset, frame: frame)
+        do {
+            return try body()
+        } catch {
+            let kind: FailureKind
+            switch (operation, error.code) {
+            case ("open", ENOENT), ("open", ENOTDIR), ("open", EACCES): kind = .missingInput
+            case (_, EISDIR): kind = .badData
+            default: kind = .ioError
+            }
+            throw StreamError(
+                kind, file: name, byteOffset: offset, frame: frame,
+                "\(operation) failed: \(error) (errno \(error.code))")
         }
-    }
-
-    /// The `StreamError` for a failed system call: missing / unreadable input is `.missingInput`, reading a
-    /// directory is `.badData`, everything else `.ioError`.
-    static func errnoError(
-        _ code: Int32, name: String, operation: String, offset: Int64? = nil, frame: Int? = nil
-    ) -> StreamError {
-        let kind: FailureKind
-        switch (operation, code) {
-        case ("open", ENOENT), ("open", ENOTDIR), ("open", EACCES): kind = .missingInput
-        case (_, EISDIR): kind = .badData
-        default: kind = .ioError
-        }
-        let reason = String(cString: strerror(code))
-        return StreamError(
-            kind, file: name, byteOffset: offset, frame: frame,
-            "\(operation) failed: \(reason) (errno \(code))")
     }
 }

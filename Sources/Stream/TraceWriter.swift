@@ -54,7 +54,7 @@ func jsonString(_ text: String) -> String { JSONText.quoted(text) }
 /// writes `summary` and `]`). `close` is idempotent.
 public final class TraceWriter: TraceSink, @unchecked Sendable {
     // Invariant for @unchecked Sendable: `ring` storage is touched only under `state`'s lock; `path` is immutable;
-    // `fd`, `bytesInFile`, `segment` and `drained` are used only by the writer thread (by `init` before it starts and
+    // `file`, `bytesInFile`, `segment` and `drained` are used only by the writer thread (by `init` before it starts and
     // by `close` after it exited).
 
     /// When to start a new file, and how many finished segments to keep.
@@ -70,7 +70,7 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
     }
 
     public let path: String
-    private var fd: Int32
+    private var file: FileDescriptor
     private let rotation: Rotation?
     private let processName: String
     private let config: [(String, TraceValue)]
@@ -108,11 +108,11 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         self.processName = processName
         self.config = config
         let temporary = Self.temporaryPath(path)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw StreamError(.ioError, file: path, "cannot create trace file: \(String(cString: strerror(errno)))")
+        do {
+            file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
+        } catch {
+            throw StreamError(.ioError, file: path, "cannot create trace file: \(error)")
         }
-        self.fd = fd
         self.capacity = capacity
         self.flushIntervalNs = Int64(flushIntervalMs) * 1_000_000
         ring = .allocate(capacity: capacity)
@@ -124,20 +124,16 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         do {
             try writeAll(text)
             if rename(temporary, path) != 0 {
-                throw StreamError(
-                    .ioError, file: path,
-                    "cannot rename the trace into place: "
-                        + String(cString: strerror(errno)))
+                throw StreamError(.ioError, file: path, "cannot rename the trace into place: \(Errno.current)")
             }
         } catch {
             // (deinit frees the rings: every stored property is initialised by now.)
-            Glibc.close(fd)
+            try? file.close()
             unlink(temporary)
-            if let failure = error as? TraceWriteFailure {
+            if let failure = error as? Errno {
                 throw StreamError(
                     .ioError, file: path,
-                    "cannot write the trace header: "
-                        + "\(String(cString: strerror(failure.code))) (errno \(failure.code)); no trace written")
+                    "cannot write the trace header: \(failure) (errno \(failure.code)); no trace written")
             }
             throw error
         }
@@ -186,7 +182,7 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
     }
 
     /// Ends the current file as a whole trace, moves it to its segment name, starts the next one. Writer thread.
-    /// - Throws: `TraceWriteFailure` when a write, create or rename fails (the run's trace then stops there).
+    /// - Throws: `Errno` when a write, create or rename fails (the run's trace then stops there).
     private func rotate(atUs tsUs: Int64) throws {
         let lost = state.withLock { $0.lost }
         let tail =
@@ -195,21 +191,20 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
             + "\n]\n"
         try writeAll(tail)
         let temporary = Self.temporaryPath(path)
-        let next = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard next >= 0 else { throw TraceWriteFailure(code: errno) }
+        let next = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
         let finishedPath = Self.segmentPath(path, segment: segment)
         guard rename(path, finishedPath) == 0 else {
-            let code = errno
-            Glibc.close(next)
+            let failure = Errno.current
+            try? next.close()
             unlink(temporary)
-            throw TraceWriteFailure(code: code)
+            throw failure
         }
-        Glibc.close(fd)
-        fd = next
+        try? file.close()
+        file = next
         bytesInFile = 0
         segment += 1
         try writeAll(Self.header(processName: processName, config: config, segment: segment, tsUs: tsUs))
-        guard rename(temporary, path) == 0 else { throw TraceWriteFailure(code: errno) }
+        guard rename(temporary, path) == 0 else { throw Errno.current }
         if let keep = rotation?.keepSegments, segment - 1 - keep >= 1 {
             unlink(Self.segmentPath(path, segment: segment - 1 - keep))
         }
@@ -272,10 +267,10 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
             thrown = Self.writeFailure(path, writeError)
         } else {
             do { try writeAll(tail) } catch {
-                thrown = Self.writeFailure(path, (error as? TraceWriteFailure)?.code ?? EIO)
+                thrown = Self.writeFailure(path, (error as? Errno)?.code ?? EIO)
             }
         }
-        Glibc.close(fd)
+        try? file.close()
         if let thrown { throw thrown }
     }
 
@@ -315,7 +310,7 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
                 try rotate(atUs: max(0, max(last.startNs, last.endNs) / 1000))
             }
         } catch {
-            let code = (error as? TraceWriteFailure)?.code ?? EIO
+            let code = (error as? Errno)?.code ?? EIO
             let handler: (@Sendable (StreamError) -> Void)? = state.withLock { s in
                 guard s.writeError == 0 else { return nil }
                 s.writeError = code
@@ -372,22 +367,12 @@ public final class TraceWriter: TraceSink, @unchecked Sendable {
         }
     }
 
-    /// A failed `write(2)` (errno kept for `writeFailure`).
-    private struct TraceWriteFailure: Error { var code: Int32 }
-
+    /// Writes all of `text` to the current file.
+    /// - Throws: `Errno` of the failed write.
     private func writeAll(_ text: String) throws {
         var text = text
-        try text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw TraceWriteFailure(code: errno)
-                }
-                offset += n
-            }
-        }
+        try text.withUTF8 { bytes in Result { () throws(Errno) in try file.writeAll(UnsafeRawBufferPointer(bytes)) } }
+            .get()
         bytesInFile += text.utf8.count
     }
 }

@@ -179,9 +179,7 @@ public final class V4L2Device {
     /// The EINTR loop under the funnel (also used by init before `self` is complete).
     static func rawIoctl<T>(_ syscalls: V4L2Syscalls, _ fd: Int32, _ request: V4L2Request, _ arg: inout T) -> Int32 {
         withUnsafeMutableBytes(of: &arg) { raw in
-            var err: Int32
-            repeat { err = syscalls.ioctl(fd, request.code, raw.baseAddress!) } while err == EINTR
-            return err
+            Errno.codeRetryingInterrupts { syscalls.ioctl(fd, request.code, raw.baseAddress!) }
         }
     }
 

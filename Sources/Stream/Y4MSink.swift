@@ -154,8 +154,8 @@ public final class Y4MSink: FrameSink {
         do {
             try file.close()
             if let temporaryPath {
-                _ = try FileDescriptorIO.retryingEINTR(name: path, operation: "rename") {
-                    rename(temporaryPath, path)
+                _ = try FileDescriptorIO.reporting(name: path, operation: "rename") { () throws(Errno) in
+                    try Errno.retryingInterrupts { rename(temporaryPath, path) }
                 }
             }
             state = .finished

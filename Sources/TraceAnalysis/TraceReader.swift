@@ -57,14 +57,14 @@ public enum TraceReader {
     /// Reads the whole file.
     /// - Throws: `StreamError` `.missingInput` when the file does not exist or cannot be read.
     public static func readFile(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw StreamError(.missingInput, file: path, "cannot open trace: \(String(cString: strerror(errno)))")
+        let file: FileDescriptor
+        do { file = try FileDescriptor.open(path, O_RDONLY) } catch {
+            throw StreamError(.missingInput, file: path, "cannot open trace: \(error)")
         }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            throw StreamError(.missingInput, file: path, "cannot stat trace: \(String(cString: strerror(errno)))")
+        defer { try? file.close() }
+        let status: stat
+        do { status = try file.status() } catch {
+            throw StreamError(.missingInput, file: path, "cannot stat trace: \(error)")
         }
         guard (status.st_mode & S_IFMT) == S_IFREG else {
             throw StreamError(.missingInput, file: path, "not a regular file")
@@ -73,12 +73,13 @@ public enum TraceReader {
         bytes.reserveCapacity(Int(status.st_size))
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw StreamError(
-                    .missingInput, file: path, byteOffset: Int64(bytes.count),
-                    "read failed: \(String(cString: strerror(errno)))")
+            let count: Int
+            do {
+                count = try chunk.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) in try file.read(into: raw) }
+                }.get()
+            } catch {
+                throw StreamError(.missingInput, file: path, byteOffset: Int64(bytes.count), "read failed: \(error)")
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])

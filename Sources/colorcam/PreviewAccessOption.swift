@@ -57,23 +57,17 @@ enum PreviewAccessOption {
     /// - Throws: `TokenFileError(.missingInput)` when the file cannot be opened or read, `.badData` when the first
     ///   line is empty or not a usable token (`PreviewAccess.problem(with:)`).
     static func readToken(path: String, command: String) throws -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw TokenFileError.system(command: command, path: path, operation: "cannot open", errno: errno)
+        let file: FileDescriptor
+        do { file = try FileDescriptor.open(path, O_RDONLY) } catch {
+            throw TokenFileError.system(command: command, path: path, operation: "cannot open", errno: error.code)
         }
-        defer { _ = close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        // The first line is all that counts; stop reading after it (or after 64 KiB without one).
-        while !bytes.contains(UInt8(ascii: "\n")) && bytes.count < 64 * 1024 {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw TokenFileError.system(command: command, path: path, operation: "cannot read", errno: code)
-            }
-            if count == 0 { break }
-            bytes += chunk[0..<count]
+        defer { try? file.close() }
+        let bytes: [UInt8]
+        do {
+            // The first line is all that counts; stop reading after it (or after 64 KiB without one).
+            bytes = try file.readAll(limitBytes: 64 * 1024, stopAfter: UInt8(ascii: "\n"))
+        } catch {
+            throw TokenFileError.system(command: command, path: path, operation: "cannot read", errno: error.code)
         }
         var trimmed = bytes.prefix(while: { $0 != UInt8(ascii: "\n") })
         let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
