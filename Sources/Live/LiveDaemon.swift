@@ -102,7 +102,7 @@ public final class LiveDaemon: @unchecked Sendable {
                 backoffMs = min(options.maxBackoffMs, backoffMs * 2)
                 continue
             }
-            intervalNs = config.frameIntervalOverrideNs ?? source.nominalFrameIntervalNs
+            intervalNs = config.frameIntervalNs(sourceIntervalNs: source.nominalFrameIntervalNs)
             if let lost = lostSinceNs {
                 Log.info("device back after \((clock.nowNs() - lost) / 1_000_000) ms; resuming")
             }
@@ -156,19 +156,15 @@ public final class LiveDaemon: @unchecked Sendable {
         do { try sink?.finish() } catch { Log.error("could not finish the output: \(error)") }
     }
 
-    /// Traces the frames a camera would have delivered between `fromNs` and now (whole intervals; none when the
-    /// interval is unknown) as `driver_gap` drops numbered from `nextSequence`.
+    /// Traces the frames a camera would have delivered between `fromNs` and now (`DriverGap`, the pipeline's rule)
+    /// as `driver_gap` drops numbered from `nextSequence`.
     /// - Returns: how many.
     private func traceGap(from fromNs: Int64, nextSequence: Int, intervalNs: Int64) -> Int {
-        guard intervalNs > 0 else { return 0 }
-        let missed = min(100_000, max(0, Int((clock.nowNs() - fromNs) / intervalNs) - 1))
-        for i in 0..<missed {
-            trace.record(
-                .drop(
-                    frame: nextSequence + i, reason: .driverGap, atNs: fromNs + Int64(i + 1) * intervalNs,
-                    track: .capture))
+        let gap = DriverGap(afterNs: fromNs, untilNs: clock.nowNs(), intervalNs: intervalNs)
+        gap.forEachFrame(firstSequence: nextSequence) { frame, atNs in
+            trace.record(.drop(frame: frame, reason: .driverGap, atNs: atNs, track: .capture))
         }
-        return missed
+        return gap.count
     }
 
     private func add(_ stats: PipelineStats, to totals: inout PipelineStats) {

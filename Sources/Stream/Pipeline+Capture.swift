@@ -180,22 +180,19 @@ extension Pipeline {
         startCondition.unlock()
     }
 
-    /// On the run's first frame after a device loss (`config.resumeAfterCaptureNs`): traces the frame slots between
-    /// the last capture before the loss and `firstFrameNs` as `driver_gap` drops, numbered from `firstSequence`
-    /// and stamped one interval apart, and returns how many (the first frame is numbered after them). Slots are
-    /// counted to the nearest whole interval, so a frame a little early or late in its slot counts the same.
+    /// On the run's first frame after a device loss (`config.resumeAfterCaptureNs`): traces the frames missed
+    /// since the last capture before the loss (`DriverGap`) as `driver_gap` drops numbered from `firstSequence`, and
+    /// returns how many (the first frame is numbered after them). Counting to the nearest whole interval, a frame a
+    /// little early or late in its slot counts the same.
     private func traceResumeGap(firstFrameNs: Int64, intervalNs: Int64) -> Int {
-        guard let afterNs = config.resumeAfterCaptureNs, intervalNs > 0, firstFrameNs > afterNs else { return 0 }
-        let slots = (firstFrameNs - afterNs + intervalNs / 2) / intervalNs
-        let missed = Int(min(100_000, max(0, slots - 1)))
+        guard let afterNs = config.resumeAfterCaptureNs else { return 0 }
+        let gap = DriverGap(afterNs: afterNs, untilNs: firstFrameNs, intervalNs: intervalNs)
         core.withLock { core in
-            for i in 0..<missed {
-                core.noteDrop(
-                    frame: config.firstSequence + i, reason: .driverGap,
-                    atNs: afterNs + Int64(i + 1) * intervalNs, track: .capture, trace: trace)
+            gap.forEachFrame(firstSequence: config.firstSequence) { frame, atNs in
+                core.noteDrop(frame: frame, reason: .driverGap, atNs: atNs, track: .capture, trace: trace)
             }
         }
-        return missed
+        return gap.count
     }
 
     /// Traces the frames a live source lost before `frame`: sequence gaps as `driver_gap` (one per missing
