@@ -91,7 +91,7 @@ public final class Pipeline: @unchecked Sendable {
     }
 
     /// The frame interval used for pacing: the `--fps` override or the source's nominal interval.
-    public var frameIntervalNs: Int64 { config.frameIntervalOverrideNs ?? source.nominalFrameIntervalNs }
+    public var frameIntervalNs: Int64 { config.frameIntervalNs(sourceIntervalNs: source.nominalFrameIntervalNs) }
     /// How long the inference thread polls for a request before sleeping (`PipelineConfig.inferenceSpinNs`
     /// resolved: with no setting, 1.25 frame intervals on a core of its own, else 0).
     public var inferenceSpinNs: Int64 {
@@ -99,9 +99,7 @@ public final class Pipeline: @unchecked Sendable {
     }
 
     /// The realtime output latency budget.
-    public var outputBudgetNs: Int64? {
-        config.pace == .asap ? nil : (config.outputBudgetNs ?? 2 * frameIntervalNs)
-    }
+    public var outputBudgetNs: Int64? { config.outputBudgetNs(frameIntervalNs: frameIntervalNs) }
 
     /// How many inference stages run (one per in-flight place; none without a processor).
     var inferenceStageCount: Int { processor == nil ? 0 : config.maxInFlight }

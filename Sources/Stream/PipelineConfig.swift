@@ -49,6 +49,15 @@ public struct PipelineConfig: Sendable {
     public var inferenceSpinNs: Int64?
 
     public init() {}
+
+    /// The frame interval used for pacing a source whose own interval is `sourceIntervalNs`: the `--fps` override
+    /// or the source's.
+    public func frameIntervalNs(sourceIntervalNs: Int64) -> Int64 { frameIntervalOverrideNs ?? sourceIntervalNs }
+
+    /// The realtime output latency budget at that frame interval (nil in asap pace: no deadline).
+    public func outputBudgetNs(frameIntervalNs: Int64) -> Int64? {
+        pace == .asap ? nil : (outputBudgetNs ?? 2 * frameIntervalNs)
+    }
 }
 
 /// What a run did, for the CLI's closing line and for tests.

@@ -60,10 +60,9 @@ enum LiveCommand {
             args, command: "live",
             valued: Set([
                 "source", "device", "size", "fps", "listen", "output", "trace", "trace-max-mb", "trace-keep",
-                "max-in-flight", "queue",
-                "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode", "log-level"
+                "log-level"
             ])
-            .union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
+            .union(RunSetup.valued).union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
             .union(V4L2OutputOption.valued).union(PreviewAccessOption.valued),
             boolean: Set(["exit-on-device-loss"]).union(ColorizeOptions.boolean))
         _ = try a.positionals(exactly: 0, usage: "live --source FILE.y4m [options] (see --help)")
@@ -84,11 +83,10 @@ enum LiveCommand {
         options.exitOnDeviceLoss = a.flag("exit-on-device-loss")
         options.pipeline.pace = .realtime
         options.pipeline.loops = Int.max / 2
-        options.pipeline.maxInFlight = try a.int("max-in-flight", default: 1, range: 1...64)!
-        options.pipeline.queueCapacity = try a.int("queue", default: 1, range: 0...64)!
+        try RunSetup.readSchedulerOptions(a, into: &options.pipeline)
         let fps = try a.double("fps", min: 0.001)
         if let fps, !isDevice { options.pipeline.frameIntervalOverrideNs = Int64((1e9 / fps).rounded()) }
-        if let ms = try a.double("max-latency-ms", min: 0) { options.pipeline.outputBudgetNs = Int64(ms * 1e6) }
+        let simulation = try RunSetup.readSimulation(a, command: "live")
         let listenText = a.string("listen") ?? "127.0.0.1:8080"
         guard let listen = SocketAddress(listenText) else {
             throw UsageError("live: --listen wants ADDR:PORT (e.g. 127.0.0.1:8080 or [::1]:8080), got '\(listenText)'")
@@ -96,13 +94,6 @@ enum LiveCommand {
         let access = try PreviewAccessOption.resolve(a, command: "live", listen: listen)
 
         let clock = SystemClock()
-        let simulation = try a.string("simulate-inference-ms").map(ReplayCommand.parseSimulation)
-        let simulateMode = try a.choice("simulate-mode", ["spin", "sleep"], default: "spin")
-        let simulator: SimulatedInference? = simulation.map {
-            SimulatedInference(
-                durationMs: $0.ms, jitterMs: $0.jitterMs,
-                mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
-        }
         let makeSource: () throws -> FrameSource = {
             if isDevice {
                 return try V4L2Source(
@@ -123,25 +114,20 @@ enum LiveCommand {
         let firstSource = SourceHandOff(probe)
         let openSource: () throws -> FrameSource = { try firstSource.take() ?? makeSource() }
 
-        let processor = try ColorizeOptions.processor(
-            a, command: "live", geometry: probe.geometry,
-            colorRange: (probe as? Y4MSource)?.header.colorRange ?? .unspecified, simulated: simulator != nil)
+        let setup = try RunSetup(
+            a, command: "live", simulation: simulation, clock: clock, geometry: probe.geometry,
+            colorRange: (probe as? Y4MSource)?.header.colorRange ?? .unspecified, config: &options.pipeline)
+        let processor = setup.processor, modelLabel = setup.modelLabel
         let metrics = PreviewMetrics(dropReasons: DropReason.allCases.map(\.rawValue))
         let server = try PreviewServer(
             config: PreviewServerConfig(listenAddress: listen, accessToken: access.token), metrics: metrics)
-        let modelLabel = simulator?.label ?? processor?.label ?? "none"
-        let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
-        if delayMs > 0 { options.pipeline.presentationDelayNs = Int64(delayMs * 1e6) }
         let preview = PreviewSink(
             server: server, clock: clock, model: modelLabel,
             overlays: processor.map(Self.outlines(of:)))
-        var traceConfig: [(String, TraceValue)] = [
-            ("command", .string("live")), ("source", .string(sourcePath)), ("pace", .string("realtime")),
-            ("source_fps", .double(Double(probe.frameRate.numerator) / Double(probe.frameRate.denominator))),
-            ("max_in_flight", .int(options.pipeline.maxInFlight)), ("queue", .int(options.pipeline.queueCapacity)),
-            ("model", .string(modelLabel)), ("simulated", .bool(simulator?.isSimulated ?? false))
-        ]
-        if let simulation { traceConfig.append(("simulate_inference_ms", .double(simulation.ms))) }
+        var traceConfig = setup.traceConfig(
+            command: "live", source: sourcePath, config: options.pipeline,
+            sourceFps: Double(probe.frameRate.numerator) / Double(probe.frameRate.denominator),
+            sourceIntervalNs: probe.nominalFrameIntervalNs)
         traceConfig += try CPUPlacementOption.apply(a, command: "live", to: &options.pipeline)
         let traceMaxMb = try a.double("trace-max-mb", default: 64, min: 0)!
         let traceKeep = try a.int("trace-keep", default: 4, range: 0...1_000_000)!
@@ -169,10 +155,10 @@ enum LiveCommand {
         try server.start()
         Log.info("preview at http://\(listen)/ (metrics /metrics, health /healthz)")
         PreviewAccessOption.announce(access, bound: server.boundAddress ?? listen)
-        if simulator != nil { Log.warning("inference is a DIAGNOSTIC SIMULATION (\(modelLabel)), not a model") }
+        if setup.simulator != nil { Log.warning("inference is a DIAGNOSTIC SIMULATION (\(modelLabel)), not a model") }
 
         let daemon = LiveDaemon(
-            options: options, openSource: openSource, processor: simulator ?? processor as FrameProcessor?,
+            options: options, openSource: openSource, processor: setup.inference,
             sink: sink, trace: trace, server: server, clock: clock)
         let modelPath = a.string("model"), presetName = a.string("preset")
         let signals = DaemonSignals(
@@ -203,19 +189,12 @@ enum LiveCommand {
             let stats = try? result.get()
             try traceFile.close(
                 atNs: clock.nowNs(),
-                summary: [
-                    ("frames_captured", .int(stats?.framesCaptured ?? -1)),
-                    ("frames_output", .int(stats?.framesOutput ?? -1)),
-                    ("driver_gap_frames", .int(stats.map { $0.drops[.driverGap] ?? 0 } ?? -1)),
-                    ("completed", .bool(stats != nil))
-                ])
+                summary: RunSetup.traceSummary(stats, framesCaptured: -1)
+                    + [("driver_gap_frames", .int(stats.map { $0.drops[.driverGap] ?? 0 } ?? -1))])
         }
         if let virtualCamera { Log.info(V4L2OutputOption.summary(virtualCamera)) }
         let stats = try result.get()
-        Log.info(
-            "stopped: "
-                + ReplayCommand.summaryLine(
-                    stats, model: simulator.map { $0.isSimulated ? "SIMULATED" : $0.label } ?? processor?.label))
+        Log.info("stopped: " + setup.summaryLine(stats))
         return 0
     }
 

@@ -71,30 +71,21 @@ enum ReplayCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
             args, command: "replay",
-            valued: Set([
-                "output", "trace", "pace", "fps", "loop", "max-in-flight", "queue",
-                "max-latency-ms", "output-delay-ms", "simulate-inference-ms", "simulate-mode",
-                "on-write-error"
-            ]).union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
+            valued: Set(["output", "trace", "pace", "fps", "loop", "on-write-error"]).union(RunSetup.valued)
+                .union(ColorizeOptions.valued).union(CPUPlacementOption.valued)
                 .union(V4L2OutputOption.valued),
             boolean: Set(["quiet"]).union(ColorizeOptions.boolean))
         let input = try a.positionals(exactly: 1, usage: "replay INPUT [options] (see --help)")[0]
         var config = PipelineConfig()
         config.pace = PipelineConfig.Pace(rawValue: try a.choice("pace", ["realtime", "asap"], default: "realtime"))!
-        config.maxInFlight = try a.int("max-in-flight", default: 1, range: 1...64)!
-        config.queueCapacity = try a.int("queue", default: 1, range: 0...64)!
+        try RunSetup.readSchedulerOptions(a, into: &config)
         config.loops = try a.int("loop", default: 1, range: 1...1_000_000)!
         if let fps = try a.double("fps", min: 0.001) { config.frameIntervalOverrideNs = Int64((1e9 / fps).rounded()) }
-        if let ms = try a.double("max-latency-ms", min: 0) { config.outputBudgetNs = Int64(ms * 1e6) }
-        let simulation = try a.string("simulate-inference-ms").map(parseSimulation)
+        let simulation = try RunSetup.readSimulation(a, command: "replay")
         let writeErrorPolicy = WriteErrorPolicy(
             rawValue: try a.choice(
                 "on-write-error", ["stop", "continue"],
                 default: "stop"))!
-        let simulateMode = try a.choice("simulate-mode", ["spin", "sleep"], default: "spin")
-        if simulation == nil && a.string("simulate-mode") != nil {
-            throw UsageError("replay: --simulate-mode needs --simulate-inference-ms")
-        }
 
         let source = try openSource(input, fps: try a.double("fps", min: 0.001))
         let outputFps: (numerator: Int, denominator: Int)? = try a.double("fps", min: 0.001).map {
@@ -104,49 +95,17 @@ enum ReplayCommand {
             throw UsageError("replay: --loop needs a seekable file; \(source.name) cannot be rewound")
         }
         let clock = SystemClock()
-        let simulator: SimulatedInference? = simulation.map {
-            SimulatedInference(
-                durationMs: $0.ms, jitterMs: $0.jitterMs,
-                mode: SimulatedInference.Mode(rawValue: simulateMode)!, clock: clock)
-        }
-        let processor = try ColorizeOptions.processor(
-            a, command: "replay", geometry: source.geometry,
+        let setup = try RunSetup(
+            a, command: "replay", simulation: simulation, clock: clock, geometry: source.geometry,
             colorRange: (source as? Y4MSource)?.header.colorRange ?? (source is PNGFolderSource ? .full : .unspecified),
-            simulated: simulator != nil)
-        let modelLabel = simulator?.label ?? processor?.label ?? "none"
-        let delayMs = try a.double("output-delay-ms", default: processor != nil ? 40 : 0, min: 0)!
-        if delayMs > 0 { config.presentationDelayNs = Int64(delayMs * 1e6) }
-        let pipelineProbe = Pipeline(
-            source: source, sink: nil, processor: nil, trace: NullTraceSink(), clock: clock,
-            config: config)
-        var traceConfig: [(String, TraceValue)] = [
-            ("command", .string("replay")), ("source", .string(source.name)), ("pace", .string(config.pace.rawValue)),
-            (
-                "source_fps",
-                .double(
-                    config.frameIntervalOverrideNs == nil
-                        ? Double(source.frameRate.numerator) / Double(source.frameRate.denominator)
-                        : try a.double("fps")!)
-            ),
-            ("max_in_flight", .int(config.maxInFlight)), ("queue", .int(config.queueCapacity)),
-            ("model", .string(modelLabel)), ("simulated", .bool(simulator?.isSimulated ?? false))
-        ]
-        if let processor {
-            traceConfig += [
-                ("background", .string(processor.options.background.rawValue)),
-                ("detect_every", .int(processor.options.fullDetectionInterval))
-            ]
-        }
-        if let simulation {
-            traceConfig += [
-                ("simulate_inference_ms", .double(simulation.ms)),
-                ("simulate_jitter_ms", .double(simulation.jitterMs)),
-                ("simulate_mode", .string(simulateMode))
-            ]
-        }
-        if let budget = pipelineProbe.outputBudgetNs {
-            traceConfig.append(("output_deadline_us", .int(Int(budget / 1000))))
-        }
+            config: &config)
+        let processor = setup.processor
+        let sourceFps =
+            config.frameIntervalOverrideNs == nil
+            ? Double(source.frameRate.numerator) / Double(source.frameRate.denominator) : try a.double("fps")!
+        var traceConfig = setup.traceConfig(
+            command: "replay", source: source.name, config: config, sourceFps: sourceFps,
+            sourceIntervalNs: source.nominalFrameIntervalNs)
         traceConfig += try CPUPlacementOption.apply(a, command: "replay", to: &config)
         let trace: TraceWriter? = try a.string("trace").map {
             try TraceWriter(path: $0, processName: "colorcam replay", config: traceConfig)
@@ -177,12 +136,12 @@ enum ReplayCommand {
             throw error
         }
         let outputs: FrameSink? = virtualCamera.map { camera in TeeSink((sink.map { [$0] } ?? []) + [camera]) } ?? sink
-        if simulator?.isSimulated == true && !a.flag("quiet") {
-            printError("replay: inference is a DIAGNOSTIC SIMULATION (\(simulator!.label)), not a model")
+        if let simulator = setup.simulator, !a.flag("quiet") {
+            printError("replay: inference is a DIAGNOSTIC SIMULATION (\(simulator.label)), not a model")
         }
 
         let pipeline = Pipeline(
-            source: source, sink: outputs, processor: simulator ?? processor as FrameProcessor?,
+            source: source, sink: outputs, processor: setup.inference,
             trace: trace ?? NullTraceSink(), clock: clock, config: config)
         trace?.setWriteErrorHandler { [sink] error in
             guard writeErrorPolicy == .stop else { return }
@@ -203,11 +162,7 @@ enum ReplayCommand {
         var traceError: Error?
         if let trace {
             let stats = try? result.get()
-            var summary: [(String, TraceValue)] = [
-                ("frames_captured", .int(stats?.framesCaptured ?? pipeline.framesCaptured.load(ordering: .relaxed))),
-                ("frames_output", .int(stats?.framesOutput ?? -1)),
-                ("completed", .bool(stats != nil))
-            ]
+            var summary = RunSetup.traceSummary(stats, framesCaptured: pipeline.framesCaptured.load(ordering: .relaxed))
             if let abandoned = sink?.abandonment {
                 summary += [
                     ("output_abandoned", .bool(true)), ("output_error", .string(abandoned.error.description)),
@@ -219,12 +174,7 @@ enum ReplayCommand {
         if let virtualCamera, !a.flag("quiet") { printError("replay: " + V4L2OutputOption.summary(virtualCamera)) }
         let stats = try result.get()
         if !a.flag("quiet") {
-            printError(
-                "replay: "
-                    + summaryLine(
-                        stats,
-                        model: simulator.map { $0.isSimulated ? "SIMULATED" : $0.label }
-                            ?? processor?.label))
+            printError("replay: " + setup.summaryLine(stats))
         }
         if let abandoned = sink?.abandonment {
             printError("replay: output abandoned after \(abandoned.framesWritten) frames (--on-write-error continue)")
@@ -232,17 +182,6 @@ enum ReplayCommand {
         if let traceError { throw traceError }
         if let abandoned = sink?.abandonment { throw abandoned.error }
         return 0
-    }
-
-    static func parseSimulation(_ text: String) throws -> (ms: Double, jitterMs: Double) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let ms = Double(parts[0]), ms >= 0, ms.isFinite,
-            let jitter = parts.count == 2 ? Double(parts[1]) : 0, jitter >= 0, jitter <= ms
-        else {
-            throw UsageError(
-                "replay: --simulate-inference-ms wants N or N:JITTER in ms (0 ≤ JITTER ≤ N), got '\(text)'")
-        }
-        return (ms, jitter)
     }
 
     /// A folder of PNGs, stdin, or a .y4m file.
@@ -260,24 +199,6 @@ enum ReplayCommand {
             return nil
         }
         return size / (source.geometry.frameBytes + 6)
-    }
-
-    /// - Parameter model: what ran inference ("SIMULATED" or the model's name); nil when none did.
-    static func summaryLine(_ stats: PipelineStats, model: String?) -> String {
-        let seconds = Double(stats.durationNs) / 1e9
-        let fps = seconds > 0 ? Double(stats.framesOutput) / seconds : 0
-        let drops = DropReason.allCases.compactMap { reason -> String? in
-            let n = stats.drops[reason] ?? 0
-            return n > 0 ? "\(reason.rawValue) \(n)" : nil
-        }
-        var line = "\(stats.framesCaptured) frames captured, \(stats.framesOutput) output"
-        line += " in \(format(seconds, 2)) s (\(format(fps, 1)) fps)"
-        if let model {
-            line += "; \(stats.inferences) inferences (\(model))"
-            line += ", max in flight \(stats.maxInFlightSeen)"
-        }
-        line += "; drops: " + (drops.isEmpty ? "none" : drops.joined(separator: ", "))
-        return line
     }
 }
 
