@@ -65,6 +65,25 @@ def machine_steal_ms():
 STEAL_EXCUSE_MS = 20
 
 
+# Every `realtime_attempts` call of the session: which test, how many runs it took, how many misses steal excused,
+# and whether one held. `pytest_terminal_summary` reports the retries, so a pass that needed them is never silent.
+REALTIME_RUNS = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not REALTIME_RUNS:
+        return
+    retried = [r for r in REALTIME_RUNS if r["runs"] > 1]
+    terminalreporter.section("real-time checks")
+    terminalreporter.write_line(
+        f"{len(REALTIME_RUNS)} real-time measurements, {len(retried)} needed more than one run "
+        f"({sum(r['runs'] - 1 for r in REALTIME_RUNS)} extra runs in all)")
+    for r in retried:
+        terminalreporter.write_line(
+            f"  {r['test']}: {r['runs']} runs, {r['excused']} misses excused by steal, "
+            f"{'held' if r['held'] else 'FAILED'}")
+
+
 def realtime_attempts(measure, attempts=3, max_runs=8):
     """Runs a real-time measurement until one attempt's timing holds; fails after `attempts` misses the machine does
     not explain, or after `max_runs` runs in all.
@@ -79,7 +98,11 @@ def realtime_attempts(measure, attempts=3, max_runs=8):
     timing on a machine that runs it still fails, with each attempt's figures in the message."""
     seen = []
     misses = 0
+    record = {"test": os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0], "runs": 0, "excused": 0,
+              "held": False}
+    REALTIME_RUNS.append(record)
     for run_index in range(max_runs):
+        record["runs"] = run_index + 1
         before = machine_steal_ms()
         ok, figures = measure(run_index)
         after = machine_steal_ms()
@@ -88,8 +111,10 @@ def realtime_attempts(measure, attempts=3, max_runs=8):
         excused = not ok and stolen is not None and stolen >= STEAL_EXCUSE_MS
         print(f"attempt {run_index + 1}: {'holds' if ok else 'missed'}{' (steal)' if excused else ''}: {figures}")
         if ok:
+            record["held"] = True
             return figures
         seen.append(figures)
+        record["excused"] += excused
         if not excused:
             misses += 1
             if misses >= attempts:
