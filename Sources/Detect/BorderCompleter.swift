@@ -9,9 +9,6 @@
 struct BorderCompleter {
     /// Weakest edge (levels of luma change across 2 px) that ends a border band.
     var minimumEdgeStrength = 6.0
-    /// The band must be at least this bright (luma) and at most this uneven (std. dev.).
-    var minimumBandLuma = 135.0
-    var maximumBandStdDev = 22.0
     private static let samples = 12
 
     @inline(__always) private static func strength(_ s: PlaneSampler, _ p: PixelPoint, _ n: PixelPoint) -> Double {
@@ -53,7 +50,7 @@ struct BorderCompleter {
         }
         guard found >= BorderCompleter.samples * 2 / 3, n > 0 else { return nil }
         let mean = sum / n, std = max(0, sumSquares / n - mean * mean).squareRoot()
-        guard mean >= minimumBandLuma, std <= maximumBandStdDev else { return nil }
+        guard PaperBand.isPaper(meanLuma: mean, stdDevLuma: std) else { return nil }
         // Median width of the found lanes; most samples must agree with it.
         withUnsafeMutableBytes(of: &widths) { raw in
             insertionSort(UnsafeMutableBufferPointer(rebasing: raw.bindMemory(to: Double.self)[0..<found]), by: <)
@@ -96,7 +93,7 @@ struct BorderCompleter {
         }
         guard n > 0 else { return nil }
         let mean = sum / n, std = max(0, sumSquares / n - mean * mean).squareRoot()
-        guard mean >= minimumBandLuma, abs(mean - bandLuma) <= 25, std <= maximumBandStdDev else { return nil }
+        guard PaperBand.isPaper(meanLuma: mean, stdDevLuma: std), abs(mean - bandLuma) <= 25 else { return nil }
         return found >= Double(BorderCompleter.samples) / 2 ? offsets / found : width
     }
 

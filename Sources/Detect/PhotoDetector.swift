@@ -251,7 +251,7 @@ public final class PhotoDetector {
             }
         }
         let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
-        return mean >= 140 && variance.squareRoot() <= 25
+        return PaperBand.isPaper(meanLuma: mean, stdDevLuma: variance.squareRoot())
     }
 
     /// Whether `inner` is the picture inside `outer`'s white border in `frame`: `inner` lies inside `outer` and the
