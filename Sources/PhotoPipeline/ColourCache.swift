@@ -19,6 +19,9 @@ struct ColourEntry: @unchecked Sendable {
     /// The model's output scale for `ab`.
     var abScale: Float = 1
     var modelGeneration = 0
+    /// How much of the print something covered in the view the colours were computed from
+    /// (`FrameSampler.coveredFraction`).
+    var coveredFraction = 0.0
     /// The last frame whose analysis showed this track (for eviction).
     var lastSeenFrame = -1
     var firstSeenFrame = -1
@@ -34,6 +37,8 @@ final class SavedColour: @unchecked Sendable {
     let inputSizePx: Int
     let abWidthPx: Int, abHeightPx: Int
     var quality: Double = -1
+    /// What covered the print in the saved view (`FrameSampler.coveredFraction`).
+    var coveredFraction = 0.0
     /// True when this best has not been handed to the saver since it last improved.
     var unsaved = false
     var quad = Quad(.zero, .zero, .zero, .zero)
@@ -57,7 +62,7 @@ final class SavedColour: @unchecked Sendable {
         let c = SavedColour(inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx)
         c.lightness.update(from: lightness, count: inputSizePx * inputSizePx)
         c.ab.update(from: ab, count: 2 * abWidthPx * abHeightPx)
-        c.quality = quality; c.quad = quad; c.frame = frame; c.trackID = trackID
+        c.quality = quality; c.coveredFraction = coveredFraction; c.quad = quad; c.frame = frame; c.trackID = trackID
         c.firstFrame = firstFrame; c.lastFrame = lastFrame; c.modelName = modelName; c.abScale = abScale
         return c
     }
@@ -114,6 +119,7 @@ struct ColourTable: @unchecked Sendable {
         let evicted = entries[i].trackID >= 0 ? entries[i].best : nil
         entries[i].trackID = trackID
         entries[i].hasColour = false
+        entries[i].coveredFraction = 0
         entries[i].resultFrame = -1
         entries[i].lastSeenFrame = frame
         entries[i].firstSeenFrame = frame

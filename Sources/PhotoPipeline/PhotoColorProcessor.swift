@@ -88,6 +88,12 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     private var slotJobs: UnsafeMutablePointer<SlotJob>?
     // Capture-thread scratch: a thumbnail per photo in view; which tracks are painted.
     private let thumbs: UnsafeMutablePointer<Float>
+    /// Capture-thread scratch for `FrameSampler.coveredFraction`, and each photo in view's cover now.
+    private let coverHistograms: UnsafeMutablePointer<Int32>
+    private let coverNow: UnsafeMutablePointer<Double>
+    /// How much less covered a print must be than in the view its colours came from to be colorized again (the hand
+    /// that lay on it has gone: the colours under it were the hand's, and the clear view is the keepsake).
+    static let uncoveredChange = 0.02
     private var gate: PaintGate
     // Output-thread scratch: the frame's chroma before compositing.
     private let originalCb: UnsafeMutablePointer<UInt8>
@@ -97,7 +103,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     struct SlotJob {
         var trackID = -1
         var quad = Quad(.zero, .zero, .zero, .zero)
+        /// How good a keepsake the view is: its area (px²), less for what covers it.
         var quality = 0.0
+        /// `FrameSampler.coveredFraction` of the view.
+        var coveredFraction = 0.0
     }
 
     public var isSimulated: Bool { false }
@@ -135,6 +144,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
         let side = FrameSampler.thumbnailSide
         thumbs = .allocate(capacity: options.maxPhotos * side * side)
+        coverHistograms = .allocate(capacity: 512)
+        coverNow = .allocate(capacity: options.maxPhotos)
         gate = PaintGate(geometry: geometry, maxSpeedPx: options.maxPaintSpeedPx)
         originalCb = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
         originalCr = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
@@ -143,6 +154,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     deinit {
         table.withLock { $0.deallocate() }
         thumbs.deallocate()
+        coverHistograms.deallocate()
+        coverNow.deallocate()
         originalCb.deallocate()
         originalCr.deallocate()
         photoCounts?.deallocate(); photoIDs?.deallocate(); photoQuads?.deallocate(); photoWhole?.deallocate()
@@ -216,13 +229,18 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let busy = serverAway || !inferenceIdle
         let saveBefore = sequence - 60
         var evicted: SavedColour?
-        // Thumbnails only when a request can be made, and outside the lock (the output thread composites under it).
-        var sampled: UInt64 = 0  // bit k: photo k's thumbnail is in `thumbs`
+        // Thumbnails and cover only when a request can be made, and outside the lock (the output thread composites
+        // under it).
+        var sampled: UInt64 = 0  // bit k: photo k's thumbnail is in `thumbs`, its cover in `coverNow`
+        let coverSide = FrameSampler.coverGridSide
         if !busy {
             for k in 0..<count where photoWhole![base + k] {  // colours come from whole views only
-                guard let map = Rectifier.homography(for: photoQuads![base + k], widthPx: side, heightPx: side)
+                guard let map = Rectifier.homography(for: photoQuads![base + k], widthPx: side, heightPx: side),
+                    let coverMap = Rectifier.homography(
+                        for: photoQuads![base + k], widthPx: coverSide, heightPx: coverSide)
                 else { continue }
                 sampler.thumbnail(through: map, into: thumbs + k * side * side)
+                coverNow[k] = sampler.coveredFraction(through: coverMap, histograms: coverHistograms)
                 sampled |= 1 << UInt64(k)
             }
         }
@@ -241,6 +259,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                     reason = .new; staleness = Int.max
                 } else if e.modelGeneration != generation
                     || thumbnailDistance(thumbs + k * side * side, e.thumbnail) > options.changeThreshold
+                    || e.coveredFraction - coverNow[k] > Self.uncoveredChange
                 {
                     reason = .changed; staleness = sequence - e.resultFrame
                 } else {
@@ -270,7 +289,12 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             through: map, sizePx: inputSizePx, scale: bundle.inputScale, offset: bundle.inputOffset,
             codec: codec, into: slotInputs![slot])
         slotThumbs![slot].update(from: thumbs + chosen * side * side, count: side * side)
-        slotJobs![slot] = SlotJob(trackID: photoIDs![base + chosen], quad: quad, quality: quad.area)
+        // A keepsake view is a large one with nothing over the print: a view half covered by a hand is worth far
+        // less than the same print in full (and one a tenth covered still loses to any clear view of its size).
+        let covered = coverNow[chosen]
+        slotJobs![slot] = SlotJob(
+            trackID: photoIDs![base + chosen], quad: quad, quality: quad.area * max(0, 1 - 3 * covered),
+            coveredFraction: covered)
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
     }
 
@@ -299,6 +323,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].resultFrame = frame
             t.entries[i].resultCaptureTsNs = captureTsNs
             t.entries[i].modelGeneration = generation
+            t.entries[i].coveredFraction = job.coveredFraction
             t.entries[i].abScale = bundle.outputScale
             guard saver != nil else { return }
             let best =
@@ -310,6 +335,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             for p in 0..<inputCount { best.lightness[p] = (input[p] - bundle.inputOffset) / bundle.inputScale }
             best.ab.update(from: output, count: abCount)
             best.quality = job.quality; best.quad = job.quad; best.frame = frame; best.trackID = job.trackID
+            best.coveredFraction = job.coveredFraction
             best.modelName = bundle.name; best.abScale = bundle.outputScale; best.unsaved = true
         }
         return outcome

@@ -90,6 +90,70 @@ struct FrameSampler {
     }
 }
 
+extension FrameSampler {
+    /// Chroma samples per side of the grid `coveredFraction` reads.
+    static let coverGridSide = 24
+    /// Distance from the print's own tone (|ΔCb| + |ΔCr| of the chroma per luma, `toneOf`) beyond which a sample is
+    /// something else lying over the print.
+    static let coverToneDistance: Int32 = 12
+
+    /// The fraction of a black-and-white print that something else covers (a hand, a pen, another colour photo):
+    /// samples whose tone is far from the print's own. A monochrome print has one tone — neutral, sepia or cool,
+    /// shifted alike by the light —: its chroma in proportion to its luma (`toneOf`), the same in its shadows and
+    /// highlights; the median over the print is that tone, and a hand or any coloured object differs from it, in a
+    /// dim scene as in a bright one. (A colour print has no one tone: what covers it cannot be told this way.) Reads
+    /// a `coverGridSide²` grid of cell centres through `map` (output → frame, for an output of `coverGridSide²`),
+    /// inset by one cell from the print's edge so a slightly loose outline does not count the table.
+    /// - Parameter histograms: scratch for 512 counts (Cb then Cr), overwritten.
+    /// - Returns: 0…1; 0 for a frame without chroma (nothing to tell by).
+    func coveredFraction(through map: Homography, histograms: UnsafeMutablePointer<Int32>) -> Double {
+        guard let cb, let cr else { return 0 }
+        let n = Self.coverGridSide
+        histograms.initialize(repeating: 0, count: 512)
+        @inline(__always) func chroma(_ u: Int, _ v: Int) -> (Int32, Int32) {
+            let p = map.apply(PixelPoint(Double(u) + 0.5, Double(v) + 0.5)) ?? PixelPoint(-1, -1)
+            let cx = p.x * chromaScaleX, cy = p.y * chromaScaleY
+            return Self.toneOf(
+                luma: lumaAt(p), cb: Self.bilinear(cb, chromaWidthPx, chromaHeightPx, cx, cy),
+                cr: Self.bilinear(cr, chromaWidthPx, chromaHeightPx, cx, cy))
+        }
+        var count: Int32 = 0
+        for v in 1..<(n - 1) {
+            for u in 1..<(n - 1) {
+                let (b, r) = chroma(u, v)
+                histograms[Int(b)] += 1
+                histograms[256 + Int(r)] += 1
+                count += 1
+            }
+        }
+        @inline(__always) func median(_ base: Int) -> Int32 {
+            var seen: Int32 = 0
+            for level in 0..<256 {
+                seen += histograms[base + level]
+                if 2 * seen >= count { return Int32(level) }
+            }
+            return 128
+        }
+        let tone = (cb: median(0), cr: median(256))
+        var covered: Int32 = 0
+        for v in 1..<(n - 1) {
+            for u in 1..<(n - 1) {
+                let (b, r) = chroma(u, v)
+                if abs(b - tone.cb) + abs(r - tone.cr) > Self.coverToneDistance { covered += 1 }
+            }
+        }
+        return Double(covered) / Double(count)
+    }
+
+    /// A sample's tone: its chroma scaled to mid-grey luma (Cb, Cr offsets × 128 / Y, luma at least 24 so that
+    /// sensor noise in the blacks does not count), as 0…255 levels around 128.
+    @inline(__always) static func toneOf(luma: Float, cb: Float, cr: Float) -> (Int32, Int32) {
+        let gain = 128 / max(luma, 24)
+        @inline(__always) func level(_ c: Float) -> Int32 { Int32(min(255, max(0, 128 + (c - 128) * gain)).rounded()) }
+        return (level(cb), level(cr))
+    }
+}
+
 /// How far apart two thumbnails are, in units of their contrast: each is pooled to 8×8 block means (4×4 cells each)
 /// and normalised to zero mean and unit standard deviation, and the mean absolute difference is taken. So a
 /// sub-pixel misregistration of texture, a brightness or contrast change (the photo moving through the lighting

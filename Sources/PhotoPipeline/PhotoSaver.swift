@@ -7,11 +7,12 @@ import Synchronization
 
 /// Writes `--save-photos`: per physical photo one upright colorized PNG (`photo-<track>.png`, long side = the
 /// model's input size, at the photo's estimated aspect) and a JSON sidecar (`photo-<track>.json`: track, first and
-/// last frame, the frame and corners of the saved view, model, size).
+/// last frame, the frame and corners of the saved view, the fraction of the print something covered in it
+/// (`FrameSampler.coveredFraction`), model, size).
 ///
 /// One file per physical photo: a photo that comes back under a new track id (lost and found again) is recognised by
 /// its content (normalised correlation of a 32×32 lightness thumbnail, any of 4 rotations, ≥ 0.9) and its files are
-/// replaced only by a better view (larger in the frame). Each file is written to a temporary name in the same
+/// replaced only by a better view (larger in the frame, less covered). Each file is written to a temporary name in the same
 /// directory and renamed into place, so a reader never sees a partial file.
 ///
 /// Threading: `submit` from any thread (returns at once; work runs on the saver's serial queue); `finish` waits for
@@ -86,8 +87,8 @@ final class PhotoSaver: Sendable {
         let corners = (0..<4).map { "[\(Self.number(q[$0].x)), \(Self.number(q[$0].y))]" }.joined(separator: ", ")
         let json = """
             {"track": \(colour.trackID), "first_frame": \(colour.firstFrame), "last_frame": \(colour.lastFrame), \
-            "frame": \(colour.frame), "corners": [\(corners)], "model": \(JSONText.quoted(colour.modelName)), \
-            "width": \(image.widthPx), "height": \(image.heightPx)}
+            "frame": \(colour.frame), "corners": [\(corners)], "covered": \(String(format: "%.3f", colour.coveredFraction)), \
+            "model": \(JSONText.quoted(colour.modelName)), "width": \(image.widthPx), "height": \(image.heightPx)}
 
             """
         let temporaryJSON = (directory as NSString).appendingPathComponent(".\(name).partial.json")

@@ -126,6 +126,48 @@ import Testing
         #expect(image.widthPx == 256)
     }
 
+    /// A keepsake is a view with nothing over the print: a skin-coloured hand lying on the print for the first
+    /// frames is colorized first (the photo is new), but once it is gone the clear view is colorized again and
+    /// replaces it, and the sidecar says how much was covered.
+    @Test func theSavedViewIsOneWithNothingOverThePrint() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cc-cover-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
+        let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options(save: dir))
+        let run = Run(processor)
+        for _ in 0..<12 {
+            let frame = sceneFrame(quad: printQuad, picture: landscape)
+            paintHand(on: frame, centreX: 190, centreY: 120, radiusPx: 28)
+            _ = run.step(frame)
+        }
+        let coveredRequests = run.requests.count
+        #expect(coveredRequests == 1, "the photo is colorized while covered: \(run.requests)")
+        for _ in 0..<12 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
+        #expect(run.requests.dropFirst(coveredRequests).first?.reason == .changed, "\(run.requests)")
+        try processor.finish()
+        let sidecar = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix(".json") })
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + sidecar)))
+                as? [String: Any])
+        #expect((json["frame"] as? Int ?? -1) >= 12, "the saved view is a covered one: \(json)")
+        #expect((json["covered"] as? Double ?? 1) < 0.01, "\(json)")
+    }
+
+    /// A skin-toned disc (Y 170, Cb 105, Cr 158) lying on the frame: a hand or a finger over the print.
+    func paintHand(on frame: FrameBuffer, centreX: Int, centreY: Int, radiusPx: Int) {
+        let g = frame.geometry
+        for y in (centreY - radiusPx)...(centreY + radiusPx) {
+            for x in (centreX - radiusPx)...(centreX + radiusPx)
+            where (x - centreX) * (x - centreX) + (y - centreY) * (y - centreY) <= radiusPx * radiusPx {
+                frame.luma.storeBytes(of: 170, toByteOffset: y * g.widthPx + x, as: UInt8.self)
+                let c = (y / 2) * g.chromaWidthPx + x / 2
+                frame.cb.storeBytes(of: 105, toByteOffset: c, as: UInt8.self)
+                frame.cr.storeBytes(of: 158, toByteOffset: c, as: UInt8.self)
+            }
+        }
+    }
+
     @Test func aModelThatIsNotAColorizerIsRefused() throws {
         let geometry = FrameGeometry(widthPx: 64, heightPx: 48, chroma: .yuv420(.jpeg))
         let missing = ModelBundle.bare("/nonexistent/model.onnx", preset: .colorcam)

@@ -6,6 +6,9 @@
       "photos":[{"corners","size","photo","border","style","hand_cover","overlap","buckets"}]}]})
   dr_render.py sequence --split train|heldout --seed S --out DIR [--size 640x480]
       DIR/sequence.y4m and DIR/truth.json: one print slid at 2–15 px/frame, often partly out of view (render_sequence)
+  dr_render.py hands --split train|heldout --seed S --out DIR [--size 640x480]
+      DIR/sequence.y4m and DIR/truth.json: still prints, a hand over one of them at first, then drawn away
+      (render_hand_sequence; the keepsake check, tools/profile/keepsake_check.py)
   dr_render.py pack   --split train|heldout --count N --seed S --out FILE.npz [--size 640x480] [--workers 2]
       the CNN's training pack: X uint8 [N,3,gh,gw] (cell means of Y, Cb, Cr), Y uint8 [N,2,gh,gw] (interior and
       paper-edge targets ×255), with gh × gw = the frame / cell (cell = 2 × the detector's coarse factor: 4 px at 640×480);
@@ -246,12 +249,13 @@ def draw_hand(rng, corners, width, height):
 
 # ---------------------------------------------------------------- scene
 
-def render(seed, photos, width, height, split, frame_index=None, motion=None):
+def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None):
     """One scene, fully determined by `seed`. Returns (uint8 RGB frame, each print's corners, scene dict).
 
     For a video frame: `frame_index` draws the sensor noise afresh for that frame (everything else stays), there is
-    at least one print and no hand, and `motion(table_h, prints)` may move prints (returns their new table
-    homographies)."""
+    at least one print and no random hand, and `motion(table_h, prints)` may move prints (returns their new table
+    homographies). `hand(corners)` may lay a given hand over the frame: it returns (mask, RGB) as `draw_hand` does,
+    or None; it is drawn like the stills' hands (before the light) and each print's `hand_cover` recorded."""
     rng = np.random.default_rng(seed)
     table_h, cam = camera(rng, width, height)
     kind = dr_textures.KINDS[int(rng.integers(len(dr_textures.KINDS)))]
@@ -340,6 +344,16 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None):
             for i in range(len(truths)):
                 if i != target:
                     truths[i]["hand_cover"] = round(float((hmask * full_masks[i]).sum() / max(1, full_masks[i].sum())), 4)
+    if hand is not None and frame_index is not None:
+        drawn = hand([c for _, _, c in layers])
+        if drawn is not None:
+            hmask, hrgb = drawn
+            hshadow = cv2.GaussianBlur(cv2.warpAffine(hmask, np.float32([[1, 0, 6], [0, 1, 6]]), (width, height)),
+                                       (0, 0), 4)
+            frame = frame * (1 - 0.35 * hshadow)[..., None]
+            frame = frame * (1 - hmask[..., None]) + hrgb * hmask[..., None]
+            for i in range(len(truths)):
+                truths[i]["hand_cover"] = round(float((hmask * full_masks[i]).sum() / max(1, full_masks[i].sum())), 4)
     # Light: gradient, vignetting, white balance, exposure.
     angle = rng.uniform(0, 2 * np.pi)
     ramp = ((xx - width / 2) * math.cos(angle) + (yy - height / 2) * math.sin(angle)) / (math.hypot(width, height) / 2)
@@ -471,6 +485,56 @@ def render_sequence(seed, photos, width, height, split, fps, out_dir):
     return truth
 
 
+def render_hand_sequence(seed, photos, width, height, split, fps, out_dir):
+    """A clip of one domain-randomized scene, camera and prints still, with a hand lying over one print at the start
+    (covering 4–30 % of it), then drawn away out of view, then gone: the keepsake check (a saved photo must be a view
+    with nothing over the print). Writes sequence.y4m (420jpeg) and truth.json ({"frames":[{"frame","photos":
+    [{"corners","hand_cover","style"}]}], "hand_print": the covered print's index, "hand_frames": frames with the
+    hand})."""
+    hrng = np.random.default_rng([seed, 991])
+    _, corners0, _ = render(seed, photos, width, height, split, frame_index=0)
+    target = int(hrng.integers(len(corners0)))
+    print_mask = quad_mask(corners0[target], width, height).astype(np.float32)
+    for _ in range(20):
+        hmask, hrgb = draw_hand(hrng, corners0[target], width, height)
+        cover = float((hmask * print_mask).sum() / max(1, print_mask.sum()))
+        if 0.04 <= cover <= 0.3:
+            break
+    # Away from the print: from its centre towards the hand's.
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    weight = max(float(hmask.sum()), 1e-6)
+    away = np.array([(xx * hmask).sum() / weight, (yy * hmask).sum() / weight]) - np.asarray(corners0[target]).mean(0)
+    away /= np.linalg.norm(away) + 1e-9
+    still, leaving, gone = int(hrng.integers(15, 30)), 10, int(hrng.integers(40, 60))
+    travel = float(max(width, height))
+
+    def hand_at(index):
+        if index >= still + leaving:
+            return None
+        shift = away * travel * max(0, index - still + 1) / leaving
+        move = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
+        return lambda corners: (cv2.warpAffine(hmask, move, (width, height)),
+                                cv2.warpAffine(hrgb, move, (width, height), borderMode=cv2.BORDER_REPLICATE))
+
+    os.makedirs(out_dir, exist_ok=True)
+    truth = {"seed": int(seed), "split": split, "width": width, "height": height, "fps": fps, "hand_print": target,
+             "frames": []}
+    with open(os.path.join(out_dir, "sequence.y4m.partial"), "wb") as handle:
+        handle.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg\n".encode())
+        for index in range(still + leaving + gone):
+            frame, corners, scene = render(seed, photos, width, height, split, frame_index=index, hand=hand_at(index))
+            write_y4m_frame(handle, frame)
+            truth["frames"].append({"frame": index, "photos": [
+                {"corners": np.asarray(c).round(3).tolist(), "hand_cover": p["hand_cover"], "style": p["style"]}
+                for c, p in zip(corners, scene["photos"])]})
+        truth["table"], truth["camera"] = scene["table"], scene["camera"]
+    truth["hand_frames"] = sum(1 for f in truth["frames"] if f["photos"][target]["hand_cover"] > 0)
+    os.replace(os.path.join(out_dir, "sequence.y4m.partial"), os.path.join(out_dir, "sequence.y4m"))
+    with open(os.path.join(out_dir, "truth.json"), "w") as out:
+        json.dump(truth, out)
+    return truth
+
+
 _PHOTOS = None
 MAX_PACK_PRINTS = 8
 
@@ -491,7 +555,7 @@ def _work(job):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["stills", "pack", "sequence"])
+    parser.add_argument("mode", choices=["stills", "pack", "sequence", "hands"])
     parser.add_argument("--split", choices=["train", "heldout"], required=True)
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
@@ -504,6 +568,9 @@ def main():
     photos = dr_photos.photo_set(args.split, args.cache)  # fetch and cache once, before the workers start
     if args.mode == "sequence":
         render_sequence(args.seed, photos, width, height, args.split, 30, args.out)
+        return
+    if args.mode == "hands":
+        render_hand_sequence(args.seed, photos, width, height, args.split, 30, args.out)
         return
     seeds = [args.seed * 1_000_000 + i for i in range(args.count)]
     if args.mode == "stills":
