@@ -9,6 +9,7 @@ import Detect
 /// Lab(mean live L*, a, b) with ab at the block's centre, gamut-mapped at constant luminance, which gives its Cb/Cr;
 /// each pixel's Y' is then solved, against that shared chroma, so a decoder sees the pixel's own live luminance
 /// (so L* within the 8-bit step of L_live).
+/// Where something lies over the print (`cover`, a `CoverMask`: a hand), the frame keeps its live colour.
 /// The photo's edge is feathered over `featherPx` frame pixels (alpha 0 on the outline, 1 inside): the chroma blends
 /// towards the background (original chroma or neutral grey) while every pixel inside keeps its live luminance.
 ///
@@ -39,12 +40,13 @@ enum ColourCompositor {
 
     /// Composites `grid` into `frame` at `quad`. `originalCb`/`originalCr` are the frame's chroma before any
     /// compositing; `backgroundCb`/`backgroundCr` are what the frame's chroma planes hold outside photos (the
-    /// original, or 128 for grey). Returns false for a degenerate quad or a frame without chroma (untouched).
+    /// original, or 128 for grey); `cover` marks the print's covered cells, whose blocks get their original chroma
+    /// back. Returns false for a degenerate quad or a frame without chroma (untouched).
     @discardableResult
     static func composite(
         _ grid: Grid, into frame: FrameBuffer, at quad: Quad,
         originalCb: UnsafePointer<UInt8>, originalCr: UnsafePointer<UInt8>,
-        codec: PixelCodec, featherPx: Double
+        codec: PixelCodec, featherPx: Double, cover: UnsafePointer<UInt64>? = nil
     ) -> Bool {
         let g = frame.geometry
         guard g.chroma.hasChroma,
@@ -86,6 +88,10 @@ enum ColourCompositor {
                     if centreInside < -interiorPx { continue }
                     let interior = centreInside >= interiorPx
                     let c = cy * g.chromaWidthPx + cx
+                    if let cover, CoverMask.isCovered(cover, u: qc.x / gw, v: qc.y / gh) {
+                        cbPlane[c] = originalCb[c]; crPlane[c] = originalCr[c]
+                        continue
+                    }
                     let cbOrig = Float(originalCb[c]), crOrig = Float(originalCr[c])
                     let originalChroma = codec.chroma(cb: cbOrig, cr: crOrig)
                     // Most blocks: 4:2:0, wholly inside the photo and the frame, no pixel near the code range's

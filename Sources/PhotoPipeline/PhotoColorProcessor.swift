@@ -88,9 +88,14 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     private var slotJobs: UnsafeMutablePointer<SlotJob>?
     // Capture-thread scratch: a thumbnail per photo in view; which tracks are painted.
     private let thumbs: UnsafeMutablePointer<Float>
-    /// Capture-thread scratch for `FrameSampler.coveredFraction`, and each photo in view's cover now.
-    private let coverHistograms: UnsafeMutablePointer<Int32>
-    private let coverNow: UnsafeMutablePointer<Double>
+    /// Capture-thread scratch for `CoverMask.measure`.
+    private let coverScratch: UnsafeMutablePointer<Int32>
+    /// Per pool frame and photo in view (like `photoQuads`): what covers it (`CoverMask`), fraction and mask.
+    private var photoCover: UnsafeMutablePointer<Double>?
+    private var photoCoverMask: UnsafeMutablePointer<UInt64>?
+    /// A photo at least this covered keeps its live colour where the mask says (below it, what the mask finds is
+    /// noise or glare, and every cell is painted).
+    static let coverGate = 0.03
     /// How much less covered a print must be than in the view its colours came from to be colorized again (the hand
     /// that lay on it has gone: the colours under it were the hand's, and the clear view is the keepsake).
     static let uncoveredChange = 0.02
@@ -144,8 +149,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
         let side = FrameSampler.thumbnailSide
         thumbs = .allocate(capacity: options.maxPhotos * side * side)
-        coverHistograms = .allocate(capacity: 512)
-        coverNow = .allocate(capacity: options.maxPhotos)
+        coverScratch = .allocate(capacity: CoverMask.scratchCount)
         gate = PaintGate(geometry: geometry, maxSpeedPx: options.maxPaintSpeedPx)
         originalCb = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
         originalCr = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
@@ -154,8 +158,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     deinit {
         table.withLock { $0.deallocate() }
         thumbs.deallocate()
-        coverHistograms.deallocate()
-        coverNow.deallocate()
+        coverScratch.deallocate()
+        photoCover?.deallocate(); photoCoverMask?.deallocate()
         originalCb.deallocate()
         originalCr.deallocate()
         photoCounts?.deallocate(); photoIDs?.deallocate(); photoQuads?.deallocate(); photoWhole?.deallocate()
@@ -173,6 +177,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         photoIDs = .allocate(capacity: framePoolSize * options.maxPhotos)
         photoQuads = .allocate(capacity: framePoolSize * options.maxPhotos)
         photoWhole = .allocate(capacity: framePoolSize * options.maxPhotos)
+        photoCover = .allocate(capacity: framePoolSize * options.maxPhotos)
+        photoCoverMask = .allocate(capacity: framePoolSize * options.maxPhotos * CoverMask.words)
         slotCount = inputSlotCount
         let side = FrameSampler.thumbnailSide
         slotInputs = .allocate(capacity: inputSlotCount)
@@ -212,6 +218,12 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             count = min(count + 1, options.maxPhotos)
         }
         photoCounts![frame.poolIndex] = count
+        let sampler = FrameSampler(frame)
+        for k in 0..<count {
+            photoCover![base + k] = CoverMask.measure(
+                sampler, quad: photoQuads![base + k], scratch: coverScratch,
+                mask: photoCoverMask! + (base + k) * CoverMask.words)
+        }
         return tracks.count
     }
 
@@ -231,16 +243,12 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var evicted: SavedColour?
         // Thumbnails and cover only when a request can be made, and outside the lock (the output thread composites
         // under it).
-        var sampled: UInt64 = 0  // bit k: photo k's thumbnail is in `thumbs`, its cover in `coverNow`
-        let coverSide = FrameSampler.coverGridSide
+        var sampled: UInt64 = 0  // bit k: photo k's thumbnail is in `thumbs`
         if !busy {
             for k in 0..<count where photoWhole![base + k] {  // colours come from whole views only
-                guard let map = Rectifier.homography(for: photoQuads![base + k], widthPx: side, heightPx: side),
-                    let coverMap = Rectifier.homography(
-                        for: photoQuads![base + k], widthPx: coverSide, heightPx: coverSide)
+                guard let map = Rectifier.homography(for: photoQuads![base + k], widthPx: side, heightPx: side)
                 else { continue }
                 sampler.thumbnail(through: map, into: thumbs + k * side * side)
-                coverNow[k] = sampler.coveredFraction(through: coverMap, histograms: coverHistograms)
                 sampled |= 1 << UInt64(k)
             }
         }
@@ -259,7 +267,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                     reason = .new; staleness = Int.max
                 } else if e.modelGeneration != generation
                     || thumbnailDistance(thumbs + k * side * side, e.thumbnail) > options.changeThreshold
-                    || e.coveredFraction - coverNow[k] > Self.uncoveredChange
+                    || e.coveredFraction - photoCover![base + k] > Self.uncoveredChange
                 {
                     reason = .changed; staleness = sequence - e.resultFrame
                 } else {
@@ -291,7 +299,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         slotThumbs![slot].update(from: thumbs + chosen * side * side, count: side * side)
         // A keepsake view is a large one with nothing over the print: a view half covered by a hand is worth far
         // less than the same print in full (and one a tenth covered still loses to any clear view of its size).
-        let covered = coverNow[chosen]
+        let covered = photoCover![base + chosen]
         slotJobs![slot] = SlotJob(
             trackID: photoIDs![base + chosen], quad: quad, quality: quad.area * max(0, 1 - 3 * covered),
             coveredFraction: covered)
@@ -358,13 +366,14 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var stamp: CompositeStamp?
         for k in 0..<count {
             let id = photoIDs![base + k], quad = photoQuads![base + k]
+            let cover = photoCover![base + k] >= Self.coverGate ? photoCoverMask! + (base + k) * CoverMask.words : nil
             table.withLock { t in
                 guard let i = t.index(of: id), t.entries[i].hasColour else { return }
                 let e = t.entries[i]
                 let grid = ColourCompositor.Grid(ab: e.ab, widthPx: abWidthPx, heightPx: abHeightPx, scale: e.abScale)
                 ColourCompositor.composite(
                     grid, into: frame, at: quad, originalCb: originalCb, originalCr: originalCr,
-                    codec: codec, featherPx: options.featherPx)
+                    codec: codec, featherPx: options.featherPx, cover: cover.map { UnsafePointer($0) })
                 if stamp == nil || e.resultFrame < stamp!.resultFrame {
                     stamp = CompositeStamp(resultFrame: e.resultFrame, resultCaptureTsNs: e.resultCaptureTsNs)
                 }

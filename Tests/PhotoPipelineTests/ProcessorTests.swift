@@ -154,6 +154,34 @@ import Testing
         #expect((json["covered"] as? Double ?? 1) < 0.01, "\(json)")
     }
 
+    /// The model's colours go on the print, not on the hand lying on it: the hand keeps its own colour.
+    @Test func aHandOverAColorizedPrintKeepsItsOwnColour() throws {
+        let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
+        let run = Run(try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options()))
+        for _ in 0..<8 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
+        let frame = sceneFrame(quad: printQuad, picture: landscape)
+        paintHand(on: frame, centreX: 190, centreY: 120, radiusPx: 28)
+        #expect(run.step(frame) != nil, "the print carries colour")
+        let g = frame.geometry
+        // Every chroma sample well inside the disc is the hand's own; the print around it is painted.
+        var kept = 0, inside = 0
+        for cy in 50..<70 {
+            for cx in 85..<105 where (2 * cx - 190) * (2 * cx - 190) + (2 * cy - 120) * (2 * cy - 120) <= 18 * 18 {
+                inside += 1
+                let c = cy * g.chromaWidthPx + cx
+                if frame.cb.load(fromByteOffset: c, as: UInt8.self) == 105
+                    && frame.cr.load(fromByteOffset: c, as: UInt8.self) == 158
+                {
+                    kept += 1
+                }
+            }
+        }
+        #expect(inside > 200 && kept == inside, "\(kept) of \(inside) hand samples kept their colour")
+        let painted = frame.cb.load(fromByteOffset: 40 * g.chromaWidthPx + 50, as: UInt8.self)
+        let paintedCr = frame.cr.load(fromByteOffset: 40 * g.chromaWidthPx + 50, as: UInt8.self)
+        #expect(painted != 128 || paintedCr != 128, "the print away from the hand is coloured")
+    }
+
     /// A skin-toned disc (Y 170, Cb 105, Cr 158) lying on the frame: a hand or a finger over the print.
     func paintHand(on frame: FrameBuffer, centreX: Int, centreY: Int, radiusPx: Int) {
         let g = frame.geometry

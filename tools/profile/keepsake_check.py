@@ -7,8 +7,11 @@ Renders `--count` clips with tools/scenes/dr_render.py hands (still prints, a ha
 first 15–30 frames, then drawn away), replays each with `colorcam replay --pace asap --save-photos`, and looks each
 saved photo up in the generator's truth: the print it shows (the truth print whose outline at the saved view's frame
 overlaps the saved corners most) and how much of it the hand covered in that frame. Prints one line per clip and a
-summary; exits 1 when a saved photo of a black-and-white or toned print shows more than --max-cover of it under the
-hand, or when no covered print was ever saved (the check would then say nothing). Colour prints are reported apart
+summary. It also measures whether the hand kept its own colour in the output while it lay still on a black-and-white
+or toned print (replayed with --background original; frames 5 on, pixels the hand fully covers: the share whose
+chroma is the input's within 1 level, i.e. not painted with the model's colours; `--min-hand-kept` fails below it).
+Exits 1 when a saved photo of a black-and-white or toned print shows more than --max-cover of it under the hand, or
+when no covered print was ever saved (the check would then say nothing). Colour prints are reported apart
 and do not fail the check: colorcam tells what lies over a print by its one tone, which a colour print has not.
 """
 import argparse
@@ -42,8 +45,10 @@ def check_clip(args, seed, out):
     truth = json.load(open(truth_path))
     photos_dir = os.path.join(clip, "photos")
     subprocess.run(["rm", "-rf", photos_dir], check=True)
+    output = os.path.join(clip, "out.y4m")
     run = subprocess.run([args.colorcam, "replay", os.path.join(clip, "sequence.y4m"), "--pace", "asap",
-                          "--save-photos", photos_dir, "--quiet"], capture_output=True, text=True)
+                          "--save-photos", photos_dir, "--output", output, "--background", "original", "--quiet"],
+                         capture_output=True, text=True)
     if run.returncode != 0:
         raise SystemExit(f"clip {seed}: colorcam replay failed ({run.returncode}): {run.stderr.strip()}")
     saved = []
@@ -55,7 +60,46 @@ def check_clip(args, seed, out):
         saved.append({"file": os.path.basename(path), "frame": photo["frame"], "print": best, "iou": ious[best],
                       "hand_cover": frame["photos"][best]["hand_cover"], "covered_measured": photo.get("covered"),
                       "colour": frame["photos"][best]["style"] == "colour"})
-    return truth, saved
+    return truth, saved, hand_kept(truth, clip, output)
+
+
+def read_y4m(path, width, height):
+    """The frames' (Cb, Cr) planes of a 420jpeg .y4m, as uint8 arrays."""
+    data = open(path, "rb").read()
+    pos = data.index(b"\n") + 1
+    y_size, c_size = width * height, (width // 2) * (height // 2)
+    frames = []
+    while pos < len(data):
+        pos = data.index(b"\n", pos) + 1
+        cb = np.frombuffer(data, np.uint8, c_size, pos + y_size).reshape(height // 2, width // 2)
+        cr = np.frombuffer(data, np.uint8, c_size, pos + y_size + c_size).reshape(height // 2, width // 2)
+        frames.append((cb.astype(np.int16), cr.astype(np.int16)))
+        pos += y_size + 2 * c_size
+    return frames
+
+
+def hand_kept(truth, clip, output):
+    """Share of the hand's chroma samples (fully covered, on the covered print) that the output left as they came in,
+    frames 5 … the end of the hand's stillness; None for a colour print."""
+    target = truth["hand_print"]
+    if truth["frames"][0]["photos"][target]["style"] == "colour":
+        return None
+    w, h = truth["width"], truth["height"]
+    hand = cv2.imread(os.path.join(clip, "hand.png"), cv2.IMREAD_GRAYSCALE)
+    print_mask = np.zeros((h, w), np.uint8)
+    cv2.fillConvexPoly(print_mask, np.round(np.float32(truth["frames"][0]["photos"][target]["corners"])).astype(
+        np.int32), 1)
+    both = (hand >= 250) & (print_mask > 0)
+    block = both.reshape(h // 2, 2, w // 2, 2).all(axis=(1, 3))  # chroma samples whose 2x2 pixels are all hand
+    if not block.any():
+        return None
+    before, after = read_y4m(os.path.join(clip, "sequence.y4m"), w, h), read_y4m(output, w, h)
+    kept = total = 0
+    for k in range(5, truth["hand_still_frames"]):
+        same = (np.abs(before[k][0] - after[k][0]) <= 1) & (np.abs(before[k][1] - after[k][1]) <= 1)
+        kept += int((same & block).sum())
+        total += int(block.sum())
+    return kept / total if total else None
 
 
 def main():
@@ -66,12 +110,15 @@ def main():
     ap.add_argument("--colorcam", default=os.environ.get("COLORCAM", os.path.join(ROOT, ".build/release/colorcam")))
     ap.add_argument("--out", default=os.path.join(ROOT, ".build/keepsake"))
     ap.add_argument("--max-cover", type=float, default=0.005)
+    ap.add_argument("--min-hand-kept", type=float, default=None)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    failures, colour_failures, views, covered_prints_saved = [], [], 0, 0
+    failures, colour_failures, views, covered_prints_saved, kept_shares = [], [], 0, 0, []
     for k in range(args.count):
         seed = args.seed + k
-        truth, saved = check_clip(args, seed, args.out)
+        truth, saved, kept = check_clip(args, seed, args.out)
+        if kept is not None:
+            kept_shares.append(kept)
         target = truth["hand_print"]
         hand_saved = [s for s in saved if s["print"] == target]
         covered_prints_saved += bool(hand_saved)
@@ -84,11 +131,17 @@ def main():
         print(f"clip {seed}: {len(truth['frames'][0]['photos'])} prints, hand over print {target} ({style}) for "
               f"{truth['hand_frames']} frames; {len(saved)} saved; the covered print saved from frame "
               f"{[s['frame'] for s in hand_saved]} (measured cover {[s['covered_measured'] for s in hand_saved]}); "
-              f"worst hand cover in a saved view {100 * worst:.1f} %{'  FAIL' if bad else ''}")
+              f"worst hand cover in a saved view {100 * worst:.1f} %; hand colour kept "
+              f"{'n/a' if kept is None else f'{100 * kept:.1f} %'}{'  FAIL' if bad else ''}")
     print(f"keepsakes: {views} saved views in {args.count} clips, {len(failures)} of black-and-white or toned prints "
           f"with the hand over the print (> {100 * args.max_cover:.1f} % of it), {len(colour_failures)} of colour "
           f"prints (not judged); the covered print was saved in {covered_prints_saved} of {args.count} clips")
-    if failures or covered_prints_saved == 0:
+    mean_kept = sum(kept_shares) / len(kept_shares) if kept_shares else None
+    print(f"hand colour kept while it lay on a black-and-white or toned print: "
+          f"{'n/a' if mean_kept is None else f'{100 * mean_kept:.1f} %'} (mean of {len(kept_shares)} clips; "
+          f"worst {100 * min(kept_shares) if kept_shares else 0:.1f} %)")
+    if failures or covered_prints_saved == 0 or (args.min_hand_kept is not None and (
+            mean_kept is None or mean_kept < args.min_hand_kept)):
         sys.exit(1)
 
 

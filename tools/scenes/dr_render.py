@@ -490,7 +490,7 @@ def render_hand_sequence(seed, photos, width, height, split, fps, out_dir):
     (covering 4–30 % of it), then drawn away out of view, then gone: the keepsake check (a saved photo must be a view
     with nothing over the print). Writes sequence.y4m (420jpeg) and truth.json ({"frames":[{"frame","photos":
     [{"corners","hand_cover","style"}]}], "hand_print": the covered print's index, "hand_frames": frames with the
-    hand})."""
+    hand, "hand_still_frames": the first frames, in which it lies still), and hand.png (its coverage there, 0–255)."""
     hrng = np.random.default_rng([seed, 991])
     _, corners0, _ = render(seed, photos, width, height, split, frame_index=0)
     target = int(hrng.integers(len(corners0)))
@@ -517,8 +517,9 @@ def render_hand_sequence(seed, photos, width, height, split, fps, out_dir):
                                 cv2.warpAffine(hrgb, move, (width, height), borderMode=cv2.BORDER_REPLICATE))
 
     os.makedirs(out_dir, exist_ok=True)
+    cv2.imwrite(os.path.join(out_dir, "hand.png"), np.round(hmask * 255).astype(np.uint8))
     truth = {"seed": int(seed), "split": split, "width": width, "height": height, "fps": fps, "hand_print": target,
-             "frames": []}
+             "hand_still_frames": still, "frames": []}
     with open(os.path.join(out_dir, "sequence.y4m.partial"), "wb") as handle:
         handle.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg\n".encode())
         for index in range(still + leaving + gone):
