@@ -3,8 +3,9 @@ import Detect
 /// What lies over a black-and-white print — a hand, a pen, a coloured object —, told by the print's one tone. A
 /// monochrome print has one tone (neutral, sepia or cool, shifted alike by the light): its chroma in proportion to
 /// its luma (`toneOf`), the same in its shadows and highlights. The median over the print is that tone; a hand or
-/// any coloured object differs from it, in a dim scene as in a bright one. (A colour print has no one tone: what
-/// covers it cannot be told this way.)
+/// any coloured object differs from it, in a dim scene as in a bright one. A colour print has no one tone: when more
+/// than `colourPrintFraction` of it is off its median, nothing can be told — the measure says 0 and the mask is
+/// clear, and the print is painted and judged as if nothing covered it.
 ///
 /// The print is read on a `side × side` grid of cell centres in its rectified frame, inset by one cell from its edge
 /// so a slightly loose outline does not count the table. Two results: the covered fraction of the cells (what a
@@ -19,6 +20,8 @@ enum CoverMask {
     static let words = (side * side + 63) / 64
     /// Distance from the print's tone (|ΔCb| + |ΔCr| of `toneOf`, levels) beyond which a cell is covered.
     static let toneDistance: Int32 = 12
+    /// Above this fraction off the median tone the print is taken for a colour print (hands over a print cover less).
+    static let colourPrintFraction = 0.35
     /// Scratch `measure` needs: 512 histogram counts, two tone levels and a flag per cell.
     static let scratchCount = 512 + 3 * side * side
 
@@ -72,6 +75,8 @@ enum CoverMask {
                 covered += far ? 1 : 0
             }
         }
+        let fraction = Double(covered) / Double(count)
+        guard fraction <= colourPrintFraction else { return 0 }
         @inline(__always) func flag(_ u: Int, _ v: Int) -> Bool {
             u > 0 && v > 0 && u < side - 1 && v < side - 1 && flags[v * side + u] != 0
         }
@@ -86,7 +91,7 @@ enum CoverMask {
                 if neighbours >= 2 { mask[(v * side + u) >> 6] |= 1 << UInt64((v * side + u) & 63) }
             }
         }
-        return Double(covered) / Double(count)
+        return fraction
     }
 
     /// Whether the mask covers the rectified point (`u`, `v` in 0…1 across the print).
