@@ -6,9 +6,14 @@ import Testing
 
 /// `CoverMask` on synthetic frames: a hand on a grey print is found where it lies; a colour print, which has no one
 /// tone, is never taken for a covered one.
-@Suite struct CoverMaskTests {
+@Suite final class CoverMaskTests {
     let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: CoverMask.scratchCount)
     let mask = UnsafeMutablePointer<UInt64>.allocate(capacity: CoverMask.words)
+
+    deinit {
+        scratch.deallocate()
+        mask.deallocate()
+    }
 
     @Test func aHandOnAGreyPrintIsFoundWhereItLies() {
         let frame = sceneFrame(quad: printQuad, picture: landscape)
