@@ -29,10 +29,10 @@ public struct FileDescriptor: Hashable, Sendable {
         return try Errno.retryingInterrupts { Glibc.read(rawValue, base, buffer.count) }
     }
 
-    /// Reads to the end of the file, at most `limitBytes` (more is left unread).
-    /// - Parameter stopAfter: stops early once the bytes read so far contain this byte (e.g. a newline).
-    public func readAll(limitBytes: Int = .max, stopAfter: UInt8? = nil) throws(Errno) -> [UInt8] {
-        var bytes: [UInt8] = []
+    /// Reads to the end of the file, appending to `bytes`, until `bytes` holds `limitBytes` (more is left unread).
+    /// On a failure what was read stays appended, so `bytes.count` says where the read failed.
+    /// - Parameter stopAfter: stops early once a chunk read contains this byte (e.g. a newline).
+    public func readAll(into bytes: inout [UInt8], limitBytes: Int = .max, stopAfter: UInt8? = nil) throws(Errno) {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: min(1 << 20, max(1, limitBytes)), alignment: 1)
         defer { chunk.deallocate() }
         while bytes.count < limitBytes {
@@ -43,7 +43,6 @@ public struct FileDescriptor: Hashable, Sendable {
             bytes += got
             if let stopAfter, got.contains(stopAfter) { break }
         }
-        return bytes
     }
 
     /// One `readv(2)` into up to two buffers (an empty second one is left out).

@@ -34,8 +34,7 @@ enum CoverMask {
         _ sampler: FrameSampler, quad: Quad, scratch: UnsafeMutablePointer<Int32>, mask: UnsafeMutablePointer<UInt64>
     ) -> Double {
         mask.initialize(repeating: 0, count: words)
-        guard let cbPlane = sampler.cb, let crPlane = sampler.cr,
-            let map = Rectifier.homography(for: quad, widthPx: side, heightPx: side)
+        guard sampler.cb != nil, let map = Rectifier.homography(for: quad, widthPx: side, heightPx: side)
         else { return 0 }
         let histograms = scratch, tones = scratch + 512
         histograms.initialize(repeating: 0, count: 512)
@@ -43,11 +42,8 @@ enum CoverMask {
         for v in 1..<(side - 1) {
             for u in 1..<(side - 1) {
                 let p = map.apply(PixelPoint(Double(u) + 0.5, Double(v) + 0.5)) ?? PixelPoint(-1, -1)
-                let cx = p.x * sampler.chromaScaleX, cy = p.y * sampler.chromaScaleY
-                let (b, r) = toneOf(
-                    luma: sampler.lumaAt(p),
-                    cb: FrameSampler.bilinear(cbPlane, sampler.chromaWidthPx, sampler.chromaHeightPx, cx, cy),
-                    cr: FrameSampler.bilinear(crPlane, sampler.chromaWidthPx, sampler.chromaHeightPx, cx, cy))
+                let (cb, cr) = sampler.chromaAt(p)!
+                let (b, r) = toneOf(luma: sampler.lumaAt(p), cb: cb, cr: cr)
                 tones[2 * (v * side + u)] = b
                 tones[2 * (v * side + u) + 1] = r
                 histograms[Int(b)] += 1

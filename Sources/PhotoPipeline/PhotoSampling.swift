@@ -50,12 +50,18 @@ struct FrameSampler {
 
     /// L* at frame point `p` (bilinear Y', Cb, Cr; neutral chroma for a mono frame).
     @inline(__always) func lightnessAt(_ p: PixelPoint, codec: PixelCodec) -> Float {
-        let y = lumaAt(p)
-        guard let cb, let cr else { return codec.lightness(y: y, cb: 128, cr: 128) }
+        let (cb, cr) = chromaAt(p) ?? (128, 128)
+        return codec.lightness(y: lumaAt(p), cb: cb, cr: cr)
+    }
+
+    /// Bilinear (Cb, Cr) at frame point `p`; nil for a frame without chroma.
+    @inline(__always) func chromaAt(_ p: PixelPoint) -> (Float, Float)? {
+        guard let cb, let cr else { return nil }
         let cx = p.x * chromaScaleX, cy = p.y * chromaScaleY
-        return codec.lightness(
-            y: y, cb: Self.bilinear(cb, chromaWidthPx, chromaHeightPx, cx, cy),
-            cr: Self.bilinear(cr, chromaWidthPx, chromaHeightPx, cx, cy))
+        return (
+            Self.bilinear(cb, chromaWidthPx, chromaHeightPx, cx, cy),
+            Self.bilinear(cr, chromaWidthPx, chromaHeightPx, cx, cy)
+        )
     }
 
     /// Fills `output` (`sizePx × sizePx`, row-major) with `L × scale + offset` sampled through `map`

@@ -71,18 +71,8 @@ public enum TraceReader {
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(status.st_size))
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count: Int
-            do {
-                count = try chunk.withUnsafeMutableBytes { raw in
-                    Result { () throws(Errno) in try file.read(into: raw) }
-                }.get()
-            } catch {
-                throw StreamError(.missingInput, file: path, byteOffset: Int64(bytes.count), "read failed: \(error)")
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
+        do { try file.readAll(into: &bytes) } catch {
+            throw StreamError(.missingInput, file: path, byteOffset: Int64(bytes.count), "read failed: \(error)")
         }
         return bytes
     }

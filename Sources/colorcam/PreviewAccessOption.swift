@@ -62,10 +62,10 @@ enum PreviewAccessOption {
             throw TokenFileError.system(command: command, path: path, operation: "cannot open", errno: error.code)
         }
         defer { try? file.close() }
-        let bytes: [UInt8]
+        var bytes: [UInt8] = []
         do {
             // The first line is all that counts; stop reading after it (or after 64 KiB without one).
-            bytes = try file.readAll(limitBytes: 64 * 1024, stopAfter: UInt8(ascii: "\n"))
+            try file.readAll(into: &bytes, limitBytes: 64 * 1024, stopAfter: UInt8(ascii: "\n"))
         } catch {
             throw TokenFileError.system(command: command, path: path, operation: "cannot read", errno: error.code)
         }
