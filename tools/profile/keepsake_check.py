@@ -2,6 +2,7 @@
 """Keepsakes without hands: the photo `--save-photos` keeps of each print must be a view with nothing over it.
 
   keepsake_check.py [--count 6] [--seed 31] [--split heldout] [--colorcam BIN] [--out DIR] [--max-cover 0.005]
+                    [--sheet OUT.png]
 
 Renders `--count` clips with tools/scenes/dr_render.py hands (still prints, a hand lying over one of them for the
 first 15–30 frames, then drawn away), replays each with `colorcam replay --pace asap --save-photos`, and looks each
@@ -11,7 +12,9 @@ summary. It also measures whether the hand kept its own colour in the output whi
 or toned print (replayed with --background original; frames 5 on, pixels the hand fully covers: the share whose
 chroma is the input's within 1 level, i.e. not painted with the model's colours; `--min-hand-kept` fails below it).
 Exits 1 when a saved photo of a black-and-white or toned print shows more than --max-cover of it under the hand, or
-when no covered print was ever saved (the check would then say nothing). Colour prints are reported apart
+when no covered print was ever saved (the check would then say nothing). --sheet draws each clip's covered print as
+it was saved, worst (most covered) first: the camera frame of the saved view (truth outline green) beside the saved
+photo. Colour prints are reported apart
 and do not fail the check: colorcam tells what lies over a print by its one tone, which a colour print has not.
 """
 import argparse
@@ -78,6 +81,41 @@ def read_y4m(path, width, height):
     return frames
 
 
+def frame_rgb(path, width, height, index):
+    """Frame `index` of a 420jpeg .y4m as BGR (for looking at)."""
+    data = open(path, "rb").read()
+    pos = data.index(b"\n") + 1
+    size = width * height * 3 // 2
+    for _ in range(index + 1):
+        pos = data.index(b"\n", pos) + 1
+        start = pos
+        pos += size
+    yuv = np.frombuffer(data, np.uint8, size, start).reshape(height * 3 // 2, width)
+    return cv2.cvtColor(yuv, cv2.COLOR_YUV2BGR_I420)
+
+
+def write_sheet(path, rows):
+    """One row per (hand_cover, clip, truth, saved view): the frame cropped around the print, and the saved photo."""
+    tiles = []
+    for cover, clip, truth, view in sorted(rows, key=lambda r: -r[0])[:24]:
+        corners = np.float32(truth["frames"][view["frame"]]["photos"][view["print"]]["corners"])
+        frame = frame_rgb(os.path.join(clip, "sequence.y4m"), truth["width"], truth["height"], view["frame"])
+        cv2.polylines(frame, [np.round(corners).astype(np.int32)], True, (0, 200, 0), 2)
+        x0, y0 = np.maximum(corners.min(0) - 40, 0).astype(int)
+        x1, y1 = np.minimum(corners.max(0) + 40, [truth["width"], truth["height"]]).astype(int)
+        crop = cv2.resize(frame[y0:y1, x0:x1], (240, 240))
+        photo = cv2.resize(cv2.imread(os.path.join(clip, "photos", view["file"].replace(".json", ".png"))), (240, 240))
+        tile = np.hstack([crop, photo])
+        cv2.putText(tile, f"{os.path.basename(clip)} frame {view['frame']} hand {100 * cover:.1f} %", (4, 16),
+                    cv2.FONT_HERSHEY_SIMPLEX, 0.45, (255, 255, 255), 1, cv2.LINE_AA)
+        tiles.append(tile)
+    if not tiles:
+        return
+    while len(tiles) % 2:
+        tiles.append(np.zeros_like(tiles[0]))
+    cv2.imwrite(path, np.vstack([np.hstack(tiles[i:i + 2]) for i in range(0, len(tiles), 2)]))
+
+
 def hand_kept(truth, clip, output):
     """Share of the hand's chroma samples (fully covered, on the covered print) that the output left as they came in,
     frames 5 … the end of the hand's stillness; None for a colour print."""
@@ -111,12 +149,15 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, ".build/keepsake"))
     ap.add_argument("--max-cover", type=float, default=0.005)
     ap.add_argument("--min-hand-kept", type=float, default=None)
+    ap.add_argument("--sheet", default=None)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    failures, colour_failures, views, covered_prints_saved, kept_shares = [], [], 0, 0, []
+    failures, colour_failures, views, covered_prints_saved, kept_shares, sheet_rows = [], [], 0, 0, [], []
     for k in range(args.count):
         seed = args.seed + k
         truth, saved, kept = check_clip(args, seed, args.out)
+        sheet_rows += [(s["hand_cover"], os.path.join(args.out, f"clip-{seed}"), truth, s) for s in saved
+                       if s["print"] == truth["hand_print"] and not s["colour"]]
         if kept is not None:
             kept_shares.append(kept)
         target = truth["hand_print"]
@@ -136,6 +177,8 @@ def main():
     print(f"keepsakes: {views} saved views in {args.count} clips, {len(failures)} of black-and-white or toned prints "
           f"with the hand over the print (> {100 * args.max_cover:.1f} % of it), {len(colour_failures)} of colour "
           f"prints (not judged); the covered print was saved in {covered_prints_saved} of {args.count} clips")
+    if args.sheet:
+        write_sheet(args.sheet, sheet_rows)
     mean_kept = sum(kept_shares) / len(kept_shares) if kept_shares else None
     print(f"hand colour kept while it lay on a black-and-white or toned print: "
           f"{'n/a' if mean_kept is None else f'{100 * mean_kept:.1f} %'} (mean of {len(kept_shares)} clips; "
