@@ -20,7 +20,7 @@ struct ColourEntry: @unchecked Sendable {
     var abScale: Float = 1
     var modelGeneration = 0
     /// How much of the print something covered in the view the colours were computed from
-    /// (`FrameSampler.coveredFraction`).
+    /// (`CoverMask.measure`).
     var coveredFraction = 0.0
     /// The last frame whose analysis showed this track (for eviction).
     var lastSeenFrame = -1
@@ -37,7 +37,7 @@ final class SavedColour: @unchecked Sendable {
     let inputSizePx: Int
     let abWidthPx: Int, abHeightPx: Int
     var quality: Double = -1
-    /// What covered the print in the saved view (`FrameSampler.coveredFraction`).
+    /// What covered the print in the saved view (`CoverMask.measure`).
     var coveredFraction = 0.0
     /// True when this best has not been handed to the saver since it last improved.
     var unsaved = false

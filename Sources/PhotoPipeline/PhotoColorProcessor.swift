@@ -63,7 +63,7 @@ public struct PhotoPipelineOptions: Sendable {
 public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     // Invariant for @unchecked Sendable: per-frame analysis storage is indexed by pool index and handed between the
     // capture and output threads by the pipeline's queue; input slots are owned by one job at a time (the
-    // scheduler's contract); `session`, `thumbs` and the job atomics' writers are single-threaded as documented.
+    // scheduler's contract); `session`, `thumbs` and the cover scratch are used by the capture stage only.
     public let options: PhotoPipelineOptions
     public let geometry: FrameGeometry
     let models: ModelHolder
@@ -103,14 +103,13 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     // Output-thread scratch: the frame's chroma before compositing.
     private let originalCb: UnsafeMutablePointer<UInt8>
     private let originalCr: UnsafeMutablePointer<UInt8>
-    // The job in flight: frames of the last request, start and finish (request > started: offered, not started).
 
     struct SlotJob {
         var trackID = -1
         var quad = Quad(.zero, .zero, .zero, .zero)
         /// How good a keepsake the view is: its area (px²), less for what covers it.
         var quality = 0.0
-        /// `FrameSampler.coveredFraction` of the view.
+        /// `CoverMask.measure` of the view.
         var coveredFraction = 0.0
     }
 
@@ -241,8 +240,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let busy = serverAway || !inferenceIdle
         let saveBefore = sequence - 60
         var evicted: SavedColour?
-        // Thumbnails and cover only when a request can be made, and outside the lock (the output thread composites
-        // under it).
+        // Thumbnails only when a request can be made, and outside the lock (the output thread composites under it).
         var sampled: UInt64 = 0  // bit k: photo k's thumbnail is in `thumbs`
         if !busy {
             for k in 0..<count where photoWhole![base + k] {  // colours come from whole views only

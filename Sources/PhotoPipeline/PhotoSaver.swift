@@ -8,7 +8,7 @@ import Synchronization
 /// Writes `--save-photos`: per physical photo one upright colorized PNG (`photo-<track>.png`, long side = the
 /// model's input size, at the photo's estimated aspect) and a JSON sidecar (`photo-<track>.json`: track, first and
 /// last frame, the frame and corners of the saved view, the fraction of the print something covered in it
-/// (`FrameSampler.coveredFraction`), model, size).
+/// (`CoverMask.measure`), model, size).
 ///
 /// One file per physical photo: a photo that comes back under a new track id (lost and found again) is recognised by
 /// its content (normalised correlation of a 32×32 lightness thumbnail, any of 4 rotations, ≥ 0.9) and its files are
