@@ -7,7 +7,7 @@ public struct InferenceJob: Sendable, Equatable {
     public var arrivedNs: Int64
     /// When the scheduler handed the job to an inference worker (set when it starts or leaves the queue).
     public var requestedNs: Int64 = 0
-    /// Index of the input slot holding the job's input (`-1` when the runner needs none).
+    /// Index of the input slot holding the job's input (`-1` until the pipeline assigns one).
     public var inputSlot: Int = -1
     /// The photo (track id) to colorize, -1 for whole-frame or simulated work.
     public var photo: Int = -1
@@ -28,11 +28,12 @@ public struct InferenceResultStamp: Sendable, Equatable {
     public var finishedNs: Int64
 }
 
-/// The pipeline's decisions, separated from its threads so a manual-clock replay and the threaded pipeline make
-/// exactly the same choices: admission (via `FlowLimiter`), the latest result each output frame carries, and the
-/// output deadline. Every decision is traced here, so the trace cannot disagree with what happened.
+/// The pipeline's decisions, separated from its stages: admission (via `FlowLimiter`), the latest result each output
+/// frame carries, and the output deadline. Every decision is traced here, so the trace cannot disagree with what
+/// happened.
 ///
-/// Threading: a value; the threaded pipeline keeps it in a `Mutex`. Methods never block or allocate.
+/// Threading: a value; the pipeline keeps it in a `Locked` (its stages run on threads, or all on `PipelineStepper`'s
+/// one). Methods never block or allocate.
 public struct PipelineCore {
     public private(set) var limiter: FlowLimiter<InferenceJob>
     public private(set) var latestResult: InferenceResultStamp?
