@@ -25,10 +25,15 @@ def main():
     ap.add_argument("--scores", default=None, help="JSON of held-out figures to put in the manifest")
     ap.add_argument("--training", default=None, help="train_log.json of the run")
     ap.add_argument("--data", default=None, help="JSON describing the training data (packs, seeds, counts)")
+    ap.add_argument("--maps-only", action="store_true",
+                    help="leave the corner head out: the two-map model (the corner loss still shaped the trunk)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     state = torch.load(args.checkpoint, map_location="cpu")
-    net = from_state(state["model"])
+    weights = state["model"]
+    if args.maps_only:
+        weights = {k: v for k, v in weights.items() if not k.startswith("corner_head.")}
+    net = from_state(weights)
     net.eval()
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "model.onnx")
@@ -58,7 +63,10 @@ def main():
                               "padded by replicating the last row/column"),
         "output_description": ("[1,10,H,W]: 0 print interior probability (amodal under hands), 1 visible paper edge "
                                "probability, 2-9 the corners of the print the cell lies in (x0,y0,...,x3,y3: offsets "
-                               "in cells from the cell's centre, clockwise on screen, any corner first, amodal)"),
+                               "in cells from the cell's centre, clockwise on screen, any corner first, amodal)"
+                               if net.corner_head is not None else
+                               "[1,2,H,W]: 0 print interior probability (amodal under hands), 1 visible paper edge "
+                               "probability"),
         "architecture": ("U-Net 16-24-32-48 on the grid, 3 poolings, dilated 1/8 context, nearest upsampling; "
                          f"corner head: {net.corner_head[0].kernel_size[0]}x{net.corner_head[0].kernel_size[0]} conv "
                          "over the top features and the 1/4 decoder's (upsampled), 32 channels, 1x1 to 8"

@@ -10,6 +10,7 @@
       DIR/sequence.y4m and DIR/truth.json: still prints, a hand over one of them at first, then drawn away
       (render_hand_sequence; the keepsake check, tools/profile/keepsake_check.py)
   dr_render.py pack   --split train|heldout --count N --seed S --out FILE.npz [--size 640x480] [--workers 2]
+                      [--photo-tables F]
       the CNN's training pack: X uint8 [N,3,gh,gw] (cell means of Y, Cb, Cr), Y uint8 [N,2,gh,gw] (interior and
       paper-edge targets ×255), with gh × gw = the frame / cell (cell = 2 × the detector's coarse factor: 4 px at 640×480);
       corners float32 [N,8,4,2]: each print's corners in frame pixels, bottom to top, NaN after the last print
@@ -21,6 +22,9 @@ without a white / cream border, black-and-white, toned (sepia, selenium, cool), 
 overlapping up to 15 % in some scenes, slightly curled, with glare; skin-toned hands (several tones, fingers)
 covering up to 20 % of a print; drop shadows, hard and soft cast shadows, lighting gradients, vignetting, white
 balance, exposure, focus and motion blur, sensor noise, JPEG. Photos are split by instance (dr_photos.py).
+Training packs may also lay a fraction F of their scenes on a photograph of the split instead of a table texture
+(`--photo-tables`, `photo_table`): any picture can be the table, so the net has to find the paper, not a texture it
+knows. Stills and held-out packs never do (the benchmark's tables stay the texture families).
 Corners: pixels, the image spanning [0, W] × [0, H], clockwise from the corner nearest (0, 0) (as render.py).
 """
 import argparse
@@ -249,7 +253,33 @@ def draw_hand(rng, corners, width, height):
 
 # ---------------------------------------------------------------- scene
 
-def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None):
+def photo_table(rng, photos, height, width):
+    """A photograph of the split as a table texture (float32 RGB height × width): a random crop, scaled to fill,
+    softened, its contrast and colour changed; mirrored tiles when the crop is small. Teaches the detector that a
+    print is a sheet of paper with an edge, not a kind of picture: the table may be any picture too."""
+    _, photo = photos[int(rng.integers(len(photos)))]
+    h, w = photo.shape[:2]
+    scale = rng.uniform(0.25, 1.0)
+    ch, cw = max(16, int(h * scale)), max(16, int(w * scale))
+    y0, x0 = int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1))
+    crop = photo[y0:y0 + ch, x0:x0 + cw].astype(np.float32)
+    if rng.random() < 0.3:  # a pattern of mirrored tiles
+        reps = int(rng.integers(2, 5))
+        row = np.concatenate([crop, crop[:, ::-1]] * reps, axis=1)
+        crop = np.concatenate([row, row[::-1]] * reps, axis=0)
+    image = cv2.resize(crop, (width, height), interpolation=cv2.INTER_AREA if crop.shape[1] > width else cv2.INTER_LINEAR)
+    if rng.random() < 0.5:
+        image = cv2.GaussianBlur(image, (0, 0), rng.uniform(0.5, 4))
+    if rng.random() < 0.4:  # toned or grey, like a print
+        grey = image @ np.array([0.299, 0.587, 0.114], np.float32)
+        image = grey[..., None] * rng.uniform(0.7, 1.1, 3).astype(np.float32)
+    mean = image.mean(axis=(0, 1), keepdims=True)
+    image = mean + (image - mean) * rng.uniform(0.4, 1.2)
+    image = image * rng.uniform(0.6, 1.3, 3).astype(np.float32) + rng.uniform(-30, 30)
+    return np.clip(image, 0, 255).astype(np.float32)
+
+
+def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None, photo_tables=0.0):
     """One scene, fully determined by `seed`. Returns (uint8 RGB frame, each print's corners, scene dict).
 
     For a video frame: `frame_index` draws the sensor noise afresh for that frame (everything else stays), there is
@@ -268,6 +298,12 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
     texels = min(1.0, 900 / span.max()) * rng.uniform(0.6, 1.0)
     tw, th = max(8, int(span[0] * texels)), max(8, int(span[1] * texels))
     texture, table_info = dr_textures.table(kind, instance, split, rng, th, tw)
+    # A photograph as the table (training packs only, --photo-tables): its own rng, so every other draw of the scene
+    # stays as it was.
+    table_rng = np.random.default_rng(seed + 777_000_000)
+    if photo_tables > 0 and table_rng.random() < photo_tables:
+        texture, table_info = photo_table(table_rng, photos, th, tw), {"kind": "photo", "bucket": "photo",
+                                                                       "instance": -1, "split": split}
     tex_to_table = translate(*lo) @ np.diag([1 / texels, 1 / texels, 1.0])
     frame = cv2.warpPerspective(texture, cv_matrix(table_h @ tex_to_table), (width, height), flags=cv2.INTER_AREA
                                 if texels < 0.5 else cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
@@ -542,10 +578,10 @@ MAX_PACK_PRINTS = 8
 
 def _work(job):
     global _PHOTOS
-    seed, split, width, height, cache, mode, out = job
+    seed, split, width, height, cache, mode, out, photo_tables = job
     if _PHOTOS is None:
         _PHOTOS = dr_photos.photo_set(split, cache)
-    frame, corners, scene = render(seed, _PHOTOS, width, height, split)
+    frame, corners, scene = render(seed, _PHOTOS, width, height, split, photo_tables=photo_tables)
     if mode == "stills":
         name = f"scene_{seed % 1_000_000:05d}.png"
         cv2.imwrite(os.path.join(out, name), cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
@@ -562,6 +598,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--size", default="640x480")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--photo-tables", type=float, default=0.0,
+                        help="pack --split train: this fraction of scenes have a photograph as the table")
     parser.add_argument("--out", required=True)
     parser.add_argument("--cache", default=os.environ.get("COLORCAM_SCENE_CACHE", ".build/scenes-cache"))
     args = parser.parse_args()
@@ -576,7 +614,9 @@ def main():
     seeds = [args.seed * 1_000_000 + i for i in range(args.count)]
     if args.mode == "stills":
         os.makedirs(args.out, exist_ok=True)
-    jobs = [(s, args.split, width, height, args.cache, args.mode, args.out) for s in seeds]
+    if args.photo_tables and (args.mode != "pack" or args.split != "train"):
+        parser.error("--photo-tables is for training packs only (pack --split train)")
+    jobs = [(s, args.split, width, height, args.cache, args.mode, args.out, args.photo_tables) for s in seeds]
     results = []
     with Pool(args.workers) as pool:
         for k, r in enumerate(pool.imap(_work, jobs, chunksize=4)):
