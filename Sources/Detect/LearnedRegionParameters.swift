@@ -30,6 +30,17 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// The refined outline may move more than this from the region's quad at up to two corners (more only when
     /// clearly supported), as the classic path's 6 coarse px (3 cells of 2 coarse px).
     public var maximumCornerShiftCells = 3.0
+    /// Whether outlines are also placed on the interior map (`MapOutline`, `PhotoDetector+MapOutline.swift`): a
+    /// region the edge search cannot place from its coarse quad is placed from the map's outline, and a candidate
+    /// the map places elsewhere moves to the map's outline. Off: the detector as before map outlines.
+    public var usesMapOutlines = true
+    /// A candidate whose map outline lies further than this from it (mean corner distance, cells) is placed again
+    /// from the map's outline (the map's own sides lie a median 0.3 cells from the paper's edge) …
+    public var mapDisagreementCells = 0.4
+    /// … and moves there when the edges found along the map's outline support it at least this fraction as well as
+    /// the candidate's own (on the tuning scenes 0.8 moved 11 prints right and 2 wrong, 1.0 moved 7 right and none
+    /// wrong; on the tracking benchmark 0.8 took five still prints' outlines 3–7 px off the paper, 1.0 none).
+    public var mapSupportFraction = 1.0
 
     public init() {}
 }

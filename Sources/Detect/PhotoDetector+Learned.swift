@@ -5,7 +5,8 @@ extension PhotoDetector {
     /// an edge line separates prints whose interiors touch) → 8-connected regions, opened → each region's hull
     /// placed by `considerRegion` like a classic region's, its quad first grown out to where the paper's edge should
     /// be (`LearnedRegionParameters`). With corner planes, a region that is not placed is split by the outlines its
-    /// cells predict (`considerVotedPrints`).
+    /// cells predict (`considerVotedPrints`); one still not placed is placed on the interior map
+    /// (`considerMapOutline`).
     ///
     /// Runs on the caller's thread; allocates nothing once the region lists have grown.
     func considerLearnedRegions(_ maps: SegmentationMaps, sampler: PlaneSampler, minimumSidePx: Double) {
@@ -32,6 +33,10 @@ extension PhotoDetector {
                 minimumSidePx: minimumSidePx)
             if candidates.count == before, maps.corners != nil {
                 considerVotedPrints(in: region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
+            }
+            if candidates.count == before, p.usesMapOutlines {
+                considerMapOutline(
+                    region, of: learnedRegions, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
         }
     }

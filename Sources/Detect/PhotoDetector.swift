@@ -42,7 +42,10 @@ public final class PhotoDetector {
     private let edgeDetector: EdgeDetector
     private let regions: RegionExtractor
     private var fitter = QuadFitter()
-    private var refiner = EdgeRefiner()
+    /// The full-resolution edge search (also the map outlines', `PhotoDetector+MapOutline.swift`).
+    var refiner = EdgeRefiner()
+    /// Outlines read off the segmenter's interior map (`PhotoDetector+MapOutline.swift`).
+    var mapOutline = MapOutline()
     private let borderCompleter = BorderCompleter()
     var candidates: [Observation] = []
     private var results: [Observation] = []
@@ -126,6 +129,7 @@ public final class PhotoDetector {
             let maps = segmenter.segment(frame)
             if mode == .both { droppingCandidatesTheSegmenterDoesNotSee(maps) }
             considerLearnedRegions(maps, sampler: sampler, minimumSidePx: minimumSidePx)
+            if learnedParameters.usesMapOutlines { movingCandidatesTheMapPlacesElsewhere(maps, sampler: sampler) }
         }
         // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
         // a shape inside a picture): keep the larger unless it is clearly less certain.
@@ -357,28 +361,8 @@ public final class PhotoDetector {
                 "region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why())"
             )
         }
-        guard let coarseQuad = fitter.fit(hull) else { reject("no quad"); return }
-        let quadArea = coarseQuad.area
-        guard quadArea > 0 else { reject("zero area"); return }
-        // The region must be quad-shaped and solid: its hull hugs the quad and its pixels fill the hull.
-        var hullArea = 0.0
-        for k in 0..<region.hullCount {
-            let p = hull[hull.startIndex + k], q = hull[hull.startIndex + (k + 1) % region.hullCount]
-            hullArea += p.x * q.y - q.x * p.y
-        }
-        hullArea = abs(hullArea) / 2
-        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else {
-            reject("not solid/quad-shaped"); return
-        }
-        var scaled = coarseQuad
-        for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
-        guard scaled.isConvex else { reject("coarse not convex"); return }
-        if search.outlineOffsetPx != 0 {
-            guard let grown = scaled.offsettingSides(byPx: search.outlineOffsetPx), grown.isConvex else {
-                reject("coarse not convex"); return
-            }
-            scaled = grown
-        }
+        guard let scaled = coarseOutline(region, hull: hull, scale: f, offsetPx: search.outlineOffsetPx, reject: reject)
+        else { return }
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
         // Found in an earlier pass.
@@ -448,6 +432,44 @@ public final class PhotoDetector {
             }
             trace?("border completed \(q(second.quad)) -> \(q(quad))")
         }
+        acceptOutline(quad, support: support, minimumSidePx: minimumSidePx, reject: reject)
+    }
+
+    /// A region's quad (its hull's largest inscribed quad, `f` frame pixels per grid unit) grown by `offsetPx` on
+    /// every side, when the region is quad-shaped and solid (its hull hugs the quad and its pixels fill the hull)
+    /// and the quad convex; nil (and `reject` told why) otherwise.
+    func coarseOutline(
+        _ region: RegionExtractor.Region, hull: ArraySlice<PixelPoint>, scale f: Double, offsetPx: Double,
+        reject: (@autoclosure () -> String) -> Void
+    ) -> Quad? {
+        guard let coarseQuad = fitter.fit(hull) else { reject("no quad"); return nil }
+        let quadArea = coarseQuad.area
+        guard quadArea > 0 else { reject("zero area"); return nil }
+        var hullArea = 0.0
+        for k in 0..<region.hullCount {
+            let p = hull[hull.startIndex + k], q = hull[hull.startIndex + (k + 1) % region.hullCount]
+            hullArea += p.x * q.y - q.x * p.y
+        }
+        hullArea = abs(hullArea) / 2
+        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else {
+            reject("not solid/quad-shaped"); return nil
+        }
+        var scaled = coarseQuad
+        for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
+        guard scaled.isConvex else { reject("coarse not convex"); return nil }
+        guard offsetPx != 0 else { return scaled }
+        guard let grown = scaled.offsettingSides(byPx: offsetPx), grown.isConvex else {
+            reject("coarse not convex"); return nil
+        }
+        return grown
+    }
+
+    /// Appends `quad` (canonical order) to `candidates` when it passes the parameters' checks (angles, size,
+    /// aspect, confidence) and lies in the frame; `support` (0…1) is its confidence.
+    func acceptOutline(
+        _ quad: Quad, support: Double, minimumSidePx: Double,
+        reject: (@autoclosure () -> String) -> Void
+    ) {
         let fit = shape(of: quad)
         guard fit.angleDeviationDegrees <= parameters.quadratureTolerance else { reject("angles"); return }
         let sides = quad.meanSideLengthsPx

@@ -1,0 +1,80 @@
+extension PhotoDetector {
+    /// The outline the interior map gives near `start` (clockwise on screen, frame px; `MapOutline.fit`) on the
+    /// paper's edges (`edgesAlong`); nil unless both are found.
+    func mapOutlineOnEdges(
+        from start: Quad, maps: SegmentationMaps, grid: SegmentationGrid, sampler: PlaneSampler
+    ) -> EdgeRefiner.Result? {
+        guard let onMap = mapOutline.fit(start, maps: maps, grid: grid) else { return nil }
+        return edgesAlong(onMap, sampler: sampler)
+    }
+
+    /// `quad`'s sides each moved onto the paper's edge found within 2 px of it (the peak nearest the side); nil
+    /// unless every side finds its edge there (`EdgeRefiner.minimumSupportToMove` of its samples on its line).
+    func edgesAlong(_ quad: Quad, sampler: PlaneSampler) -> EdgeRefiner.Result? {
+        guard
+            let placed = refiner.refine(
+                quad, in: sampler, inwardPx: 2, outwardPx: 2, keepingUnfoundSides: true, nearestPeak: true),
+            placed.quad.isConvex, placed.keptSides == 0
+        else { return nil }
+        return placed
+    }
+
+    /// A learned region that the edge search could not place from its coarse quad (`considerRegion`: it searched
+    /// the wrong edges, or too widely) is placed from the interior map's outline instead, when every side of that
+    /// outline lies on the paper's edge (`mapOutlineOnEdges`). Same checks as every candidate (`acceptOutline`).
+    func considerMapOutline(
+        _ region: RegionExtractor.Region, of extractor: RegionExtractor, maps: SegmentationMaps,
+        sampler: PlaneSampler, minimumSidePx: Double
+    ) {
+        guard let segmenter else { return }
+        let grid = segmenter.grid
+        let c = Double(grid.cellPx)
+        let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
+        func reject(_ why: @autoclosure () -> String) {
+            trace?(
+                "map outline x \(region.minX * grid.cellPx)...\(region.maxX * grid.cellPx) y \(region.minY * grid.cellPx)...\(region.maxY * grid.cellPx): \(why())"
+            )
+        }
+        guard
+            let start = coarseOutline(
+                region, hull: hull, scale: c, offsetPx: learnedParameters.outlineOffsetCells * c, reject: reject)
+        else { return }
+        let centre = start.centroid
+        for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }
+        guard let placed = mapOutlineOnEdges(from: start, maps: maps, grid: grid, sampler: sampler) else {
+            reject("no outline on the map with its edges"); return
+        }
+        acceptOutline(
+            placed.quad.canonicallyOrdered(), support: placed.meanSupport, minimumSidePx: minimumSidePx,
+            reject: reject)
+    }
+
+    /// Each candidate whose outline the interior map places elsewhere (mean corner distance over
+    /// `mapDisagreementCells`: the edge search took a shadow, a line in the picture or the table's texture for a
+    /// side) is moved to the map's outline on its edges, when those edges support it at least `mapSupportFraction` as
+    /// well and it passes the shape checks. In place, without allocating.
+    func movingCandidatesTheMapPlacesElsewhere(_ maps: SegmentationMaps, sampler: PlaneSampler) {
+        guard let segmenter else { return }
+        let grid = segmenter.grid
+        let p = learnedParameters
+        let limitPx = p.mapDisagreementCells * Double(grid.cellPx)
+        for index in candidates.indices {
+            let candidate = candidates[index]
+            var start = candidate.quad
+            if start.signedArea < 0 { start = Quad(start[3], start[2], start[1], start[0]) }
+            guard let onMap = mapOutline.fit(start, maps: maps, grid: grid) else { continue }
+            var distancePx = Double.infinity
+            for shift in 0..<4 { distancePx = min(distancePx, onMap.meanCornerDistance(to: start, shift: shift)) }
+            guard distancePx > limitPx, let placed = edgesAlong(onMap, sampler: sampler),
+                placed.meanSupport >= p.mapSupportFraction * candidate.confidence
+            else { continue }
+            let quad = placed.quad.canonicallyOrdered()
+            let fit = shape(of: quad)
+            guard fit.angleDeviationDegrees <= parameters.quadratureTolerance,
+                fit.aspect >= parameters.minimumAspectRatio - 1e-9, fit.aspect <= parameters.maximumAspectRatio + 1e-9
+            else { continue }
+            trace?("moved to the map's outline (\(distancePx) px away): \(candidate.quad) -> \(quad)")
+            candidates[index] = Observation(quad: quad, confidence: min(1, placed.meanSupport), aspectRatio: fit.aspect)
+        }
+    }
+}
