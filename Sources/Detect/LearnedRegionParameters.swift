@@ -32,8 +32,9 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     public var maximumCornerShiftCells = 3.0
     /// Whether outlines are also placed on the interior map (`MapOutline`, `PhotoDetector+MapOutline.swift`): a
     /// region the edge search cannot place from its coarse quad is placed from the map's outline, and a candidate
-    /// the map places elsewhere moves to the map's outline. Off: the detector as before map outlines.
-    public var usesMapOutlines = true
+    /// the map places elsewhere moves to the map's outline. Off by default: with it on, two real-time remote-inference
+    /// integration tests failed in three full suite runs (they pass alone), so its cost is to be cut first.
+    public var usesMapOutlines = false
     /// A candidate whose map outline lies further than this from it (mean corner distance, cells) is placed again
     /// from the map's outline (the map's own sides lie a median 0.3 cells from the paper's edge) …
     public var mapDisagreementCells = 0.4
