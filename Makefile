@@ -70,9 +70,11 @@ integration: release
 conformance: release
 	COLORCAM_BIN=$(RELEASE_BIN) $(PYTHON) -m pytest -q tools/conformance
 
-# V4L2 capture against the kernel's vivid driver, in one VM boot (../shared/vivid/vivid-run).
+# V4L2 capture against the kernel's vivid driver, in one VM boot (../shared/vivid/vivid-run); then a second, short
+# boot on a CPU model without AVX (the engine's baseline kernels, chosen by themselves).
 vivid: release
 	Tests/vivid/run.sh
+	Tests/vivid/isa.sh
 
 # libFuzzer targets (tools/fuzz/README.md) for the Y4M reader, the ONNX decoder, the trace reader and the HTTP request
 # parser, built with swiftc -sanitize=fuzzer,address into .build/fuzz (not by swift build). Each runs FUZZ_SECONDS,

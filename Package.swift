@@ -39,9 +39,21 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
+        // The engine's hot loops: one source set (Sources/InferKernels/Shared), compiled per instruction set; Infer
+        // picks one at load time (CPU flags or COLORCAM_ISA). Everything else is built for baseline x86-64.
+        .target(name: "InferKernelSet", path: "Sources/InferKernels/Interface"),
+        kernelTarget("Baseline", define: "COLORCAM_ISA_BASELINE", flags: []),
+        kernelTarget("AVX2", define: "COLORCAM_ISA_AVX2", flags: ["-mavx2", "-mfma"]),
+        kernelTarget(
+            "AVX512", define: "COLORCAM_ISA_AVX512",
+            flags: ["-mavx2", "-mfma", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq"]),
         .target(
-            name: "Infer", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Infer",
-            exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked", "-Xcc", "-mavx2", "-Xcc", "-mfma"])]),
+            name: "Infer",
+            dependencies: [
+                "ColorcamCore", "CTurboJPEG", "InferKernelSet", "InferKernelsBaseline", "InferKernelsAVX2",
+                "InferKernelsAVX512"
+            ],
+            path: "Sources/Infer", exclude: ["README.md"], swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
         .target(
             name: "Preview", dependencies: ["ColorcamCore", "CTurboJPEG"], path: "Sources/Preview",
             exclude: ["README.md"]
@@ -92,3 +104,10 @@ let package = Package(
         )
     ]
 )
+
+/// One instruction set's build of the shared kernel sources (`Sources/InferKernels/<name>` holds links to them).
+func kernelTarget(_ name: String, define: String, flags: [String]) -> Target {
+    .target(
+        name: "InferKernels" + name, dependencies: ["InferKernelSet"], path: "Sources/InferKernels/" + name,
+        swiftSettings: [.define(define), .unsafeFlags(["-Ounchecked"] + flags.flatMap { ["-Xcc", $0] })])
+}

@@ -41,7 +41,8 @@ extension InferenceEngine {
                 var activation: [String: ONNXAttribute]?
                 let ctx = OpContext(
                     node: next, opset: opset, inputShapes: next.inputs.map { shapes[$0] },
-                    consts: next.inputs.map { consts[$0] }, mode: .fast, file: file)
+                    consts: next.inputs.map { consts[$0] }, mode: .fast, file: file,
+                    kernels: InstructionSet.baseline.kernels)
                 switch next.opType {
                 case "BatchNormalization":
                     guard (1...4).allSatisfy({ next.inputs.count > $0 && consts[next.inputs[$0]] != nil }),

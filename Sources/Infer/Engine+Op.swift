@@ -1,3 +1,5 @@
+import InferKernelSet
+
 /// How an operator is computed: the naive reference loops, or the fast path (im2col + OpenBLAS sgemm, packed
 /// weights, fused epilogues).
 public enum EngineMode: String, Sendable {
@@ -30,35 +32,13 @@ enum FusedActivation: Equatable {
         }
     }
 
-    /// The activation on 8 lanes (used by the SIMD conv kernels).
-    @inline(__always)
-    func apply(_ v: SIMD8<Float>) -> SIMD8<Float> {
+    /// The activation in the kernels' branch-free form.
+    var form: Activation {
         switch self {
-        case .none: return v
-        // `replacing(with:where:)` compiles to vmaxps/vminps/vblendvps; the stdlib's `pointwiseMax` does not inline.
-        case .relu: return v.replacing(with: 0, where: v .< 0)
-        case .leakyRelu(let a): return v.replacing(with: v * a, where: v .< 0)
-        case .clip(let lo, let hi):
-            let low = v.replacing(with: lo, where: v .< lo)
-            return low.replacing(with: hi, where: low .> hi)
-        }
-    }
-
-    /// Applies bias (per row of `rowLength` elements) and the activation in place over `rows` rows.
-    func epilogue(
-        _ p: UnsafeMutablePointer<Float>, rows: Int, rowLength: Int, rowStride: Int,
-        bias: UnsafePointer<Float>?
-    ) {
-        for r in 0..<rows {
-            let row = p + r * rowStride
-            let b = bias?[r] ?? 0
-            switch self {
-            case .none: if b != 0 { for i in 0..<rowLength { row[i] += b } }
-            case .relu: for i in 0..<rowLength { row[i] = max(row[i] + b, 0) }
-            case .leakyRelu(let a):
-                for i in 0..<rowLength { let x = row[i] + b; row[i] = x < 0 ? x * a : x }
-            case .clip(let lo, let hi): for i in 0..<rowLength { row[i] = min(max(row[i] + b, lo), hi) }
-            }
+        case .none: return .identity
+        case .relu: return Activation(slope: 1, low: 0, high: .infinity)
+        case .leakyRelu(let a): return Activation(slope: a, low: -.infinity, high: .infinity)
+        case .clip(let lo, let hi): return Activation(slope: 1, low: lo, high: hi)
         }
     }
 }
@@ -73,6 +53,8 @@ struct OpContext {
     let consts: [ConstValue?]
     let mode: EngineMode
     let file: String
+    /// The instruction set's kernels the fast path's kernels call.
+    let kernels: any KernelSet.Type
 
     var label: String {
         "'\(node.name.isEmpty ? node.outputs.first ?? "?" : node.name)' (\(node.opType), opset \(opset))"

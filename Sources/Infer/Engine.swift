@@ -36,6 +36,9 @@ public final class InferenceEngine {
     /// Per step: input (and weight) shapes → output shape, for profiles.
     public let stepShapes: [String]
 
+    /// The instruction set whose kernels run this engine's hot loops.
+    public let instructionSet: InstructionSet
+
     private let kernels: [Kernel]
     private let arena: UnsafeMutablePointer<Float>
     private let inputOffset: Int
@@ -43,21 +46,26 @@ public final class InferenceEngine {
 
     /// Loads and prepares an ONNX file.
     /// - Throws: `InferError` (`.missingInput` when unreadable, `.badData` for a bad model).
-    public convenience init(path: String, inputShape: [Int]? = nil, mode: EngineMode = .fast) throws {
+    public convenience init(
+        path: String, inputShape: [Int]? = nil, mode: EngineMode = .fast, instructionSet: InstructionSet? = nil
+    ) throws {
         guard let bytes = readBinaryFile(path) else {
             throw InferError(.missingInput, file: path, "cannot read the model file")
         }
         let model = try ONNXModel.decode(bytes, file: path)
-        try self.init(model: model, file: path, inputShape: inputShape, mode: mode)
+        try self.init(model: model, file: path, inputShape: inputShape, mode: mode, instructionSet: instructionSet)
     }
 
-    /// Prepares a decoded model for `inputShape` (default: the shape the model declares).
+    /// Prepares a decoded model for `inputShape` (default: the shape the model declares), with the kernels of
+    /// `instructionSet` (default: this process's choice, `InstructionSetChoice.forProcess()`).
     public init(
         model: ONNXModel, file: String = "<memory>", inputShape requested: [Int]? = nil,
-        mode: EngineMode = .fast
+        mode: EngineMode = .fast, instructionSet: InstructionSet? = nil
     ) throws {
         self.file = file
         self.mode = mode
+        let isa = try instructionSet ?? InstructionSetChoice.forProcess().set
+        self.instructionSet = isa
         let opset = model.defaultOpset
         guard OpRegistry.opsets.contains(opset) else {
             throw InferError(.badData, file: file, "default-domain opset \(opset) is not supported (7...21)")
@@ -110,7 +118,8 @@ public final class InferenceEngine {
             OpContext(
                 node: node, opset: opset,
                 inputShapes: node.inputs.map { $0.isEmpty ? nil : shapes[$0] },
-                consts: node.inputs.map { $0.isEmpty ? nil : consts[$0] }, mode: mode, file: file)
+                consts: node.inputs.map { $0.isEmpty ? nil : consts[$0] }, mode: mode, file: file,
+                kernels: isa.kernels)
         }
         for node in order {
             let ctx = context(node, .reference)

@@ -3,7 +3,7 @@ import ColorcamCore
 /// An error from model loading, preparation or running: one line naming the file, byte offset or node.
 ///
 /// Rendered as `FILE: byte N: node 'NAME' (OP, opset V): what was wrong` (unknown parts left out).
-public struct InferError: ColorcamError {
+public struct InferError: ColorcamError, Sendable {
     public let kind: FailureKind
     /// The model file (or `<memory>`) the error is about.
     public var file: String

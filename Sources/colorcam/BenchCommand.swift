@@ -123,6 +123,8 @@ enum BenchCommand {
             "input      \(shapeText) → \(engine.outputShape.map(String.init).joined(separator: "x")), mode \(mode.rawValue), \(engine.stepCount) steps"
         )
         print("openblas   core \(blas.coreName), threads \(blas.threads)")
+        print(
+            "kernels    \(engine.instructionSet.rawValue) (\((try? InstructionSetChoice.forProcess().reason) ?? "?"))")
         print("work       \(fmt(engine.flops / 1e9)) GFLOP per run (multiply-add = 2 FLOP)")
         print(
             "latency    p50 \(fmt(result.p50Ms)) ms, p95 \(fmt(result.p95Ms)) ms, min \(fmt(result.minMs)) ms over \(result.runs) runs; cpu p50 \(fmt(result.cpuP50Ms)) ms"

@@ -1,37 +1,23 @@
 import ColorcamCore
-import Foundation
+import Infer
 
-/// The inference engine (Sources/Infer) is compiled for AVX2 and FMA; on a CPU without them its code would die with
-/// SIGILL. Commands that run it check first and exit 69 with a clear line instead. This file is compiled without
-/// those flags (the colorcam target), so the check itself runs anywhere.
+/// Commands that run the inference engine check its instruction-set choice first, so that an unusable
+/// `COLORCAM_ISA` (a name that is not a set: exit 64; a set this CPU lacks: exit 69) is one line naming the command,
+/// not a failure deep inside model loading. Without the override every x86-64 CPU runs: the engine falls back to
+/// its baseline (SSE2) kernels.
 enum CPUSupport {
-    /// The x86 flags the engine needs that `/proc/cpuinfo` does not list (empty: all present, or not x86 Linux).
-    static let missingInferenceFlags: [String] = {
-        #if arch(x86_64)
-            guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-                let line = text.split(separator: "\n").first(where: { $0.hasPrefix("flags") })
-            else { return [] }
-            let flags = Set(line.split(separator: " ").map(String.init))
-            return ["avx2", "fma"].filter { !flags.contains($0) }
-        #else
-            return []
-        #endif
-    }()
-
-    /// Throws (exit 69) when the engine cannot run on this CPU.
     static func requireInference(_ command: String) throws {
-        guard missingInferenceFlags.isEmpty else {
-            throw UnavailableError(
-                message: "\(command): this CPU lacks \(missingInferenceFlags.joined(separator: ", ")), "
-                    + "which this build's inference engine uses (rebuild without -mavx2 -mfma in "
-                    + "Package.swift); --passthrough and --simulate-inference-ms still work")
+        do {
+            _ = try InstructionSetChoice.forProcess()
+        } catch {
+            throw CommandFailure(kind: error.kind, message: "\(command): \(error.description)")
         }
     }
 }
 
-/// A one-line error with exit code 69 (unavailable).
-struct UnavailableError: ColorcamError {
+/// A one-line error of a given kind, prefixed with the command.
+struct CommandFailure: ColorcamError {
+    let kind: FailureKind
     let message: String
-    var kind: FailureKind { .unavailable }
     var description: String { message }
 }

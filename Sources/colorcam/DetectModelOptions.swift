@@ -31,12 +31,8 @@ enum DetectModelOptions {
         }
         if asked == .classic { return (nil, .classic) }
         let option = a.string("detect-model")
-        var model = try DetectModel.resolve(option)
-        if model != nil && !CPUSupport.missingInferenceFlags.isEmpty {
-            if option != nil || asked != nil { try CPUSupport.requireInference(command) }
-            Log.warning("\(command): this CPU cannot run the detect model \(model!.name); using the classic detector")
-            model = nil
-        }
+        let model = try DetectModel.resolve(option)
+        if model != nil { try CPUSupport.requireInference(command) }
         guard let model else {
             if let asked {
                 let why =

@@ -9,19 +9,13 @@ import PhotoPipeline
 /// `colorcam doctor`: what colorcam found on this machine (OpenBLAS core and threads, CPU, cameras, model path).
 enum DoctorCommand {
     static let command = Command(
-        name: "doctor", summary: "report OpenBLAS core, CPU features, cameras, model path",
+        name: "doctor", summary: "report CPU features, kernel ISA, OpenBLAS core, cameras, model path",
         help:
-            "usage: colorcam doctor\n\nPrints the OpenBLAS core (and whether it came from OPENBLAS_CORETYPE or\ncolorcam's choice from the CPU flags), threads, CPU features, V4L2 devices, the model search path\nand the detect model found.",
+            "usage: colorcam doctor\n\nPrints the CPU features, the engine's kernel instruction set (baseline, avx2 or avx512: the fastest\nthe CPU flags allow, or COLORCAM_ISA's), the OpenBLAS core (and whether it came from\nOPENBLAS_CORETYPE or colorcam's choice from the CPU flags), threads, V4L2 devices, the model\nsearch path and the detect model found.",
         run: run)
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         _ = try Arguments(args, command: "doctor", valued: [])
-        if !CPUSupport.missingInferenceFlags.isEmpty {
-            print(
-                "inference  UNAVAILABLE: this CPU lacks \(CPUSupport.missingInferenceFlags.joined(separator: ", ")), which "
-                    + "this build's engine is compiled for")
-            return 69
-        }
         let flags = OpenBLASCoreSelection.cpuFlags()
         let interesting = [
             "pni", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
@@ -31,6 +25,12 @@ enum DoctorCommand {
             "cpu        \(OpenBLASCoreSelection.cpuVendor()) \(OpenBLASCoreSelection.cpuModelName()), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) online"
         )
         print("features   \(interesting.filter(flags.contains).joined(separator: " "))")
+        switch InstructionSetChoice.process {
+        case .success(let choice): print("kernels    \(choice.set.rawValue): \(choice.reason)")
+        case .failure(let error):
+            print("kernels    UNUSABLE: \(error.description)")
+            return error.kind.exitCode
+        }
         do {
             let blas = try OpenBLAS.shared()
             let source: String

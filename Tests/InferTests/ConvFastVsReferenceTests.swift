@@ -47,8 +47,9 @@ import Testing
         #expect(worst <= 1e-4, "\(label): relative error \(worst)")
     }
 
-    @Test(arguments: cases)
-    func convBatchNormReluMatchesReference(_ c: Case) throws {
+    /// Every case on every instruction set this CPU runs.
+    @Test(arguments: cases, InstructionSet.supportedHere)
+    func convBatchNormReluMatchesReference(_ c: Case, _ isa: InstructionSet) throws {
         var rng = SeededRandom(seed: UInt64(c.channels * 1000 + c.height * 10 + c.kernel + c.group))
         let wCount = c.outChannels * (c.channels / c.group) * c.kernel * c.kernel
         let oc = c.outChannels
@@ -71,16 +72,16 @@ import Testing
         let shape = [1, c.channels, c.height, c.width]
         let bytes = TestModel.encode(nodes: nodes, initializers: inits, inputDims: shape, outputName: "out")
         let model = try ONNXModel.decode(bytes, file: "test.onnx")
-        let fast = try InferenceEngine(model: model, mode: .fast)
+        let fast = try InferenceEngine(model: model, mode: .fast, instructionSet: isa)
         let reference = try InferenceEngine(model: model, mode: .reference)
         #expect(fast.stepCount == 1, "BatchNorm and Relu should fuse into the conv")
         #expect(reference.stepCount == 3)
         let input = Tensor(shape: shape, data: rng.floats(shape.reduce(1, *)))
-        assertClose(fast.run(input), reference.run(input), c.description)
+        assertClose(fast.run(input), reference.run(input), "\(c) \(isa)")
     }
 
-    @Test(arguments: [(1, 1, 1), (3, 3, 7), (13, 17, 31)])
-    func convTransposeMatchesReference(_ dims: (Int, Int, Int)) throws {
+    @Test(arguments: [(1, 1, 1), (3, 3, 7), (13, 17, 31)], InstructionSet.supportedHere)
+    func convTransposeMatchesReference(_ dims: (Int, Int, Int), _ isa: InstructionSet) throws {
         let (c, h, w) = dims
         var rng = SeededRandom(seed: UInt64(c * 31 + h))
         let nodes = [
@@ -91,11 +92,11 @@ import Testing
         let inits: [(String, [Int], [Float])] = [("w", [c, 5, 4, 3], rng.floats(c * 60)), ("b", [5], rng.floats(5))]
         let bytes = TestModel.encode(nodes: nodes, initializers: inits, inputDims: [1, c, h, w], outputName: "out")
         let model = try ONNXModel.decode(bytes, file: "t.onnx")
-        let fast = try InferenceEngine(model: model, mode: .fast)
+        let fast = try InferenceEngine(model: model, mode: .fast, instructionSet: isa)
         let reference = try InferenceEngine(model: model, mode: .reference)
         #expect(fast.outputShape == [1, 5, (h - 1) * 2 + 4 - 2 + 1, (w - 1) * 2 + 3 - 2])
         let input = Tensor(shape: [1, c, h, w], data: rng.floats(c * h * w))
-        assertClose(fast.run(input), reference.run(input), "convT \(dims)")
+        assertClose(fast.run(input), reference.run(input), "convT \(dims) \(isa)")
     }
 
     @Test func gemmMatchesReference() throws {

@@ -39,14 +39,15 @@ import Testing
                     channels: 13, height: h, width: w, outChannels: 9, kernel: [1, 1], stride: 2,
                     pads: [1, 0, 0, 1]))
         }
-        // Wide rows: several 16-column tiles plus a partial one, and bands of several rows.
+        // Wide rows: several tiles (8, 16 or 32 columns by instruction set) plus a partial one, and bands of rows.
         all.append(Case(channels: 8, height: 40, width: 70, outChannels: 8))
         all.append(Case(channels: 16, height: 33, width: 65, outChannels: 8, stride: 2))
         return all
     }()
 
-    @Test(arguments: cases)
-    func tiledConvMatchesReference(_ c: Case) throws {
+    /// Every case on every instruction set this CPU runs (the AVX-512 build only where the CPU has it).
+    @Test(arguments: cases, InstructionSet.supportedHere)
+    func tiledConvMatchesReference(_ c: Case, _ isa: InstructionSet) throws {
         var rng = SeededRandom(seed: UInt64(c.channels * 7919 + c.height * 31 + c.width + c.outChannels))
         let cg = c.channels / Int(c.group)
         let area = Int(c.kernel[0] * c.kernel[1])
@@ -74,15 +75,16 @@ import Testing
             TestModel.encode(
                 nodes: nodes, initializers: inits, inputDims: shape,
                 outputName: "out"), file: "tiled.onnx")
-        let fast = try InferenceEngine(model: model, mode: .fast)
+        let fast = try InferenceEngine(model: model, mode: .fast, instructionSet: isa)
         let reference = try InferenceEngine(model: model, mode: .reference)
         #expect(fast.kernelTypeNames == ["ConvTiledKernel"], "the activation should fuse into a tiled conv")
+        #expect(fast.instructionSet == isa)
         let input = Tensor(shape: shape, data: rng.floats(shape.reduce(1, *)))
         let got = fast.run(input), want = reference.run(input)
         #expect(got.shape == want.shape)
         var worst: Float = 0
         for (f, r) in zip(got.data, want.data) { worst = max(worst, abs(f - r) / max(1, abs(r))) }
-        #expect(worst <= 1e-4, "\(c): relative error \(worst)")
+        #expect(worst <= 1e-4, "\(c) \(isa): relative error \(worst)")
     }
 
     @Test func selectionPrefersTiledForThinLayersOnly() {
@@ -90,8 +92,13 @@ import Testing
         thin.inChannels = 16; thin.outChannels = 8; thin.kernelHeight = 3; thin.kernelWidth = 3
         var wide = thin
         wide.inChannels = 256; wide.outChannels = 256
-        #expect(ConvTiledKernel.isPreferred(thin, override: nil))
-        #expect(!ConvTiledKernel.isPreferred(wide, override: nil))
-        #expect(ConvTiledKernel.isPreferred(wide, override: true))
+        var longK = thin
+        longK.inChannels = 80; longK.outChannels = 32  // K = 720: the detector's widest 3×3 conv
+        for set in InstructionSet.allCases {
+            #expect(ConvTiledKernel.isPreferred(thin, kernels: set.kernels, override: nil))
+            #expect(!ConvTiledKernel.isPreferred(wide, kernels: set.kernels, override: nil))
+            #expect(ConvTiledKernel.isPreferred(wide, kernels: set.kernels, override: true))
+            #expect(ConvTiledKernel.isPreferred(longK, kernels: set.kernels, override: nil) == (set == .avx512))
+        }
     }
 }

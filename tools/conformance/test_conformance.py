@@ -1,6 +1,8 @@
 """Conformance: every model in models.py runs in onnxruntime and in `colorcam bench infer --input/--output`;
-the results must agree to max |colorcam − ort| ≤ 1e-4·max(1, |ort|) elementwise. Small models also run colorcam's
-reference (naive) kernels. Bad models must fail with exit 65 and a one-line message.
+the results must agree to max |colorcam − ort| ≤ 1e-4·max(1, |ort|) elementwise. The fast path runs once per
+instruction set of colorcam's kernels (COLORCAM_ISA=baseline, avx2, avx512); a set this CPU lacks is skipped with
+the reason colorcam gives (exit 69), which the summary lists. Small models also run colorcam's reference (naive)
+kernels. Bad models must fail with exit 65 and a one-line message.
 
 Needs: pip onnx onnxruntime numpy pytest; a built colorcam (COLORCAM_BIN, else .build/release or .build/debug).
 """
@@ -32,17 +34,26 @@ def ort_run(path, x):
     return sess.run(None, {sess.get_inputs()[0].name: x})[0]
 
 
-def colorcam_run(path, x, tmp, mode="fast"):
+ISAS = ["baseline", "avx2", "avx512"]
+
+
+def colorcam_run(path, x, tmp, mode="fast", isa=None):
     inp, out = os.path.join(tmp, "in.f32"), os.path.join(tmp, "out.f32")
     x.astype("<f4").tofile(inp)
     shape = "x".join(map(str, x.shape))
+    env = dict(os.environ)
+    env.pop("COLORCAM_ISA", None)
+    if isa:
+        env["COLORCAM_ISA"] = isa
     proc = subprocess.run([colorcam_bin(), "bench", "infer", path, "--shape", shape, "--mode", mode,
-                           "--input", inp, "--output", out], capture_output=True, text=True)
+                           "--input", inp, "--output", out], capture_output=True, text=True, env=env)
+    if proc.returncode == 69 and isa and "lacks" in proc.stderr:
+        pytest.skip(proc.stderr.strip())
     assert proc.returncode == 0, f"colorcam exit {proc.returncode}: {proc.stderr.strip()}"
     return np.fromfile(out, dtype="<f4")
 
 
-def check(name, model, shape, tmp_path, modes):
+def check(name, model, shape, tmp_path, modes, isa=None):
     path = str(tmp_path / f"{name}.onnx")
     onnx.save(model, path)
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
@@ -51,7 +62,8 @@ def check(name, model, shape, tmp_path, modes):
         x = rng.uniform(0, 100, shape).astype(np.float32)
     ref = ort_run(path, x)
     for mode in modes:
-        got = colorcam_run(path, x, str(tmp_path), mode)
+        got = colorcam_run(path, x, str(tmp_path), mode, isa if mode == "fast" else None)
+        mode = f"{mode}, {isa}" if isa and mode == "fast" else mode
         assert got.size == ref.size, f"{name} ({mode}): {got.size} values, onnxruntime gives {ref.shape}"
         ref_flat = ref.reshape(-1).astype(np.float64)
         err = np.abs(got.astype(np.float64) - ref_flat)
@@ -64,18 +76,21 @@ def check(name, model, shape, tmp_path, modes):
 CASES = models.operator_cases()
 
 
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("name,model,shape", CASES, ids=[c[0] for c in CASES])
-def test_operator(name, model, shape, tmp_path):
-    check(name, model, shape, tmp_path, ["fast", "reference"])
+def test_operator(name, model, shape, isa, tmp_path):
+    # The reference kernels do not depend on the set: run them once, with the baseline.
+    check(name, model, shape, tmp_path, ["fast", "reference"] if isa == "baseline" else ["fast"], isa)
 
 
 ARCH = [models.eccv16, models.siggraph17, models.unet]
 
 
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("build", ARCH, ids=[f.__name__ for f in ARCH])
-def test_architecture(build, tmp_path):
+def test_architecture(build, isa, tmp_path):
     name, model, shape = build()
-    check(name, model, shape, tmp_path, ["fast"])
+    check(name, model, shape, tmp_path, ["fast"], isa)
 
 
 def test_eccv16_size():
@@ -115,3 +130,33 @@ def test_bad_model(kind, tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 65, f"{kind}: exit {proc.returncode}, stderr {proc.stderr!r}"
     assert len(lines) == 1 and str(path) in lines[0], f"{kind}: stderr {proc.stderr!r}"
+
+
+def run_with_isa(isa, *args):
+    env = dict(os.environ, COLORCAM_ISA=isa)
+    return subprocess.run([colorcam_bin(), *args], capture_output=True, text=True, env=env)
+
+
+def test_an_unknown_instruction_set_is_a_usage_error(tmp_path):
+    name, model, shape = models.single("conv", (1, 3, 5, 7), lambda b, x: b.conv(x, 3, 4))
+    path = tmp_path / "conv.onnx"
+    onnx.save(model, str(path))
+    proc = run_with_isa("avx9", "bench", "infer", str(path), "--runs", "1")
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 64, f"exit {proc.returncode}, stderr {proc.stderr!r}"
+    assert len(lines) == 1 and "COLORCAM_ISA" in lines[0] and "'avx9'" in lines[0], proc.stderr
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_doctor_reports_the_instruction_set_and_why(isa):
+    proc = run_with_isa(isa, "doctor")
+    kernels = [line for line in proc.stdout.splitlines() if line.startswith("kernels")]
+    if proc.returncode == 69:
+        assert kernels and "lacks" in kernels[0], proc.stdout
+        pytest.skip(kernels[0])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(kernels) == 1 and kernels[0].startswith(f"kernels    {isa}: COLORCAM_ISA={isa} from the environment"), \
+        proc.stdout
+    unset = subprocess.run([colorcam_bin(), "doctor"], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "COLORCAM_ISA"})
+    assert any(line.startswith("kernels") and "chosen from CPU flags" in line for line in unset.stdout.splitlines())

@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets in tools/fuzz/targets/ with `swiftc -sanitize=fuzzer,address`.
 #
 # Not a SwiftPM product on purpose: `swift build` must not change. The library modules a target needs
-# (ColorcamCore, Stream, TraceAnalysis, Infer, Preview) are compiled straight from Sources/ by swiftc, one whole-module object
-# each, with coverage instrumentation, AddressSanitizer, `-O` (overflow and bounds checks ON, unlike the
+# (ColorcamCore, Stream, TraceAnalysis, Infer and its kernel sets, Preview) are compiled straight from Sources/ by swiftc,
+# one whole-module object each, with coverage instrumentation, AddressSanitizer, `-O` (overflow and bounds checks ON, unlike the
 # `-Ounchecked` the package uses for Infer: a trap is exactly what a fuzzer should see) and `-enable-testing`, so a
 # target can `@testable import` internal parsers. Outputs go to $FUZZ_BUILD (default .build/fuzz):
 # fuzz-y4m, fuzz-onnx, fuzz-onnx-graph, fuzz-trace, fuzz-http, fuzz-infer-response.
@@ -28,9 +28,11 @@ module() {
     local inputs=("${sources[@]}" "$0")
     [[ $name != ColorcamCore ]] && inputs+=("$OUT/ColorcamCore.o")
     [[ $name == TraceAnalysis ]] && inputs+=("$OUT/Stream.o")
+    local extra=()
+    if [[ $name == Infer ]]; then kernels; inputs+=($(kernel_objects)); extra=(-I "$OUT/kernels"); fi
     if [[ -f $object ]] && [[ -z $(find "${inputs[@]}" -newer "$object" -print -quit) ]]; then return; fi
     echo "== fuzz build: module $name (${#sources[@]} files)"
-    swiftc "${FLAGS[@]}" -module-name "$name" -wmo -emit-module -emit-module-path "$OUT/$name.swiftmodule" \
+    swiftc "${FLAGS[@]}" "${extra[@]}" -module-name "$name" -wmo -emit-module -emit-module-path "$OUT/$name.swiftmodule" \
         -c "${sources[@]}" -o "$object"
     touch "$object"  # swiftc leaves an unchanged object's mtime alone, which would make it look stale forever
 }
@@ -46,6 +48,33 @@ partial() {
     swiftc "${FLAGS[@]}" -module-name "$module" -wmo -emit-module -emit-module-path "$OUT/$dir/$module.swiftmodule" \
         -c "$@" -o "$object"
     touch "$object"
+}
+
+# The engine's kernel sets (Sources/InferKernels; Package.swift's kernelTarget), which the whole Infer module imports:
+# the protocol module, then the shared sources once per instruction set with its condition and code-generation flags.
+KERNEL_SETS=("Baseline:COLORCAM_ISA_BASELINE:" "AVX2:COLORCAM_ISA_AVX2:-mavx2 -mfma"
+             "AVX512:COLORCAM_ISA_AVX512:-mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512dq")
+kernel_objects() {
+    echo "$OUT/kernels/InferKernelSet.o"
+    for set in "${KERNEL_SETS[@]}"; do echo "$OUT/kernels/InferKernels${set%%:*}.o"; done
+}
+kernels() {
+    partial kernels InferKernelSet "the kernel protocol" Sources/InferKernels/Interface/*.swift
+    local set kname define flags  # local: module() calls this and has its own $name
+    for set in "${KERNEL_SETS[@]}"; do
+        IFS=: read -r kname define flags <<< "$set"
+        local object=$OUT/kernels/InferKernels$kname.o
+        local sources=(Sources/InferKernels/Shared/*.swift)
+        if [[ -f $object ]] && [[ -z $(find "${sources[@]}" "$0" "$OUT/kernels/InferKernelSet.o" -newer "$object" -print -quit) ]]; then
+            continue
+        fi
+        echo "== fuzz build: kernels $kname"
+        local xcc=()
+        for f in $flags; do xcc+=(-Xcc "$f"); done
+        swiftc "${FLAGS[@]}" -I "$OUT/kernels" -D "$define" "${xcc[@]}" -module-name "InferKernels$kname" -wmo \
+            -emit-module -emit-module-path "$OUT/kernels/InferKernels$kname.swiftmodule" -c "${sources[@]}" -o "$object"
+        touch "$object"
+    done
 }
 
 # The ONNX decoder alone (module Infer, in $OUT/decoder): all the `onnx` target calls, in a fraction of the time the
@@ -72,6 +101,7 @@ target() {
     for m in "${modules[@]}"; do
         if [[ $m == decoder ]]; then objects+=("$OUT/decoder/Infer.o"); search=(-I "$OUT/decoder")
         elif [[ $m == remote-codec ]]; then objects+=("$OUT/remote-codec/Remote.o"); search=(-I "$OUT/remote-codec")
+        elif [[ $m == Infer ]]; then objects+=("$OUT/Infer.o" $(kernel_objects)); search=(-I "$OUT/kernels")
         else objects+=("$OUT/$m.o"); fi
     done
     local binary=$OUT/fuzz-$name

@@ -1,3 +1,5 @@
+import InferKernelSet
+
 /// Direct convolution for convs with very few output channels per group (depthwise), where sgemm would spend its
 /// time packing a large im2col matrix for one to four rows.
 ///
@@ -8,8 +10,9 @@ final class ConvDirectKernel: Kernel {
     let g: ConvGeometry
     let weights: UnsafeMutablePointer<Float>
     let bias: UnsafeMutablePointer<Float>?
-    let activation: FusedActivation
+    let activation: Activation
     let input: Int, output: Int
+    let kernels: any KernelSet.Type
     /// Weights regrouped for the SIMD path: blocks of 4 output channels, `[block][c][ky][kx][4]`, zero-padded.
     let blocked: UnsafeMutablePointer<Float>
 
@@ -18,11 +21,15 @@ final class ConvDirectKernel: Kernel {
     /// (8.6 vs 8.0 GFLOP/s at 8, 15.7 vs 7.5 at 16), so the threshold is low.
     static let maxChannelsPerGroup = 4
 
-    init(_ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int) {
+    init(
+        _ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int,
+        kernels: any KernelSet.Type
+    ) {
         self.g = g
         self.weights = ownedCopy(weights)
         self.bias = bias.map(ownedCopy)
-        self.activation = activation
+        self.activation = activation.form
+        self.kernels = kernels
         self.input = input; self.output = output
         let m = g.outChannelsPerGroup, taps = g.inChannelsPerGroup * g.kernelArea
         let blocks = (m + 3) / 4
@@ -47,11 +54,8 @@ final class ConvDirectKernel: Kernel {
         if g.strideWidth == 1 { runBlocked(arena) } else { runRows(arena) }
     }
 
-    @inline(__always)
-    func activate(_ v: SIMD8<Float>) -> SIMD8<Float> { activation.apply(v) }
-
-    /// Stride-1 path: 4 output channels × 8 columns accumulate in registers over every tap; border columns (where
-    /// some taps fall in the padding) take a scalar loop.
+    /// Stride-1 path: 4 output channels × one vector of columns accumulate in registers over every tap
+    /// (`KernelSet.directConvRow`); border columns (where some taps fall in the padding) take a scalar loop.
     func runBlocked(_ arena: UnsafeMutablePointer<Float>) {
         let m = g.outChannelsPerGroup, cg = g.inChannelsPerGroup
         let kh = g.kernelHeight, kw = g.kernelWidth, dw = g.dilationWidth
@@ -71,38 +75,15 @@ final class ConvDirectKernel: Kernel {
                         let o0 = b * 4, count = min(4, m - o0)
                         var bias4 = SIMD4<Float>(repeating: 0)
                         if let bias { for j in 0..<count { bias4[j] = bias[grp * m + o0 + j] } }
-                        var ox = interiorLo
-                        while ox + 8 <= interiorEnd {
-                            var a0 = SIMD8<Float>(repeating: bias4[0]), a1 = SIMD8<Float>(repeating: bias4[1])
-                            var a2 = SIMD8<Float>(repeating: bias4[2]), a3 = SIMD8<Float>(repeating: bias4[3])
-                            for c in 0..<cg {
-                                for ky in 0..<kh {
-                                    let iy = oy * g.strideHeight - g.padTop + ky * g.dilationHeight
-                                    if iy < 0 || iy >= inH { continue }
-                                    let row = UnsafeRawPointer(x + c * inPlane + iy * inW + ox - g.padLeft)
-                                    var w = wb + ((c * kh + ky) * kw) * 4
-                                    for kx in 0..<kw {
-                                        let s = row.loadUnaligned(fromByteOffset: kx * dw * 4, as: SIMD8<Float>.self)
-                                        a0 += w[0] * s; a1 += w[1] * s; a2 += w[2] * s; a3 += w[3] * s
-                                        w += 4
-                                    }
-                                }
-                            }
-                            let dst = y + o0 * outPlane + oy * outW + ox
-                            UnsafeMutableRawPointer(dst).storeBytes(of: activate(a0), as: SIMD8<Float>.self)
-                            if count > 1 {
-                                UnsafeMutableRawPointer(dst + outPlane).storeBytes(
-                                    of: activate(a1), as: SIMD8<Float>.self)
-                            }
-                            if count > 2 {
-                                UnsafeMutableRawPointer(dst + 2 * outPlane).storeBytes(
-                                    of: activate(a2), as: SIMD8<Float>.self)
-                            }
-                            if count > 3 {
-                                UnsafeMutableRawPointer(dst + 3 * outPlane).storeBytes(
-                                    of: activate(a3), as: SIMD8<Float>.self)
-                            }
-                            ox += 8
+                        let ox = withUnsafeBytes(of: &bias4) { b in
+                            kernels.directConvRow(
+                                DirectConvRow(
+                                    input: x, inputWidth: inW, inputHeight: inH, inputChannels: cg, kernelHeight: kh,
+                                    kernelWidth: kw, dilationHeight: g.dilationHeight, dilationWidth: dw,
+                                    firstInputRow: oy * g.strideHeight - g.padTop, padLeft: g.padLeft,
+                                    weights: wb, bias: b.baseAddress!.assumingMemoryBound(to: Float.self),
+                                    channels: count, output: y + o0 * outPlane + oy * outW, outputPlane: outPlane,
+                                    first: interiorLo, end: interiorEnd, activation: activation))
                         }
                         for col in 0..<outW where col < interiorLo || col >= ox {
                             for j in 0..<count {
@@ -168,12 +149,8 @@ final class ConvDirectKernel: Kernel {
                             }
                         }
                     }
-                    if activation != .none {
-                        for o in 0..<m {
-                            activation.epilogue(
-                                y + o * outPlane + oy * outW, rows: 1, rowLength: outW, rowStride: 0, bias: nil)
-                        }
-                    }
+                    kernels.biasActivate(
+                        y + oy * outW, rows: m, rowLength: outW, rowStride: outPlane, bias: nil, activation: activation)
                 }
             }
         }

@@ -1,3 +1,5 @@
+import InferKernelSet
+
 /// ONNX `Conv`: any kernel, stride, asymmetric pads, dilation and group (incl. depthwise); 1-D and 2-D.
 ///
 /// Fast path: weights (with any folded BatchNorm) are packed once into an owned buffer; a 1×1 stride-1 unpadded conv
@@ -47,11 +49,13 @@ enum ConvOp {
         var plan = OpPlan(outputShapes: [g.outputShape], build: { _ in fatalError("replaced below") })
         plan.flops = 2 * Double(g.batch * g.outChannels * columns * k)
         plan.capturedInputs = [1, 2]
-        let mode = ctx.mode
+        let mode = ctx.mode, kernels = ctx.kernels
         let thin = g.outChannelsPerGroup <= ConvDirectKernel.maxChannelsPerGroup && !direct
-        let tiled = !direct && !thin && ConvTiledKernel.isPreferred(g)
+        let tiled = !direct && !thin && ConvTiledKernel.isPreferred(g, kernels: ctx.kernels)
         if mode == .fast && !direct && !thin {
-            plan.scratchFloats = tiled ? ConvTiledKernel.Layout(g).scratchFloats(g) : k * strip
+            plan.scratchFloats =
+                tiled
+                ? ConvTiledKernel.Layout(g, tileColumns: ctx.kernels.tiledConvColumns).scratchFloats(g) : k * strip
         }
         plan.build = { slots in
             if mode == .reference {
@@ -62,17 +66,17 @@ enum ConvOp {
             if tiled {
                 return ConvTiledKernel(
                     g, weights: weights, bias: bias, activation: activation,
-                    input: slots.inputs[0]!, output: slots.outputs[0], scratch: slots.scratch)
+                    input: slots.inputs[0]!, output: slots.outputs[0], scratch: slots.scratch, kernels: kernels)
             }
             if thin {
                 return ConvDirectKernel(
                     g, weights: weights, bias: bias, activation: activation,
-                    input: slots.inputs[0]!, output: slots.outputs[0])
+                    input: slots.inputs[0]!, output: slots.outputs[0], kernels: kernels)
             }
             return ConvGemmKernel(
                 g, weights: weights, bias: bias, activation: activation, input: slots.inputs[0]!,
                 output: slots.outputs[0], scratch: slots.scratch, stripColumns: strip,
-                direct: direct, blas: try OpenBLAS.shared())
+                direct: direct, blas: try OpenBLAS.shared(), kernels: kernels)
         }
         return plan
     }
@@ -100,19 +104,21 @@ final class ConvGemmKernel: Kernel {
     let g: ConvGeometry
     let weights: UnsafeMutablePointer<Float>
     let bias: UnsafeMutablePointer<Float>?
-    let activation: FusedActivation
+    let activation: Activation
     let input: Int, output: Int, scratch: Int, stripColumns: Int
     let direct: Bool
     let blas: OpenBLAS
+    let kernels: any KernelSet.Type
 
     init(
         _ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int,
-        scratch: Int, stripColumns: Int, direct: Bool, blas: OpenBLAS
+        scratch: Int, stripColumns: Int, direct: Bool, blas: OpenBLAS, kernels: any KernelSet.Type
     ) {
         self.g = g
         self.weights = ownedCopy(weights)
         self.bias = bias.map(ownedCopy)
-        self.activation = activation
+        self.activation = activation.form
+        self.kernels = kernels
         self.input = input; self.output = output; self.scratch = scratch
         self.stripColumns = stripColumns; self.direct = direct; self.blas = blas
     }
@@ -137,7 +143,8 @@ final class ConvGemmKernel: Kernel {
                     blas.sgemm(
                         transA: false, transB: false, m: m, n: columns, k: k, alpha: 1, a: a, lda: k,
                         b: x, ldb: columns, beta: 0, c: y, ldc: columns)
-                    activation.epilogue(y, rows: m, rowLength: columns, rowStride: columns, bias: b)
+                    kernels.biasActivate(
+                        y, rows: m, rowLength: columns, rowStride: columns, bias: b, activation: activation)
                     continue
                 }
                 var start = 0
@@ -148,7 +155,8 @@ final class ConvGemmKernel: Kernel {
                     blas.sgemm(
                         transA: false, transB: false, m: m, n: count, k: k, alpha: 1, a: a, lda: k,
                         b: col, ldb: count, beta: 0, c: y + start, ldc: columns)
-                    activation.epilogue(y + start, rows: m, rowLength: count, rowStride: columns, bias: b)
+                    kernels.biasActivate(
+                        y + start, rows: m, rowLength: count, rowStride: columns, bias: b, activation: activation)
                     start += count
                 }
             }

@@ -1,3 +1,5 @@
+import InferKernelSet
+
 /// ONNX `ConvTranspose` (2-D and 1-D): strides, dilations, pads, output_padding, output_shape, auto_pad, group.
 ///
 /// Fast path: one sgemm per group makes the column matrix `Wᵀ·X` (arena scratch), then col2im scatters it into the
@@ -74,13 +76,13 @@ enum ConvTransposeOp {
         var plan = OpPlan(outputShapes: [g.outputShape], build: { _ in fatalError("replaced below") })
         plan.flops = 2 * Double(g.batch * g.inChannels * g.inHeight * g.inWidth * rows)
         plan.capturedInputs = [1, 2]
-        let mode = ctx.mode
+        let mode = ctx.mode, kernels = ctx.kernels
         if mode == .fast { plan.scratchFloats = rows * g.inHeight * g.inWidth }
         plan.build = { slots in
             ConvTransposeKernel(
                 g, weights: weights, bias: bias, activation: activation, input: slots.inputs[0]!,
                 output: slots.outputs[0], scratch: slots.scratch,
-                blas: mode == .fast ? try OpenBLAS.shared() : nil)
+                blas: mode == .fast ? try OpenBLAS.shared() : nil, kernels: kernels)
         }
         return plan
     }
@@ -94,13 +96,14 @@ final class ConvTransposeKernel: Kernel {
     let activation: FusedActivation
     let input: Int, output: Int, scratch: Int
     let blas: OpenBLAS?
+    let kernels: any KernelSet.Type
 
     init(
         _ g: ConvGeometry, weights: [Float], bias: [Float]?, activation: FusedActivation, input: Int, output: Int,
-        scratch: Int, blas: OpenBLAS?
+        scratch: Int, blas: OpenBLAS?, kernels: any KernelSet.Type
     ) {
         self.g = g; self.weights = ownedCopy(weights); self.bias = bias; self.activation = activation
-        self.input = input; self.output = output; self.scratch = scratch; self.blas = blas
+        self.input = input; self.output = output; self.scratch = scratch; self.blas = blas; self.kernels = kernels
     }
 
     deinit { weights.deallocate() }
@@ -160,7 +163,9 @@ final class ConvTransposeKernel: Kernel {
                 }
             }
             if activation != .none {
-                activation.epilogue(y, rows: 1, rowLength: g.outChannels * outPlane, rowStride: 0, bias: nil)
+                kernels.biasActivate(
+                    y, rows: 1, rowLength: g.outChannels * outPlane, rowStride: 0, bias: nil,
+                    activation: activation.form)
             }
         }
     }

@@ -1,3 +1,5 @@
+import InferKernelSet
+
 /// MaxPool, AveragePool (kernel, strides, pads, dilations for max, ceil_mode, count_include_pad, auto_pad) and
 /// GlobalAveragePool, on 1-D and 2-D NC(H)W tensors.
 enum PoolOp {
@@ -15,10 +17,13 @@ enum PoolOp {
             ctx, input: x, outChannels: x[1], kernel: kernel, group: x[1],
             ceilMode: try ctx.int("ceil_mode", 0) != 0)
         let includePad = try ctx.int("count_include_pad", 0) != 0
+        let kernels = ctx.kernels
         return OpPlan(
             outputShapes: [g.outputShape],
             build: { slots in
-                PoolKernel(g, isMax: isMax, includePad: includePad, input: slots.inputs[0]!, output: slots.outputs[0])
+                PoolKernel(
+                    g, isMax: isMax, includePad: includePad, input: slots.inputs[0]!, output: slots.outputs[0],
+                    kernels: kernels)
             })
     }
 
@@ -41,8 +46,11 @@ final class PoolKernel: Kernel {
     let isMax: Bool, includePad: Bool
     let input: Int, output: Int
 
-    init(_ g: ConvGeometry, isMax: Bool, includePad: Bool, input: Int, output: Int) {
+    let kernels: any KernelSet.Type
+
+    init(_ g: ConvGeometry, isMax: Bool, includePad: Bool, input: Int, output: Int, kernels: any KernelSet.Type) {
         self.g = g; self.isMax = isMax; self.includePad = includePad; self.input = input; self.output = output
+        self.kernels = kernels
     }
 
     /// A 2×2 stride-2 max pool whose windows all lie inside the input (the U-Net's downsampling).
@@ -94,30 +102,14 @@ final class PoolKernel: Kernel {
 }
 
 extension PoolKernel {
-    /// 2×2 stride-2 max: the larger of two rows, 16 columns at a time, then the larger of even and odd lanes.
+    /// 2×2 stride-2 max, a row at a time (`KernelSet.maxPool2x2Row`: the larger of two rows, a double vector of
+    /// columns at a time, then the larger of even and odd lanes).
     func runMax2x2(_ arena: UnsafeMutablePointer<Float>) {
         let inW = g.inWidth, outW = g.outWidth, inPlane = g.inHeight * inW, outPlane = g.outHeight * outW
         for plane in 0..<(g.batch * g.inChannels) {
             let x = arena + input + plane * inPlane, y = arena + output + plane * outPlane
             for oy in 0..<g.outHeight {
-                let r0 = UnsafeRawPointer(x + 2 * oy * inW), r1 = UnsafeRawPointer(x + (2 * oy + 1) * inW)
-                let dst = y + oy * outW
-                var ox = 0
-                while ox + 8 <= outW {
-                    let a = r0.loadUnaligned(fromByteOffset: 8 * ox, as: SIMD16<Float>.self)
-                    let b = r1.loadUnaligned(fromByteOffset: 8 * ox, as: SIMD16<Float>.self)
-                    let m = a.replacing(with: b, where: b .> a)
-                    let even = m.evenHalf, odd = m.oddHalf
-                    UnsafeMutableRawPointer(dst + ox).storeBytes(
-                        of: even.replacing(with: odd, where: odd .> even),
-                        as: SIMD8<Float>.self)
-                    ox += 8
-                }
-                let s0 = x + 2 * oy * inW, s1 = s0 + inW
-                while ox < outW {
-                    dst[ox] = max(max(s0[2 * ox], s0[2 * ox + 1]), max(s1[2 * ox], s1[2 * ox + 1]))
-                    ox += 1
-                }
+                kernels.maxPool2x2Row(x + 2 * oy * inW, x + (2 * oy + 1) * inW, y + oy * outW, count: outW)
             }
         }
     }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# colorcam on a CPU without AVX: one vivid-run VM boot with QEMU's `Westmere` CPU model (SSE4.2, no AVX, AVX2, FMA
+# or AVX-512), checking that the engine picks its baseline kernels by itself and computes what this host computes.
+#
+#   Tests/vivid/isa.sh      (make vivid runs it after run.sh)
+#
+# On the host: the detector CNN and the default colorizer run once natively on fixed inputs (`bench infer --input`).
+# In the guest (Tests/vivid/guest_isa.sh): `colorcam doctor`, the same two runs, and COLORCAM_ISA=avx2 (which this
+# CPU lacks: exit 69, not an illegal instruction). Then Tests/vivid/check_isa.py compares. Exit: 0 passed; 1 a check
+# failed; 2 the suite could not run. A VM that cannot start is SKIPPED loudly (exit 0) unless VIVID_REQUIRE=1.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+export PATH=/opt/swift/usr/bin:$PATH
+PYTHON=${PYTHON:-python3}
+VIVID_RUN=${VIVID_RUN:-}
+if [ -z "$VIVID_RUN" ]; then
+    for candidate in "$ROOT/../shared/vivid/vivid-run" /work/shared/vivid/vivid-run; do
+        if [ -f "$candidate" ]; then VIVID_RUN=$candidate; break; fi
+    done
+fi
+skip() {
+    echo "" >&2
+    echo "########################################################################" >&2
+    echo "## no-AVX CPU check SKIPPED: $1" >&2
+    echo "########################################################################" >&2
+    [ "${VIVID_REQUIRE:-0}" = 1 ] && exit 2
+    exit 0
+}
+[ -n "$VIVID_RUN" ] || skip "vivid-run not found (looked in ../shared/vivid and /work/shared/vivid)"
+swift build -c release --product colorcam >&2 || { echo "isa: build failed" >&2; exit 2; }
+COLORCAM=$ROOT/.build/release/colorcam
+WORK=${VIVID_WORK:-$ROOT/.build/vivid-isa}
+rm -rf "$WORK"
+mkdir -p "$WORK"
+"$PYTHON" - "$WORK" <<'PY' || { echo "isa: could not write the inputs" >&2; exit 2; }
+import sys
+import numpy as np
+rng = np.random.default_rng(5)
+rng.uniform(-0.5, 0.5, (1, 3, 120, 160)).astype("<f4").tofile(f"{sys.argv[1]}/detect.in.f32")
+rng.uniform(0, 100, (1, 1, 256, 256)).astype("<f4").tofile(f"{sys.argv[1]}/colorize.in.f32")
+PY
+for m in detect:Models/detect-default/model.onnx:1x3x120x160 colorize:Models/colorcam-default/model.onnx:1x1x256x256; do
+    IFS=: read -r name model shape <<< "$m"
+    "$COLORCAM" bench infer "$model" --shape "$shape" --input "$WORK/$name.in.f32" --output "$WORK/$name.host.f32" \
+        > /dev/null || { echo "isa: the host run of $name failed" >&2; exit 2; }
+done
+echo "isa: booting a VM whose CPU has no AVX (QEMU -cpu Westmere)" >&2
+VIVID_RUN_QEMU_CPU=Westmere bash "$VIVID_RUN" --workdir "$WORK" -- bash "$ROOT/Tests/vivid/guest_isa.sh" "$WORK" \
+    "$COLORCAM" "$ROOT" > "$WORK/vivid-run.stdout" 2> "$WORK/vivid-run.stderr"
+rc=$?
+[ -f "$WORK/started" ] || { tail -5 "$WORK/vivid-run.stderr" >&2; skip "the VM did not start (vivid-run exit $rc)"; }
+if [ $rc -ne 0 ] || [ ! -f "$WORK/finished" ]; then
+    echo "isa: the guest script did not finish (vivid-run exit $rc)" >&2
+    tail -20 "$WORK/vivid-run.stderr" >&2
+    exit 2
+fi
+exec "$PYTHON" "$ROOT/Tests/vivid/check_isa.py" "$WORK"
