@@ -87,18 +87,23 @@ import Testing
         #expect(worst <= 1e-4, "\(c) \(isa): relative error \(worst)")
     }
 
-    @Test func selectionPrefersTiledForThinLayersOnly() {
+    @Test func selectionFollowsTheMeasuredCostPerInstructionSet() {
         var thin = ConvGeometry()
         thin.inChannels = 16; thin.outChannels = 8; thin.kernelHeight = 3; thin.kernelWidth = 3
+        thin.outHeight = 16; thin.outWidth = 16
         var wide = thin
         wide.inChannels = 256; wide.outChannels = 256
         var longK = thin
         longK.inChannels = 80; longK.outChannels = 32  // K = 720: the detector's widest 3×3 conv
+        var wideRows = wide
+        wideRows.outWidth = 32  // ECCV16's narrowest rows: one full AVX-512 tile
         for set in InstructionSet.allCases {
             #expect(ConvTiledKernel.isPreferred(thin, kernels: set.kernels, override: nil))
             #expect(!ConvTiledKernel.isPreferred(wide, kernels: set.kernels, override: nil))
             #expect(ConvTiledKernel.isPreferred(wide, kernels: set.kernels, override: true))
+            #expect(!ConvTiledKernel.isPreferred(thin, kernels: set.kernels, override: false))
             #expect(ConvTiledKernel.isPreferred(longK, kernels: set.kernels, override: nil) == (set == .avx512))
+            #expect(ConvTiledKernel.isPreferred(wideRows, kernels: set.kernels, override: nil) == (set == .avx512))
         }
     }
 }

@@ -175,18 +175,23 @@ final class ConvTiledKernel: Kernel {
 extension ConvTiledKernel {
     /// Whether the tiled direct kernel should run this conv instead of im2col + sgemm (chosen at load time).
     ///
-    /// Measured on this project's models (CPU time, AMD EPYC, 1 thread, OpenBLAS Haswell core): the tiled kernel
-    /// wins while a group has few channels (K = cg·kh·kw small, M small), where sgemm runs at 20–45 GFLOP/s;
-    /// sgemm wins on wide layers (ECCV16's 256–512 channels run at ~70 GFLOP/s). With AVX-512's 8-channel tile the
-    /// kernel also wins at longer K with either OpenBLAS core (the detector's 80→32-channel 3×3 conv, K = 720:
-    /// 139–142 GFLOP/s tiled against 82 with Haswell's sgemm and 97 with Cooperlake's), so its K limit is 128·9;
-    /// at 128 output channels on 16-column rows Cooperlake's sgemm still wins (144 against 108), so M stays ≤ 64.
+    /// Measured on this project's models (CPU time, AMD EPYC, 1 thread; `tools/profile/results/isa-dispatch.txt`):
+    /// with AVX2's 4-channel tile the kernel wins while a group has few channels (K = cg·kh·kw ≤ 64·9, M ≤ 64), where
+    /// sgemm runs at 20–45 GFLOP/s; sgemm wins on wide layers (ECCV16: 109 GFLOP/s against the tile's 98). AVX-512's
+    /// 8-channel × 32-column tile beats sgemm with either OpenBLAS core on every ECCV16 layer (3×3 convs 208–218
+    /// GFLOP/s against Cooperlake's 193 and Haswell's 114) whenever the output rows fill its tiles (≥ 75 %); on
+    /// narrower rows it wins at M ≤ 64 up to K = 128·9 (the detector's 80→32 conv on 40-column rows: 139 against 97),
+    /// and loses at 128 channels on 16-column rows (108 against Cooperlake's 144).
     static func isPreferred(
         _ g: ConvGeometry, kernels: any KernelSet.Type, override: Bool? = tiledOverride
     ) -> Bool {
         if let override { return override }
-        let maxK = kernels.tiledConvChannels >= 8 ? 128 * 9 : 64 * 9
-        return g.outChannelsPerGroup <= 64 && g.inChannelsPerGroup * g.kernelArea <= maxK
+        let m = g.outChannelsPerGroup, k = g.inChannelsPerGroup * g.kernelArea
+        guard kernels.tiledConvChannels >= 8 else { return m <= 64 && k <= 64 * 9 }
+        let columns = kernels.tiledConvColumns
+        let tiles = (g.outWidth + columns - 1) / columns
+        if 4 * g.outWidth >= 3 * tiles * columns { return true }
+        return m <= 64 && k <= 128 * 9
     }
 
     /// Benchmark hook: `COLORCAM_CONV_TILED=1` forces the tiled kernel on every conv it can run (all but 1×1
