@@ -39,6 +39,9 @@ import Testing
                     channels: 13, height: h, width: w, outChannels: 9, kernel: [1, 1], stride: 2,
                     pads: [1, 0, 0, 1]))
         }
+        // 16-column rows (AVX-512's narrow tile), 20 output channels (a partial 8-channel block), 5×3 taps too.
+        all.append(Case(channels: 48, height: 5, width: 16, outChannels: 20))
+        all.append(Case(channels: 9, height: 6, width: 16, outChannels: 11, kernel: [5, 3], pads: [2, 1, 2, 1]))
         // Wide rows: several tiles (8, 16 or 32 columns by instruction set) plus a partial one, and bands of rows.
         all.append(Case(channels: 8, height: 40, width: 70, outChannels: 8))
         all.append(Case(channels: 16, height: 33, width: 65, outChannels: 8, stride: 2))
@@ -92,11 +95,13 @@ import Testing
         thin.inChannels = 16; thin.outChannels = 8; thin.kernelHeight = 3; thin.kernelWidth = 3
         thin.outHeight = 16; thin.outWidth = 16
         var wide = thin
-        wide.inChannels = 256; wide.outChannels = 256
+        wide.inChannels = 256; wide.outChannels = 256; wide.outWidth = 20  // 20 columns: 62 % of either tile
         var longK = thin
         longK.inChannels = 80; longK.outChannels = 32  // K = 720: the detector's widest 3×3 conv
         var wideRows = wide
         wideRows.outWidth = 32  // ECCV16's narrowest rows: one full AVX-512 tile
+        var narrowRows = wide
+        narrowRows.outWidth = 16  // the colorizer's 128-channel rows: one full AVX-512 narrow tile
         for set in InstructionSet.allCases {
             #expect(ConvTiledKernel.isPreferred(thin, kernels: set.kernels, override: nil))
             #expect(!ConvTiledKernel.isPreferred(wide, kernels: set.kernels, override: nil))
@@ -104,6 +109,9 @@ import Testing
             #expect(!ConvTiledKernel.isPreferred(thin, kernels: set.kernels, override: false))
             #expect(ConvTiledKernel.isPreferred(longK, kernels: set.kernels, override: nil) == (set == .avx512))
             #expect(ConvTiledKernel.isPreferred(wideRows, kernels: set.kernels, override: nil) == (set == .avx512))
+            #expect(ConvTiledKernel.isPreferred(narrowRows, kernels: set.kernels, override: nil) == (set == .avx512))
+            #expect(ConvTiledKernel.usesNarrowTile(narrowRows, kernels: set.kernels) == (set == .avx512))
+            #expect(!ConvTiledKernel.usesNarrowTile(wideRows, kernels: set.kernels))
         }
     }
 }

@@ -55,7 +55,9 @@ enum ConvOp {
         if mode == .fast && !direct && !thin {
             plan.scratchFloats =
                 tiled
-                ? ConvTiledKernel.Layout(g, tileColumns: ctx.kernels.tiledConvColumns).scratchFloats(g) : k * strip
+                ? ConvTiledKernel.Layout(g, tileColumns: ConvTiledKernel.tileColumns(g, kernels: ctx.kernels))
+                    .scratchFloats(g)
+                : k * strip
         }
         plan.build = { slots in
             if mode == .reference {

@@ -14,6 +14,9 @@ public protocol KernelSet {
     static var tiledConvColumns: Int { get }
     /// Output channels one tiled-conv register tile covers (4, or 8 with AVX-512); weights are packed in blocks of it.
     static var tiledConvChannels: Int { get }
+    /// Output columns of the set's narrow tiled-conv tile (one vector; `TiledConvRow.narrow`), or 0 where the set has
+    /// none (a one-vector tile of 4 channels would leave too few accumulators to hide the FMA latency).
+    static var tiledConvNarrowColumns: Int { get }
 
     /// `p[r·rowStride + i] = activation(p[…] + bias[r])` for `r < rows`, `i < rowLength` (bias nil: 0).
     static func biasActivate(
@@ -70,13 +73,17 @@ public struct TiledConvRow {
     public var tapOffsets: UnsafePointer<Int>
     public var output: UnsafeMutablePointer<Float>, outputPlane: Int
     public var activation: Activation
+    /// Tiles of `tiledConvNarrowColumns` columns (one vector) instead of `tiledConvColumns`; only where the set has
+    /// a narrow tile.
+    public var narrow: Bool
 
     public init(
         source: UnsafePointer<Float>, channelStride: Int, rowStride: Int, columns: Int, weights: UnsafePointer<Float>,
         bias: UnsafePointer<Float>, channels: Int, inputChannels: Int, kernelHeight: Int, kernelWidth: Int,
         dilationHeight: Int, tapOffsets: UnsafePointer<Int>, output: UnsafeMutablePointer<Float>, outputPlane: Int,
-        activation: Activation
+        activation: Activation, narrow: Bool = false
     ) {
+        self.narrow = narrow
         self.source = source; self.channelStride = channelStride; self.rowStride = rowStride
         self.columns = columns; self.weights = weights; self.bias = bias; self.channels = channels
         self.inputChannels = inputChannels; self.kernelHeight = kernelHeight; self.kernelWidth = kernelWidth

@@ -6,6 +6,7 @@ public enum Kernels: KernelSet {
     public static var vectorFloats: Int { Vector.scalarCount }
     public static var tiledConvColumns: Int { 2 * Vector.scalarCount }
     public static var tiledConvChannels: Int { tileChannels }
+    public static var tiledConvNarrowColumns: Int { hasNarrowTile ? Vector.scalarCount : 0 }
 
     public static func biasActivate(
         _ p: UnsafeMutablePointer<Float>, rows: Int, rowLength: Int, rowStride: Int, bias: UnsafePointer<Float>?,

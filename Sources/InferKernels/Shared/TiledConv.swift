@@ -6,6 +6,12 @@ extension Kernels {
     /// channel and two loads per tap feed 2 multiply-adds per channel. Bias is the accumulators' initial value; the
     /// activation is applied before the single store.
     public static func tiledConvRow(_ a: TiledConvRow) {
+        #if COLORCAM_ISA_AVX512
+            if a.narrow {
+                narrowTiledConvRow(a)
+                return
+            }
+        #endif
         let lanes = Vector.scalarCount, tileColumns = 2 * lanes, tc = tileChannels
         let cg = a.inputChannels, kh = a.kernelHeight, kw = a.kernelWidth
         let rowStride = a.rowStride, channelStride = a.channelStride
@@ -96,4 +102,56 @@ extension Kernels {
         for i in 0..<min(valid, lanes) { d[i] = lo[i] }
         if valid > lanes { for i in lanes..<valid { d[i] = hi[i - lanes] } }
     }
+
+    #if COLORCAM_ISA_AVX512
+        /// The narrow tile: 8 output channels × one vector (16 columns), for rows that would leave much of a
+        /// 32-column tile on padding (16- and 40-column rows). One load and 8 broadcasts per tap feed 8 FMAs.
+        static func narrowTiledConvRow(_ a: TiledConvRow) {
+            let lanes = Vector.scalarCount, tc = tileChannels
+            let cg = a.inputChannels, kh = a.kernelHeight, kw = a.kernelWidth
+            let rowStride = a.rowStride, channelStride = a.channelStride
+            let taps = a.tapOffsets
+            let b = a.bias, outPlane = a.outputPlane
+            let slope = Vector(repeating: a.activation.slope)
+            let low = Vector(repeating: a.activation.low), high = Vector(repeating: a.activation.high)
+            var ox = 0
+            while ox < a.columns {
+                var a0 = Vector(repeating: b[0]), a1 = Vector(repeating: b[1])
+                var a2 = Vector(repeating: b[2]), a3 = Vector(repeating: b[3])
+                var a4 = Vector(repeating: b[4]), a5 = Vector(repeating: b[5])
+                var a6 = Vector(repeating: b[6]), a7 = Vector(repeating: b[7])
+                var w = a.weights
+                for c in 0..<cg {
+                    for ky in 0..<kh {
+                        let row = a.source + c * channelStride + ky * a.dilationHeight * rowStride + ox
+                        for kx in 0..<kw {
+                            let s = load(row + taps[kx])
+                            a0 = multiplyAdd(a0, s, Vector(repeating: w[0]))
+                            a1 = multiplyAdd(a1, s, Vector(repeating: w[1]))
+                            a2 = multiplyAdd(a2, s, Vector(repeating: w[2]))
+                            a3 = multiplyAdd(a3, s, Vector(repeating: w[3]))
+                            a4 = multiplyAdd(a4, s, Vector(repeating: w[4]))
+                            a5 = multiplyAdd(a5, s, Vector(repeating: w[5]))
+                            a6 = multiplyAdd(a6, s, Vector(repeating: w[6]))
+                            a7 = multiplyAdd(a7, s, Vector(repeating: w[7]))
+                            w += tc
+                        }
+                    }
+                }
+                let valid = min(lanes, a.columns - ox)
+                let d = a.output + ox
+                @inline(__always) func put(_ channel: Int, _ v: Vector) {
+                    guard channel < a.channels else { return }
+                    let out = activate(v, slope, low, high), p = d + channel * outPlane
+                    if valid == lanes {
+                        store(out, p)
+                    } else {
+                        for i in 0..<valid { p[i] = out[i] }
+                    }
+                }
+                put(0, a0); put(1, a1); put(2, a2); put(3, a3); put(4, a4); put(5, a5); put(6, a6); put(7, a7)
+                ox += lanes
+            }
+        }
+    #endif
 }

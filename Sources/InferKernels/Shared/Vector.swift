@@ -12,6 +12,8 @@
     /// Output channels per tiled-conv register tile: 8 × 2 vectors = 16 of the 32 zmm registers accumulate, so that
     /// two FMA pipes with 4-cycle latency stay busy and each tap's loads feed 16 FMAs.
     let tileChannels = 8
+    /// Whether the tiled conv has its one-vector tile (8 channels × 16 columns, 8 accumulators) for narrow rows.
+    let hasNarrowTile = true
 #elseif COLORCAM_ISA_AVX2
     /// One ymm register.
     typealias Vector = SIMD8<Float>
@@ -19,6 +21,7 @@
     let isaName = "avx2"
     /// Output channels per tiled-conv register tile (8 accumulators of the 16 ymm registers).
     let tileChannels = 4
+    let hasNarrowTile = false
 #elseif COLORCAM_ISA_BASELINE
     /// One xmm register (SSE2, which every x86-64 CPU has).
     typealias Vector = SIMD4<Float>
@@ -26,6 +29,7 @@
     let isaName = "baseline"
     /// Output channels per tiled-conv register tile (8 accumulators of the 16 xmm registers).
     let tileChannels = 4
+    let hasNarrowTile = false
 #else
     #error("InferKernels is compiled once per instruction set: define one COLORCAM_ISA_* condition")
 #endif
