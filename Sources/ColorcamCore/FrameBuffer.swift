@@ -18,6 +18,10 @@ public final class FrameBuffer: @unchecked Sendable {
     public var captureTimestampNs: Int64 = 0
     /// Time the source recorded for the frame (a Y4M `Xts_us` tag), nanoseconds; nil when the file has none.
     public var sourceTimestampNs: Int64?
+    /// When the scene in the frame happened, in nanoseconds, for what measures motion (tracking): a live device's
+    /// capture stamp; for a file, its recorded time from the start of the run (loops continue it), so the same file
+    /// gives the same times whatever the pace and however fast the machine runs.
+    public var sceneTimestampNs: Int64 = 0
     /// Index of this buffer in its pool (stable for the buffer's life).
     public let poolIndex: Int
 
@@ -52,5 +56,6 @@ public final class FrameBuffer: @unchecked Sendable {
         sequence = other.sequence
         captureTimestampNs = other.captureTimestampNs
         sourceTimestampNs = other.sourceTimestampNs
+        sceneTimestampNs = other.sceneTimestampNs
     }
 }

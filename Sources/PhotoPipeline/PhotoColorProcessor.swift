@@ -195,7 +195,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     // MARK: capture thread
 
     public func analyse(_ frame: FrameBuffer) -> Int? {
-        let tracks = session.process(frame, timestampNs: frame.captureTimestampNs)
+        let tracks = session.process(frame, timestampNs: frame.sceneTimestampNs)
         let base = frame.poolIndex * options.maxPhotos
         var count = 0
         // The photos `gate` paints, the largest first when there are more than maxPhotos.

@@ -54,6 +54,7 @@ public enum StillImage {
             frame.copy(from: source)
             frame.sequence = step
             frame.captureTimestampNs = Int64(step) * 33_333_333
+            frame.sceneTimestampNs = frame.captureTimestampNs
             photos = processor.analyse(frame) ?? 0
             if let _ = processor.prepareInference(frame, slot: 0, inferenceIdle: true) {
                 let outcome = processor.infer(slot: 0, frame: step, captureTsNs: frame.captureTimestampNs)

@@ -27,9 +27,14 @@ struct CaptureState {
     var resumeGapPending: Bool
     /// When this play of the source started (pipeline clock): frame offsets count from here.
     var loopBaseNs: Int64?
+    /// The same start in the file's own time (0 for the first play): frames' `sceneTimestampNs` count from here.
+    var sceneLoopBaseNs: Int64 = 0
     var firstSourceTsNs: Int64?
     var lastOffsetNs: Int64 = 0
     var indexInLoop: Int64 = 0
+    /// The sequence of the last frame handed to output (asap: its composite must be done before the next inference
+    /// starts; `StageWait.inferencePlace`).
+    var lastPushed = Int.min
 
     init(pipeline: Pipeline) {
         sequence = pipeline.config.firstSequence
@@ -85,6 +90,7 @@ extension Pipeline {
             guard try source.readFrame(into: buffer) else {
                 if !discard { framePool.release(buffer) }
                 state.loopBaseNs! += state.lastOffsetNs + intervalNs
+                state.sceneLoopBaseNs += state.lastOffsetNs + intervalNs
                 state.loop += 1
                 state.phase = .startLoop
                 return .none
@@ -123,14 +129,20 @@ extension Pipeline {
             state.phase = .offer(buffer, captureNs: captureNs)
             return .none
         case .offer(let buffer, let captureNs):
-            if processor != nil && config.pace == .asap && !core.withLock({ $0.limiter.canStart }) {
-                return .inferencePlace  // batch conversion: every frame gets its own inference
+            // Batch conversion: every frame gets its own inference. With one in flight (the default) it starts once
+            // every earlier frame is composited, so a later frame's colours never reach an earlier frame's output and
+            // the output does not depend on timing; several in flight overlap instead (throughput over that).
+            if processor != nil && config.pace == .asap {
+                let wait = StageWait.inferencePlace(
+                    afterComposite: config.maxInFlight == 1 ? state.lastPushed : Int.min)
+                if !isSatisfied(wait) { return wait }
             }
             let submitted = offerInference(buffer, nowNs: captureNs)
             var span = TraceEvent.span(.capture, frame: buffer.sequence, startNs: captureNs, endNs: clock.nowNs())
             span.captureTsNs = captureNs
             trace.record(span)
             pushOutput((buffer, submitted))
+            state.lastPushed = buffer.sequence
             state.phase = .read
             return .none
         }
@@ -146,6 +158,7 @@ extension Pipeline {
             // again) keeps one increasing numbering in the trace. After a device loss the frames missed meanwhile
             // come first (see `resumeAfterCaptureNs`).
             captureNs = buffer.captureTimestampNs
+            buffer.sceneTimestampNs = captureNs
             if state.liveSequenceOffset == nil {
                 let missed = traceResumeGap(firstFrameNs: captureNs, intervalNs: intervalNs)
                 state.liveSequenceOffset = config.firstSequence + missed - buffer.sequence
@@ -161,6 +174,7 @@ extension Pipeline {
             }
             buffer.sequence = state.sequence
             buffer.captureTimestampNs = captureNs
+            buffer.sceneTimestampNs = state.sceneLoopBaseNs + state.lastOffsetNs
             state.sequence += 1
         }
         nextSequence.store(state.sequence, ordering: .releasing)

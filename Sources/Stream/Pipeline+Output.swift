@@ -32,6 +32,7 @@ extension Pipeline {
             outputCondition.unlock()
             guard let (frame, submitted) = item else { return .ended }
             if failure.withLock({ $0 != nil }) {
+                noteComposited(frame.sequence)
                 framePool.release(frame)
                 return .none
             }
@@ -44,6 +45,7 @@ extension Pipeline {
             if admitted {
                 state.phase = .composite(frame, ownResult: config.pace == .asap && submitted)
             } else {
+                noteComposited(frame.sequence)
                 framePool.release(frame)
             }
             return .none
@@ -66,6 +68,7 @@ extension Pipeline {
                 }
             let result = processor?.composite(frame, scheduled: scheduled)
             let compositeEndNs = clock.nowNs()
+            noteComposited(frame.sequence)
             state.phase = .present(
                 frame, result: result, compositeStartNs: compositeStartNs, compositeEndNs: compositeEndNs)
             if config.pace == .realtime, let delayNs = config.presentationDelayNs,
@@ -101,5 +104,14 @@ extension Pipeline {
             state.phase = .take
             return .none
         }
+    }
+
+    /// asap: frame `sequence` is composited (or dropped); capture may start the next frame's inference.
+    func noteComposited(_ sequence: Int) {
+        guard config.pace == .asap else { return }
+        compositedThrough.store(sequence, ordering: .releasing)
+        resultCondition.lock()
+        resultCondition.broadcast()
+        resultCondition.unlock()
     }
 }

@@ -47,8 +47,11 @@ public final class Pipeline: @unchecked Sendable {
     let pendingStarts = Atomic<Int>(0)
     /// Set when the capture stage has ended (no more requests): ends the inference thread's poll.
     let captureEnded = Atomic<Bool>(false)
-    // Completion notices (asap waits for free inference places and for a frame's own result).
+    // Completion notices (asap waits for free inference places, composites and a frame's own result).
     let resultCondition = NSCondition()
+    /// asap: the sequence of the last frame the output stage has composited (or dropped); signalled on
+    /// `resultCondition`.
+    let compositedThrough = Atomic<Int>(Int.min)
     // Hand-off to the output stage: FIFO of (frame, inference submitted?) or nil = end of stream.
     let outputCondition = NSCondition()
     var outputQueue: [(FrameBuffer, Bool)?] = []
@@ -224,7 +227,8 @@ public final class Pipeline: @unchecked Sendable {
         case .none: return true
         case .ended, .until: return false
         case .frameBuffer: return framePool.freeCount > 0
-        case .inferencePlace: return core.withLock { $0.limiter.canStart }
+        case .inferencePlace(let frame):
+            return compositedThrough.load(ordering: .acquiring) >= frame && core.withLock { $0.limiter.canStart }
         case .ownResult(let frame): return core.withLock { $0.hasFinished(frame: frame) }
         case .job:
             startCondition.lock()
@@ -248,8 +252,9 @@ enum StageWait: Equatable {
     case until(Int64)
     /// asap capture: a free frame buffer.
     case frameBuffer
-    /// asap capture: a free inference place (every frame gets its own inference).
-    case inferencePlace
+    /// asap capture: a free inference place (every frame gets its own inference), once the output stage has
+    /// composited frame `afterComposite` (the last frame capture handed it; `Int.min`: none yet).
+    case inferencePlace(afterComposite: Int)
     /// An inference stage: a start request (or the end of capture).
     case job
     /// The output stage: a frame (or the end of the stream).

@@ -39,7 +39,8 @@ enum ReplayCommand {
                                     FRAME tags) or else at the header rate, as from a camera; a frame the pipeline
                                     cannot take is dropped, never buffered.
                                     asap: every frame is processed as fast as possible, each with its own inference
-                                    (batch conversion); shows progress on a terminal.
+                                    (batch conversion; the output is the same run to run); shows progress on a
+                                    terminal.
           --fps N                   pace at N frames/s instead of the file's rate and timestamps (PNG folders: 30)
           --loop N                  play the input N times (default 1; needs a file, not stdin)
           --max-in-flight N         inference runs at once (default 1)

@@ -27,6 +27,7 @@ import Testing
             pooled.copy(from: frame)
             pooled.sequence = sequence
             pooled.captureTimestampNs = Int64(sequence) * 33_333_333
+            pooled.sceneTimestampNs = pooled.captureTimestampNs
             _ = processor.analyse(pooled)
             if let request = processor.prepareInference(pooled, slot: sequence % 3, inferenceIdle: true) {
                 requests.append(request)

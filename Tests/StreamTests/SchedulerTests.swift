@@ -271,6 +271,28 @@ struct SteppedSchedulerTests {
             ])
     }
 
+    /// asap with one in flight (the default): the next frame's inference starts only once the frame before it is
+    /// composited, so no later result can reach an earlier frame (batch conversion does not depend on timing).
+    @Test func asapStartsTheNextInferenceOnlyAfterTheCompositeBeforeIt() throws {
+        var run = SteppedRun()
+        run.count = 8
+        run.config.pace = .asap
+        // Inference (1 ms) faster than writing a frame (5 ms): without the wait, frame k+1's inference would run
+        // while frame k waits behind frame k-1's write, and finish before frame k is composited.
+        run.inferenceNs = { _ in 1_000_000 }
+        run.outputCostNs = 5_000_000
+        let trace = RecordingTraceSink()
+        let (stats, _) = try run.run(trace: trace)
+        #expect(stats.inferences == 8 && stats.framesOutput == 8)
+        let composites = trace.events(.composite)
+        let inferStarts = Dictionary(uniqueKeysWithValues: trace.events(.infer).map { ($0.frame, $0.startNs) })
+        #expect(composites.count == 8)
+        for (k, composite) in composites.enumerated() {
+            #expect(composite.frame == k && composite.resultFrame == k)
+            if k > 0 { #expect(inferStarts[k]! >= composites[k - 1].endNs, "frame \(k)'s inference started early") }
+        }
+    }
+
     /// The scheduler's counters are traced at each change, at the instant of the change.
     @Test func inFlightAndQueueDepthCountersFollowEveryChange() throws {
         var run = SteppedRun()

@@ -134,9 +134,9 @@ def test_replay_output_through_the_server_matches_local(colorcam, kserve, demo_s
     assert a.shape == b.shape
     differ = int((a != b).sum())
     print(f"bytes differing local vs remote: {differ} of {a.size}, largest {int(np.abs(a.astype(int) - b).max())}")
-    # Not byte-exact even local against local: which frame a photo is colorized from depends on when the inference
-    # thread finishes (the processor does not offer a job while one runs), and ab differs ~5e-5 between engines.
-    assert differ <= a.size * 1e-3
+    # asap output does not depend on timing (test_e2e: byte-exact run to run), so what differs is the engines' ab
+    # (~5e-5 apart: a rounding flip of one level in a few bytes).
+    assert differ <= a.size * 1e-5 and int(np.abs(a.astype(int) - b).max()) <= 2
     r = report(colorcam, tmp_path / "remote.json")
     assert r["remote"]["requests"] == r["inference"]["count"] >= 3 and r["remote"]["failed_total"] == 0
     names = {e["name"] for e in infer_events(tmp_path / "remote.json")}
