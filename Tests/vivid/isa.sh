@@ -8,26 +8,9 @@
 # In the guest (Tests/vivid/guest_isa.sh): `colorcam doctor`, the same two runs, and COLORCAM_ISA=avx2 (which this
 # CPU lacks: exit 69, not an illegal instruction). Then Tests/vivid/check_isa.py compares. Exit: 0 passed; 1 a check
 # failed; 2 the suite could not run. A VM that cannot start is SKIPPED loudly (exit 0) unless VIVID_REQUIRE=1.
-set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-export PATH=/opt/swift/usr/bin:$PATH
-PYTHON=${PYTHON:-python3}
-VIVID_RUN=${VIVID_RUN:-}
-if [ -z "$VIVID_RUN" ]; then
-    for candidate in "$ROOT/../shared/vivid/vivid-run" /work/shared/vivid/vivid-run; do
-        if [ -f "$candidate" ]; then VIVID_RUN=$candidate; break; fi
-    done
-fi
-skip() {
-    echo "" >&2
-    echo "########################################################################" >&2
-    echo "## no-AVX CPU check SKIPPED: $1" >&2
-    echo "########################################################################" >&2
-    [ "${VIVID_REQUIRE:-0}" = 1 ] && exit 2
-    exit 0
-}
-[ -n "$VIVID_RUN" ] || skip "vivid-run not found (looked in ../shared/vivid and /work/shared/vivid)"
+SUITE="no-AVX CPU check"
+# shellcheck source=Tests/vivid/common.sh
+source "$(dirname "$0")/common.sh"
 swift build -c release --product colorcam >&2 || { echo "isa: build failed" >&2; exit 2; }
 COLORCAM=$ROOT/.build/release/colorcam
 WORK=${VIVID_WORK:-$ROOT/.build/vivid-isa}

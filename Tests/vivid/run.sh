@@ -8,28 +8,9 @@
 #
 # Exit: 0 all checks passed; 1 a check failed; 2 the suite could not run. If the VM cannot start (no qemu, no
 # root, …) the suite is SKIPPED with a loud banner and exit 0 — set VIVID_REQUIRE=1 to make that exit 2 instead.
-set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-export PATH=/opt/swift/usr/bin:$PATH
-PYTHON=${PYTHON:-python3}
-
-VIVID_RUN=${VIVID_RUN:-}
-if [ -z "$VIVID_RUN" ]; then
-    for candidate in "$ROOT/../shared/vivid/vivid-run" /work/shared/vivid/vivid-run; do
-        if [ -f "$candidate" ]; then VIVID_RUN=$candidate; break; fi
-    done
-fi
-skip() {
-    echo "" >&2
-    echo "########################################################################" >&2
-    echo "## vivid suite SKIPPED: $1" >&2
-    echo "## (no V4L2 capture test ran; install qemu-system-x86 / run as root)" >&2
-    echo "########################################################################" >&2
-    [ "${VIVID_REQUIRE:-0}" = 1 ] && exit 2
-    exit 0
-}
-[ -n "$VIVID_RUN" ] || skip "vivid-run not found (looked in ../shared/vivid and /work/shared/vivid)"
+SUITE="vivid suite (no V4L2 capture test ran)"
+# shellcheck source=Tests/vivid/common.sh
+source "$(dirname "$0")/common.sh"
 
 echo "vivid: building colorcam (release) on the host" >&2
 swift build -c release --product colorcam >&2 || { echo "vivid: build failed" >&2; exit 2; }
