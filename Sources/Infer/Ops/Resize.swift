@@ -1,3 +1,5 @@
+import InferKernelSet
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -120,14 +122,16 @@ enum ResizeOp {
             let rows = axisTable(rank - 2), cols = axisTable(rank - 1)
             let planes = x[..<(rank - 2)].reduce(1, *)
             let inH = x[rank - 2], inW = x[rank - 1]
+            let kernels = ctx.kernels
             var plan = OpPlan(
                 outputShapes: [out],
                 build: { slots in
                     BilinearKernel(
                         planes: planes, inHeight: inH, inWidth: inW, rows: rows, cols: cols,
-                        input: slots.inputs[0]!, output: slots.outputs[0])
+                        input: slots.inputs[0]!, output: slots.outputs[0], scratch: slots.scratch, kernels: kernels)
                 })
             plan.capturedInputs = [1, 2, 3]
+            plan.scratchFloats = inW
             return plan
         default:
             throw ctx.error("resize mode \(mode) is not supported")
@@ -135,33 +139,44 @@ enum ResizeOp {
     }
 }
 
+/// Linear resize on the last two axes, plane by plane: per output row, the two input rows it reads are blended
+/// into one scratch row (`KernelSet.blendRows`, vectorised), then each output column interpolates two values of it
+/// through the column tables. Owns its tables; the blended row lives in arena scratch; allocates nothing per run.
 final class BilinearKernel: Kernel {
     let planes: Int, inHeight: Int, inWidth: Int
     let rows: (lo: [Int32], hi: [Int32], w: [Float])
     let cols: (lo: [Int32], hi: [Int32], w: [Float])
-    let input: Int, output: Int
+    let input: Int, output: Int, scratch: Int
+    let kernels: any KernelSet.Type
 
     init(
         planes: Int, inHeight: Int, inWidth: Int, rows: (lo: [Int32], hi: [Int32], w: [Float]),
-        cols: (lo: [Int32], hi: [Int32], w: [Float]), input: Int, output: Int
+        cols: (lo: [Int32], hi: [Int32], w: [Float]), input: Int, output: Int, scratch: Int,
+        kernels: any KernelSet.Type
     ) {
         self.planes = planes; self.inHeight = inHeight; self.inWidth = inWidth
-        self.rows = rows; self.cols = cols; self.input = input; self.output = output
+        self.rows = rows; self.cols = cols; self.input = input; self.output = output; self.scratch = scratch
+        self.kernels = kernels
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
         let outH = rows.w.count, outW = cols.w.count
-        for p in 0..<planes {
-            let x = arena + input + p * inHeight * inWidth, y = arena + output + p * outH * outW
-            for oy in 0..<outH {
-                let r0 = x + Int(rows.lo[oy]) * inWidth, r1 = x + Int(rows.hi[oy]) * inWidth
-                let wy = rows.w[oy]
-                let dst = y + oy * outW
-                for ox in 0..<outW {
-                    let c0 = Int(cols.lo[ox]), c1 = Int(cols.hi[ox]), wx = cols.w[ox]
-                    let top = r0[c0] + (r0[c1] - r0[c0]) * wx
-                    let bottom = r1[c0] + (r1[c1] - r1[c0]) * wx
-                    dst[ox] = top + (bottom - top) * wy
+        let blended = arena + scratch
+        cols.lo.withUnsafeBufferPointer { lo in
+            cols.hi.withUnsafeBufferPointer { hi in
+                cols.w.withUnsafeBufferPointer { wx in
+                    for p in 0..<planes {
+                        let x = arena + input + p * inHeight * inWidth, y = arena + output + p * outH * outW
+                        for oy in 0..<outH {
+                            let r0 = x + Int(rows.lo[oy]) * inWidth, r1 = x + Int(rows.hi[oy]) * inWidth
+                            kernels.blendRows(r0, r1, weight: rows.w[oy], into: blended, count: inWidth)
+                            let dst = y + oy * outW
+                            for ox in 0..<outW {
+                                let a = blended[Int(lo[ox])], b = blended[Int(hi[ox])]
+                                dst[ox] = a + (b - a) * wx[ox]
+                            }
+                        }
+                    }
                 }
             }
         }

@@ -30,6 +30,11 @@ public protocol KernelSet {
     /// (see `DirectConvRow`). Returns the first column it did not compute (the caller finishes the rest).
     static func directConvRow(_ row: DirectConvRow) -> Int
 
+    /// `dst[i] = a[i] + (b[i] − a[i])·weight` for `i < count` (a linear resize's blend of two input rows).
+    static func blendRows(
+        _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, weight: Float, into dst: UnsafeMutablePointer<Float>,
+        count: Int)
+
     /// 2×2 stride-2 max pooling of one output row: `dst[i] = max(r0[2i], r0[2i+1], r1[2i], r1[2i+1])`, `i < count`.
     static func maxPool2x2Row(
         _ r0: UnsafePointer<Float>, _ r1: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, count: Int)

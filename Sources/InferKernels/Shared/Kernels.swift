@@ -32,6 +32,23 @@ public enum Kernels: KernelSet {
         }
     }
 
+    public static func blendRows(
+        _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, weight: Float, into dst: UnsafeMutablePointer<Float>,
+        count: Int
+    ) {
+        let lanes = Vector.scalarCount, w = Vector(repeating: weight)
+        var i = 0
+        while i + lanes <= count {
+            let x = load(a + i)
+            store(multiplyAdd(x, load(b + i) - x, w), dst + i)
+            i += lanes
+        }
+        while i < count {
+            dst[i] = a[i] + (b[i] - a[i]) * weight
+            i += 1
+        }
+    }
+
     public static func maxPool2x2Row(
         _ r0: UnsafePointer<Float>, _ r1: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, count: Int
     ) {
