@@ -125,9 +125,21 @@ final class ConvTiledKernel: Kernel {
                     (dst + lead).update(from: src, count: count)
                     (dst + lead + count).update(repeating: 0, count: phaseLength - lead - count)
                 } else {
+                    // Stride 2: the columns whose both phases lie inside the row are split by the kernel set;
+                    // the padding on either side, and other strides, element by element.
+                    var bulk = 0..<0
+                    if sw == 2 {
+                        let first = (padL + 1) / 2, last = min(phaseLength - 1, (inW - 2 + padL) / 2)
+                        if last >= first {
+                            bulk = first..<(last + 1)
+                            kernels.deinterleave(
+                                src + 2 * first - padL, even: dst + first, odd: dst + phaseLength + first,
+                                count: bulk.count)
+                        }
+                    }
                     for p in 0..<sw {
                         let row = dst + p * phaseLength
-                        for q in 0..<phaseLength {
+                        for q in 0..<phaseLength where !bulk.contains(q) {
                             let ix = q * sw + p - padL
                             row[q] = ix >= 0 && ix < inW ? src[ix] : 0
                         }

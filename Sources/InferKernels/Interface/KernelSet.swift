@@ -35,6 +35,10 @@ public protocol KernelSet {
         _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, weight: Float, into dst: UnsafeMutablePointer<Float>,
         count: Int)
 
+    /// `even[i] = src[2i]`, `odd[i] = src[2i + 1]` for `i < count` (a stride-2 conv's phase split of an input row).
+    static func deinterleave(
+        _ src: UnsafePointer<Float>, even: UnsafeMutablePointer<Float>, odd: UnsafeMutablePointer<Float>, count: Int)
+
     /// 2×2 stride-2 max pooling of one output row: `dst[i] = max(r0[2i], r0[2i+1], r1[2i], r1[2i+1])`, `i < count`.
     static func maxPool2x2Row(
         _ r0: UnsafePointer<Float>, _ r1: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, count: Int)

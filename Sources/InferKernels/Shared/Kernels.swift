@@ -49,6 +49,25 @@ public enum Kernels: KernelSet {
         }
     }
 
+    public static func deinterleave(
+        _ src: UnsafePointer<Float>, even: UnsafeMutablePointer<Float>, odd: UnsafeMutablePointer<Float>, count: Int
+    ) {
+        let lanes = PoolInput.scalarCount / 2
+        var i = 0
+        while i + lanes <= count {
+            let v = UnsafeRawPointer(src + 2 * i).loadUnaligned(as: PoolInput.self)
+            let e = v.evenHalf, o = v.oddHalf
+            UnsafeMutableRawPointer(even + i).storeBytes(of: e, as: type(of: e))
+            UnsafeMutableRawPointer(odd + i).storeBytes(of: o, as: type(of: o))
+            i += lanes
+        }
+        while i < count {
+            even[i] = src[2 * i]
+            odd[i] = src[2 * i + 1]
+            i += 1
+        }
+    }
+
     public static func maxPool2x2Row(
         _ r0: UnsafePointer<Float>, _ r1: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, count: Int
     ) {
