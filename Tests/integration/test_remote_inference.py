@@ -164,9 +164,12 @@ def test_streams_sharing_one_server_hold_30fps_one_in_flight_each(colorcam, kser
             r = report(colorcam, t, "--max-lag-ms", "1" if FULL_FAN_IN else "1000", "--min-fps", "29.5")
             assert r["in_flight"]["max"] <= 1
             assert r["remote"]["requests"] >= 2 and r["remote"]["failed_total"] == 0, r["remote"]
-            assert r["frames"]["output"] == r["frames"]["captured"] == 300
-            figures[k] = (r["output_fps"]["worst_1s_window_frames"], r["inference"]["lag_us"]["p99"])
-            ok = ok and r["verdict"]["pass"]
+            # Every frame read and accounted for (hard); a frame dropped as late is a timing miss (the product drops
+            # what it cannot finish in time rather than queue it), judged with the fps by realtime_attempts.
+            assert r["frames"]["captured"] == 300 and r["frames"]["output"] + r["frames"]["dropped"] == 300, r["frames"]
+            figures[k] = (r["output_fps"]["worst_1s_window_frames"], r["inference"]["lag_us"]["p99"],
+                          r["frames"]["dropped"])
+            ok = ok and r["verdict"]["pass"] and r["frames"]["output"] == 300
         return ok, figures
     realtime_attempts(measure)
 
