@@ -52,8 +52,8 @@ extension PhotoDetector {
     /// Each candidate whose outline the interior map places elsewhere (mean corner distance over
     /// `mapDisagreementCells`: the edge search took a shadow, a line in the picture or the table's texture for a
     /// side) is moved to the map's outline on its edges, when those edges support it at least `mapSupportFraction` as
-    /// well and it passes the shape checks. In place, without allocating.
-    func movingCandidatesTheMapPlacesElsewhere(_ maps: SegmentationMaps, sampler: PlaneSampler) {
+    /// well and it passes every candidate's checks (`checkedOutline`). In place, without allocating.
+    func movingCandidatesTheMapPlacesElsewhere(_ maps: SegmentationMaps, sampler: PlaneSampler, minimumSidePx: Double) {
         guard let segmenter else { return }
         let grid = segmenter.grid
         let p = learnedParameters
@@ -66,15 +66,13 @@ extension PhotoDetector {
             var distancePx = Double.infinity
             for shift in 0..<4 { distancePx = min(distancePx, onMap.meanCornerDistance(to: start, shift: shift)) }
             guard distancePx > limitPx, let placed = edgesAlong(onMap, sampler: sampler),
-                placed.meanSupport >= p.mapSupportFraction * candidate.confidence
+                placed.meanSupport >= p.mapSupportFraction * candidate.confidence,
+                let moved = checkedOutline(
+                    placed.quad.canonicallyOrdered(), support: placed.meanSupport, minimumSidePx: minimumSidePx,
+                    reject: { _ in })
             else { continue }
-            let quad = placed.quad.canonicallyOrdered()
-            let fit = shape(of: quad)
-            guard fit.angleDeviationDegrees <= parameters.quadratureTolerance,
-                fit.aspect >= parameters.minimumAspectRatio - 1e-9, fit.aspect <= parameters.maximumAspectRatio + 1e-9
-            else { continue }
-            trace?("moved to the map's outline (\(distancePx) px away): \(candidate.quad) -> \(quad)")
-            candidates[index] = Observation(quad: quad, confidence: min(1, placed.meanSupport), aspectRatio: fit.aspect)
+            trace?("moved to the map's outline (\(distancePx) px away): \(candidate.quad) -> \(moved.quad)")
+            candidates[index] = moved
         }
     }
 }

@@ -129,7 +129,9 @@ public final class PhotoDetector {
             let maps = segmenter.segment(frame)
             if mode == .both { droppingCandidatesTheSegmenterDoesNotSee(maps) }
             considerLearnedRegions(maps, sampler: sampler, minimumSidePx: minimumSidePx)
-            if learnedParameters.usesMapOutlines { movingCandidatesTheMapPlacesElsewhere(maps, sampler: sampler) }
+            if learnedParameters.usesMapOutlines {
+                movingCandidatesTheMapPlacesElsewhere(maps, sampler: sampler, minimumSidePx: minimumSidePx)
+            }
         }
         // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
         // a shape inside a picture): keep the larger unless it is clearly less certain.
@@ -464,31 +466,41 @@ public final class PhotoDetector {
         return grown
     }
 
-    /// Appends `quad` (canonical order) to `candidates` when it passes the parameters' checks (angles, size,
-    /// aspect, confidence) and lies in the frame; `support` (0…1) is its confidence.
+    /// Appends `quad` (canonical order) to `candidates` when it passes `checkedOutline`.
     func acceptOutline(
         _ quad: Quad, support: Double, minimumSidePx: Double,
         reject: (@autoclosure () -> String) -> Void
     ) {
+        guard let observation = checkedOutline(quad, support: support, minimumSidePx: minimumSidePx, reject: reject)
+        else { return }
+        candidates.append(observation)
+        reject("kept, confidence \(observation.confidence)")
+    }
+
+    /// `quad` (canonical order) as an observation when it passes the parameters' checks (angles, size, aspect,
+    /// confidence) and lies in the frame; `support` (0…1) is its confidence. nil (and `reject` told why) otherwise.
+    func checkedOutline(
+        _ quad: Quad, support: Double, minimumSidePx: Double,
+        reject: (@autoclosure () -> String) -> Void
+    ) -> Observation? {
         let fit = shape(of: quad)
-        guard fit.angleDeviationDegrees <= parameters.quadratureTolerance else { reject("angles"); return }
+        guard fit.angleDeviationDegrees <= parameters.quadratureTolerance else { reject("angles"); return nil }
         let sides = quad.meanSideLengthsPx
         let shortSide = min(sides.width, sides.height), longSide = max(sides.width, sides.height)
-        guard longSide > 0, shortSide >= minimumSidePx else { reject("small"); return }
+        guard longSide > 0, shortSide >= minimumSidePx else { reject("small"); return nil }
         let aspect = fit.aspect
         guard aspect >= parameters.minimumAspectRatio - 1e-9, aspect <= parameters.maximumAspectRatio + 1e-9 else {
-            reject("aspect"); return
+            reject("aspect"); return nil
         }
         for i in 0..<4 {
             let p = quad[i]
             if p.x < -2 || p.y < -2 || p.x > Double(geometry.widthPx) + 2 || p.y > Double(geometry.heightPx) + 2 {
-                reject("off frame"); return
+                reject("off frame"); return nil
             }
         }
         let confidence = min(1, max(0, support))
-        guard confidence >= parameters.minimumConfidence else { reject("confidence"); return }
-        candidates.append(Observation(quad: quad, confidence: confidence, aspectRatio: aspect))
-        reject("kept, confidence \(confidence)")
+        guard confidence >= parameters.minimumConfidence else { reject("confidence"); return nil }
+        return Observation(quad: quad, confidence: confidence, aspectRatio: aspect)
     }
 }
 

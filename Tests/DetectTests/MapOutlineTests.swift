@@ -44,7 +44,7 @@ import Testing
     let exactB = Observation(quad: b.canonicallyOrdered(), confidence: 0.9, aspectRatio: 0.74)
     let (moving, maps) = detector(painting: [a, b])
     moving.candidates = [Observation(quad: wide.canonicallyOrdered(), confidence: 0.9, aspectRatio: 0.75), exactB]
-    moving.movingCandidatesTheMapPlacesElsewhere(maps, sampler: PlaneSampler(frame))
+    moving.movingCandidatesTheMapPlacesElsewhere(maps, sampler: PlaneSampler(frame), minimumSidePx: 8)
     #expect(maxCornerError(moving.candidates[0].quad, a) < 1.5, "\(moving.candidates[0].quad)")
     #expect(moving.candidates[1] == exactB, "the map agrees: unchanged")
 
@@ -54,7 +54,7 @@ import Testing
     let (blind, blindMaps) = detector(painting: [shifted])
     let onA = Observation(quad: a.canonicallyOrdered(), confidence: 0.9, aspectRatio: 0.75)
     blind.candidates = [onA]
-    blind.movingCandidatesTheMapPlacesElsewhere(blindMaps, sampler: PlaneSampler(frame))
+    blind.movingCandidatesTheMapPlacesElsewhere(blindMaps, sampler: PlaneSampler(frame), minimumSidePx: 8)
     #expect(blind.candidates == [onA])
 }
 
