@@ -139,10 +139,14 @@ final class ConvTiledKernel: Kernel {
                     }
                     for p in 0..<sw {
                         let row = dst + p * phaseLength
-                        for q in 0..<phaseLength where !bulk.contains(q) {
-                            let ix = q * sw + p - padL
-                            row[q] = ix >= 0 && ix < inW ? src[ix] : 0
+                        @inline(__always) func byElement(_ columns: Range<Int>) {
+                            for q in columns {
+                                let ix = q * sw + p - padL
+                                row[q] = ix >= 0 && ix < inW ? src[ix] : 0
+                            }
                         }
+                        byElement(0..<bulk.lowerBound)
+                        byElement(bulk.upperBound..<phaseLength)
                     }
                 }
             }
