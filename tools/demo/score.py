@@ -21,6 +21,8 @@ Overall: means over the matched photos (PSNR in dB averaged over photos, as eval
 The photo-set check ("each physical photo saved once") fails, exit 1, when a saved photo matches no original, two
 saved photos match the same original, or an original that is in the scene was not saved. The originals in the
 scene are the "file"s of --truth's prints when given, else every PNG in --originals.
+--require-baselines exits 1 unless every matched photo beats the grey baseline on ab L1 and the sepia baseline
+(a, b = 5, 15 everywhere) on hue agreement (pixels with original chroma > 10 whose chroma > 5 and hue is within 30°).
 --require-better also exits 1 unless the saved photos beat the grey baseline on mean PSNR (by ≥ 0.1 dB) and mean
 colourfulness (by ≥ 1.0).
 Bad input (missing folder, unreadable PNG/JSON, sidecar disagreeing with its PNG) exits 65/66 with one line.
@@ -40,6 +42,8 @@ from colour_metrics import colourfulness  # noqa: E402  (numpy only)
 
 # "Better than the grey baseline" needs a margin, so rounding noise in a grey capture does not count as colour.
 MIN_PSNR_GAIN_DB, MIN_COLOURFULNESS_GAIN = 0.1, 1.0
+# The sepia baseline: one warm tint everywhere (a, b = 5, 15).
+SEPIA_AB = np.array([5.0, 15.0])
 SIDECAR_KEYS = {"track", "first_frame", "last_frame", "corners", "model", "width", "height"}
 
 
@@ -138,7 +142,21 @@ def photo_metrics(saved_rgb, original_rgb):
             "colourfulness": colourfulness(saved01), "grey_colourfulness": colourfulness(grey01),
             "original_colourfulness": colourfulness(truth01),
             "ab_l1": float(np.abs(lab[..., 1:] - lab_truth[..., 1:]).mean()),
-            "grey_ab_l1": float(np.abs(lab_truth[..., 1:]).mean())}
+            "grey_ab_l1": float(np.abs(lab_truth[..., 1:]).mean()),
+            "hue_agreement": hue_agreement(lab[..., 1:], lab_truth[..., 1:]),
+            "sepia_hue_agreement": hue_agreement(np.broadcast_to(SEPIA_AB, lab_truth[..., 1:].shape),
+                                                 lab_truth[..., 1:])}
+
+
+def hue_agreement(ab, ab_truth):
+    """Share of the pixels with original chroma > 10 whose chroma is > 5 and hue within 30 degrees of the original's
+    (the colour issue's definition; 0 when the original has no such pixel)."""
+    chroma_truth, chroma = np.hypot(ab_truth[..., 0], ab_truth[..., 1]), np.hypot(ab[..., 0], ab[..., 1])
+    counted = chroma_truth > 10
+    d = np.abs(np.arctan2(ab[..., 1], ab[..., 0]) - np.arctan2(ab_truth[..., 1], ab_truth[..., 0]))
+    d = np.minimum(d, 2 * np.pi - d)
+    agree = counted & (chroma > 5) & (d <= np.radians(30))
+    return float(agree.sum() / counted.sum()) if counted.any() else 0.0
 
 
 def score(saved, originals, in_scene, min_correlation):
@@ -169,11 +187,13 @@ def score(saved, originals, in_scene, min_correlation):
     overall = {}
     if matched:
         for key in ("psnr_db", "grey_psnr_db", "colourfulness", "grey_colourfulness", "original_colourfulness",
-                    "ab_l1", "grey_ab_l1"):
+                    "ab_l1", "grey_ab_l1", "hue_agreement", "sepia_hue_agreement"):
             overall[key] = float(np.mean([p[key] for p in matched]))
         overall["better_than_grey"] = bool(
             overall["psnr_db"] >= overall["grey_psnr_db"] + MIN_PSNR_GAIN_DB
             and overall["colourfulness"] >= overall["grey_colourfulness"] + MIN_COLOURFULNESS_GAIN)
+        overall["each_beats_baselines"] = all(
+            p["ab_l1"] < p["grey_ab_l1"] and p["hue_agreement"] > p["sepia_hue_agreement"] for p in matched)
     return {"photos": photos, "overall": overall, "problems": problems, "photo_set_ok": not problems}
 
 
@@ -184,6 +204,8 @@ def main():
     parser.add_argument("--truth", help="the scene's truth.json: which originals are in the scene")
     parser.add_argument("--min-correlation", type=float, default=0.6)
     parser.add_argument("--require-better", action="store_true")
+    parser.add_argument("--require-baselines", action="store_true",
+                        help="exit 1 unless every matched photo beats grey on ab L1 and sepia on hue agreement")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     originals = load_originals(args.originals)
@@ -208,13 +230,15 @@ def main():
                   f"{p['original']} rot {p['rotation_deg']} (r {p['correlation']:.3f}): "
                   f"PSNR {p['psnr_db']:.2f} dB vs grey {p['grey_psnr_db']:.2f}; colourfulness "
                   f"{p['colourfulness']:.1f} vs grey {p['grey_colourfulness']:.1f} (original "
-                  f"{p['original_colourfulness']:.1f}); ab L1 {p['ab_l1']:.2f} vs grey {p['grey_ab_l1']:.2f}")
+                  f"{p['original_colourfulness']:.1f}); ab L1 {p['ab_l1']:.2f} vs grey {p['grey_ab_l1']:.2f}; hue "
+                  f"agreement {100 * p['hue_agreement']:.1f} % vs sepia {100 * p['sepia_hue_agreement']:.1f} %")
         o = result["overall"]
         if o:
             print(f"overall ({sum(1 for p in result['photos'] if p['original'])} photos): PSNR {o['psnr_db']:.2f} dB "
                   f"vs grey {o['grey_psnr_db']:.2f}; colourfulness {o['colourfulness']:.1f} vs grey "
                   f"{o['grey_colourfulness']:.1f} (originals {o['original_colourfulness']:.1f}); ab L1 "
-                  f"{o['ab_l1']:.2f} vs grey {o['grey_ab_l1']:.2f}; "
+                  f"{o['ab_l1']:.2f} vs grey {o['grey_ab_l1']:.2f}; hue agreement {100 * o['hue_agreement']:.1f} % "
+                  f"vs sepia {100 * o['sepia_hue_agreement']:.1f} %; "
                   f"{'better' if o['better_than_grey'] else 'NOT better'} than the grey baseline")
         print("photo set: " + ("each photo in the scene saved once" if result["photo_set_ok"] else "WRONG"))
     for problem in result["problems"]:
@@ -223,6 +247,9 @@ def main():
         sys.exit(1)
     if args.require_better and not result["overall"].get("better_than_grey", False):
         sys.stderr.write("score: FAIL: the saved photos do not beat the grey baseline on PSNR and colourfulness\n")
+        sys.exit(1)
+    if args.require_baselines and not result["overall"].get("each_beats_baselines", False):
+        sys.stderr.write("score: FAIL: a saved photo does not beat grey on ab L1 or sepia on hue agreement\n")
         sys.exit(1)
 
 

@@ -138,7 +138,7 @@ def make_print(rng, photo):
     faded = rng.random() < 0.3
     lo, hi = (rng.uniform(30, 90), rng.uniform(190, 240)) if faded else (rng.uniform(0, 25), rng.uniform(225, 255))
     crop = lo + crop / 255.0 * (hi - lo)
-    border = 0.0
+    border, pad = 0.0, 0
     if rng.random() < 0.5:
         border = rng.uniform(0.02, 0.10)
         pad = max(2, int(round(border * min(crop.shape[:2]))))
@@ -149,7 +149,9 @@ def make_print(rng, photo):
         crop = framed
     # Paper grain.
     crop += rng.standard_normal(crop.shape[:2]).astype(np.float32)[..., None] * rng.uniform(0, 5)
-    return np.clip(crop, 0, 255), {"border": round(border, 4), "style": style, "faded": bool(faded)}
+    # where the picture came from (photo px) and its border (print px): the colour check's ground truth
+    return np.clip(crop, 0, 255), {"border": round(border, 4), "style": style, "faded": bool(faded),
+                                   "crop": [x0, y0, cw, ch], "pad_px": pad}
 
 
 def quad_mask(corners, width, height, scale=1):

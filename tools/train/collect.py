@@ -56,6 +56,7 @@ def main():
     args = ap.parse_args()
     debs, unpacked, raw = (os.path.join(args.work, d) for d in ("debs", "x", "raw"))
     os.makedirs(debs, exist_ok=True)
+    os.makedirs(unpacked, exist_ok=True)
     for pkg in SOURCES:
         if not glob.glob(os.path.join(debs, pkg + "_*.deb")):
             run(["apt-get", "download", pkg], cwd=debs)

@@ -22,7 +22,7 @@ from PIL import Image, ImageDraw
 
 from colour_metrics import colourfulness
 from labcolor import lab2rgb
-from model import ColorNet
+from model import ColorNet, model_input
 from pipeline import combine, model_input
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -60,8 +60,8 @@ def main():
 
     def run_heads(L256):
         with torch.no_grad():
-            x = torch.from_numpy(L256.astype(np.float32))[None, None] * 0.02 - 1
-            reg, logits = net(x)
+            L = torch.from_numpy(L256.astype(np.float32))[None, None]
+            reg, logits = net(model_input(L, torch.zeros(1, 2, *L.shape[2:]), torch.zeros_like(L)))
             reg = F.interpolate(reg, scale_factor=2, mode="bilinear", align_corners=False)
             cls = F.interpolate(net.decode_annealed(logits, args.temperature), scale_factor=4, mode="bilinear",
                                 align_corners=False)

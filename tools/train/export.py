@@ -4,8 +4,11 @@
         --metrics tools/train/metrics.json --out Models/colorcam-default
 
 The ONNX graph takes raw L (1x1x256x256, 0..100; the 0.02 L - 1 normalisation is inside the graph, and stated in
-the manifest) and returns ab (1x2x256x256) at full resolution. The export is checked against PyTorch with
-onnxruntime (max |ab| difference printed and stored in the manifest).
+the manifest) and returns ab (1x2x256x256) at full resolution. Two optional inputs carry colour hints: `hint_ab`
+(1x2x256x256, ab units) and `hint_mask` (1x1x256x256, 1 where a hint is given); each also has an all-zero
+initialiser, so a runtime that feeds only L runs the model without hints (ONNX: an input with an initialiser is
+optional). The export is checked against PyTorch with onnxruntime, without and with hints (max |ab| differences
+printed and stored in the manifest).
 """
 import argparse
 import csv
@@ -44,15 +47,30 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     onnx_path = os.path.join(args.out, "model.onnx")
     example = torch.rand(1, 1, SIZE, SIZE) * 100
-    torch.onnx.export(wrapper, (example,), onnx_path, opset_version=17, input_names=["L"], output_names=["ab"],
-                      do_constant_folding=True, dynamo=False)
+    no_ab, no_mask = torch.zeros(1, 2, SIZE, SIZE), torch.zeros(1, 1, SIZE, SIZE)
+    torch.onnx.export(wrapper, (example, no_ab, no_mask), onnx_path, opset_version=17,
+                      input_names=["L", "hint_ab", "hint_mask"], output_names=["ab"], do_constant_folding=True,
+                      dynamo=False)
+    import onnx
+    from onnx import numpy_helper
+    graph_model = onnx.load(onnx_path)
+    for name, t in (("hint_ab", no_ab), ("hint_mask", no_mask)):
+        graph_model.graph.initializer.append(numpy_helper.from_array(t.numpy(), name))
+    onnx.save(graph_model, onnx_path)
     import onnxruntime as ort
     sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
     with torch.no_grad():
-        ref = wrapper(example).numpy()
+        ref = wrapper(example, no_ab, no_mask).numpy()
+        hint_ab = torch.zeros(1, 2, SIZE, SIZE)
+        hint_mask = torch.zeros(1, 1, SIZE, SIZE)
+        hint_ab[:, :, 100:110, 60:70] = torch.tensor([40.0, 30.0]).view(1, 2, 1, 1)
+        hint_mask[:, :, 100:110, 60:70] = 1
+        ref_hint = wrapper(example, hint_ab, hint_mask).numpy()
     got = sess.run(None, {"L": example.numpy()})[0]
     diff = float(np.abs(ref - got).max())
-    print(f"onnxruntime vs torch: max |ab| diff {diff:.2e}")
+    got_hint = sess.run(None, {"L": example.numpy(), "hint_ab": hint_ab.numpy(), "hint_mask": hint_mask.numpy()})[0]
+    diff_hint = float(np.abs(ref_hint - got_hint).max())
+    print(f"onnxruntime vs torch: max |ab| diff {diff:.2e} without hints, {diff_hint:.2e} with a hint")
     sources = {}
     for row in csv.DictReader(open(os.path.join(HERE, "sources.csv"))):
         s = sources.setdefault(row["package"], {"package": row["package"], "licence": row["licence"],
@@ -80,12 +98,18 @@ def main():
                                 f"annealed mean T={args.temperature} as softmax + 1x1 conv, bilinear x4 in the graph"),
                    "resize": "bilinear (half-pixel centres) back to the image size, then combined with the "
                              "image's own full-resolution L"},
+        "hints": {"inputs": [{"name": "hint_ab", "shape": [1, 2, SIZE, SIZE], "unit": "ab"},
+                             {"name": "hint_mask", "shape": [1, 1, SIZE, SIZE], "unit": "1 where a hint is given"}],
+                  "default": "all zeros (initialisers in the graph): no hints",
+                  "training": "simulated user points (Zhang, Zhu et al. 2017): geometric count p = 1/8, none in half "
+                              "the samples, centre-biased, 1-9 px patches of the target's mean ab"},
         "head": args.head,
-        "architecture": "U-Net 16-32-64-128, encoder to 1/16 with dilated bottleneck, additive skips",
+        "architecture": ("U-Net 16-32-64-128, encoder to 1/16 with dilated bottleneck, additive skips; input L, hint ab and "
+                         "hint mask concatenated"),
         "parameters": int(sum(p.numel() for p in wrapper.parameters())),
         "training": {"steps": state.get("step"), "minutes": round(state.get("used_s", 0) / 60, 1),
                      "args": state.get("args"), "command": "see tools/train/README.md"},
-        "export_check": {"onnxruntime_vs_torch_max_abs_ab": diff},
+        "export_check": {"onnxruntime_vs_torch_max_abs_ab": diff, "with_a_hint": diff_hint},
         "data_sources": sorted(sources.values(), key=lambda s: s["package"]),
         "licence_note": ("Weights trained on GPL-2+/GPL-3+, CC-BY(-SA) and BSD images: see tools/train/sources.csv "
                          "for the per-photo list; the licence status of trained weights is not settled."),

@@ -1,6 +1,7 @@
 """The colorcam colorizer: a small U-Net from L to ab with two heads sharing one trunk.
 
-Input  x = L * 0.02 - 1 (L in [0, 100]), shape (N, 1, H, W), H and W multiples of 16.
+Input  x (N, 4, H, W), H and W multiples of 16: L * 0.02 - 1 (L in [0, 100]), the hint ab / 110 (a, b) and the
+hint mask (1 where a hint is given); all-zero hints mean none (Zhang, Zhu et al. 2017's user points).
 Heads:
   * regression at H/2: tanh(conv1x1) * 110 -> ab, then bilinear x2 to full resolution;
   * classification at H/4: Q logits over the in-gamut ab bins of size 10 (Zhang et al.'s 313-bin scheme), decoded by
@@ -42,13 +43,13 @@ class ColorNet(nn.Module):
     About 0.38 G multiply-adds at 256x256 (regression path), so one core can run it within a frame budget.
     """
 
-    def __init__(self, widths=(16, 32, 64, 128), bins=None):
+    def __init__(self, widths=(16, 32, 64, 128), bins=None, in_channels=4):
         super().__init__()
         c1, c2, c3, c4 = widths
         cd = 24
         self.bins = torch.tensor(bins if bins is not None else gamut_bins())
         q = self.bins.shape[0]
-        self.e1 = block(1, c1, 2)                                   # 1/2
+        self.e1 = block(in_channels, c1, 2)                                   # 1/2
         self.e2 = nn.Sequential(block(c1, c2, 2), block(c2, c2))    # 1/4
         self.e3 = nn.Sequential(block(c2, c3, 2), block(c3, c3))    # 1/8
         self.e4 = nn.Sequential(block(c3, c4, 2), block(c4, c4, dilation=2), block(c4, c4, dilation=2))  # 1/16
@@ -85,8 +86,46 @@ class ColorNet(nn.Module):
         return torch.einsum("nqhw,qc->nchw", p, self.bins)
 
 
+def model_input(L, hint_ab, hint_mask):
+    """Raw L (N,1,H,W) in [0,100], hint ab (N,2,H,W) in ab units, mask (N,1,H,W) -> the trunk's input."""
+    return torch.cat([L * 0.02 - 1.0, hint_ab / AB_SCALE, hint_mask], 1)
+
+
+def init_from_onnx(net, path):
+    """Loads an exported ColorNet's folded weights: each BatchNorm becomes the identity plus the folded bias (keep
+    the BatchNorms in eval mode while training: see train.py), input channels the file lacks (hints) start at zero,
+    and the classification head, which an export drops, keeps its fresh initialisation."""
+    import onnx
+    from onnx import numpy_helper
+    graph = onnx.load(path).graph
+    weights = {i.name: numpy_helper.to_array(i).copy() for i in graph.initializer}
+    convs = [n for n in graph.node if n.op_type == "Conv"]
+    blocks = [m for m in net.modules() if isinstance(m, nn.Sequential) and len(m) == 3
+              and isinstance(m[0], nn.Conv2d) and isinstance(m[1], nn.BatchNorm2d)]
+    by_name = {}
+    for node in convs:
+        by_name.setdefault(node.input[1], node)
+    plain = {"p4": net.p4, "p3": net.p3, "p2": net.p2, "s1": net.s1, "reg": net.reg}
+    folded = [n for n in convs if not n.input[1].startswith("net.")]
+    if len(folded) != len(blocks):
+        raise SystemExit(f"{path}: {len(folded)} folded convolutions, the model has {len(blocks)} blocks")
+    with torch.no_grad():
+        for node, (conv, bn, _) in zip(folded, blocks):
+            w = torch.from_numpy(weights[node.input[1]])
+            conv.weight.zero_()
+            conv.weight[:, :w.shape[1]] = w
+            bn.weight.fill_(1.0)
+            bn.bias.copy_(torch.from_numpy(weights[node.input[2]]))
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1.0 - bn.eps)
+        for name, conv in plain.items():
+            conv.weight.copy_(torch.from_numpy(weights[f"net.{name}.weight"]))
+            conv.bias.copy_(torch.from_numpy(weights[f"net.{name}.bias"]))
+
+
 class ExportWrapper(nn.Module):
-    """What goes into the ONNX file: raw L (N,1,H,W) in [0,100] -> ab (N,2,H,W) at full resolution."""
+    """What goes into the ONNX file: raw L (N,1,H,W) in [0,100], hint ab (N,2,H,W) and hint mask (N,1,H,W) ->
+    ab (N,2,H,W) at full resolution. export.py gives the hint inputs all-zero initialisers (optional inputs)."""
 
     def __init__(self, net, head, temperature=0.38):
         super().__init__()
@@ -95,8 +134,8 @@ class ExportWrapper(nn.Module):
         self.decode = nn.Conv2d(q, 2, 1, bias=False)
         self.decode.weight.data = net.bins.t().reshape(2, q, 1, 1).clone()
 
-    def forward(self, L):
-        h, q = self.net.trunk(L * 0.02 - 1.0)
+    def forward(self, L, hint_ab, hint_mask):
+        h, q = self.net.trunk(model_input(L, hint_ab, hint_mask))
         if self.head == "regression":
             ab = torch.tanh(self.net.reg(h)) * AB_SCALE
             return F.interpolate(ab, scale_factor=2, mode="bilinear", align_corners=False)

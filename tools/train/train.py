@@ -19,7 +19,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from model import ColorNet
+from model import ColorNet, init_from_onnx, model_input
+from print_sim import print_view, simulate_hints
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -85,6 +86,58 @@ class Sampler:
         return out
 
 
+class PrintSampler:
+    """What the product feeds the model (print_sim.py): a view of a training photo (50–100 % of each side, any
+    aspect) squashed to 256 x 256 as the product squashes a rectified print, a tuxpaint cut-out pasted on 30 % of
+    views, rendered as an old print under a webcam and rectified back; then a random `crop` x `crop` window (the
+    product's scale) and simulated hints. Yields (L seen, hint ab, hint mask, target ab, loss weight) tensors."""
+
+    def __init__(self, cache, ids, stamps, crop, rng):
+        self.crop, self.rng, self.stamps = crop, rng, stamps
+        self.np_rng = np.random.default_rng(rng.randrange(1 << 30))
+        self.photos = [cache[pid] for pid in ids]
+
+    def view(self):
+        import cv2
+        img = self.photos[self.rng.randrange(len(self.photos))]
+        h, w = img.shape[:2]
+        ch, cw = int(h * self.rng.uniform(0.5, 1.0)), int(w * self.rng.uniform(0.5, 1.0))
+        y, x = self.rng.randrange(h - ch + 1), self.rng.randrange(w - cw + 1)
+        lab = cv2.resize(img[y:y + ch, x:x + cw].astype(np.float32), (256, 256), interpolation=cv2.INTER_AREA)
+        if self.rng.random() < 0.5:
+            lab = lab[:, ::-1]
+        lab = np.ascontiguousarray(lab)
+        if self.stamps and self.rng.random() < 0.3:
+            st = self.stamps[self.rng.randrange(len(self.stamps))].permute(1, 2, 0).numpy()
+            sh, sw = st.shape[:2]
+            s = min(1.0, 256 / max(sh, sw) * self.rng.uniform(0.3, 0.8))
+            st = cv2.resize(st, (max(1, int(sw * s)), max(1, int(sh * s))), interpolation=cv2.INTER_AREA)
+            sh, sw = st.shape[:2]
+            y0, x0 = self.rng.randrange(256 - sh + 1), self.rng.randrange(256 - sw + 1)
+            a = st[..., 3:4] / 100.0
+            lab[y0:y0 + sh, x0:x0 + sw] = lab[y0:y0 + sh, x0:x0 + sw] * (1 - a) + st[..., :3] * a
+        return lab
+
+    def batch(self, n):
+        c = self.crop
+        L = torch.empty(n, 1, c, c)
+        hint = torch.empty(n, 2, c, c)
+        mask = torch.empty(n, 1, c, c)
+        ab = torch.empty(n, 2, c, c)
+        wt = torch.empty(n, 1, c, c)
+        for i in range(n):
+            seen, target, weight = print_view(self.np_rng, self.view())
+            y, x = self.rng.randrange(256 - c + 1), self.rng.randrange(256 - c + 1)
+            target = target[y:y + c, x:x + c]
+            h_ab, h_m = simulate_hints(self.np_rng, target)
+            L[i, 0] = torch.from_numpy(np.ascontiguousarray(seen[y:y + c, x:x + c]))
+            ab[i] = torch.from_numpy(np.ascontiguousarray(target.transpose(2, 0, 1)))
+            hint[i] = torch.from_numpy(h_ab.transpose(2, 0, 1).copy())
+            mask[i, 0] = torch.from_numpy(h_m)
+            wt[i, 0] = torch.from_numpy(np.ascontiguousarray(weight[y:y + c, x:x + c]))
+        return L, hint, mask, ab, wt
+
+
 def soft_encode(ab, bins, k=5, sigma=5.0):
     """ab (N,2,h,w) -> soft targets (N,Q,h,w) over the k nearest bins, and each pixel's nearest bin."""
     n, _, h, w = ab.shape
@@ -108,6 +161,10 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--cls-weight", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--print-sim", action="store_true",
+                    help="train on what the product sees (print_sim.py: prints under a webcam, rectified, hints)")
+    ap.add_argument("--init-onnx", help="start from an exported model (its BatchNorms folded; they stay frozen)")
+    ap.add_argument("--lr-min", type=float, default=1e-4)
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
@@ -122,7 +179,9 @@ def main():
     w_np, mean_ab, _ = rebalance_weights(cache, split["train"], bins.numpy(), rng=np.random.default_rng(args.seed))
     class_w = torch.from_numpy(w_np)
     json.dump({"mean_ab": mean_ab.tolist(), "bins": bins.shape[0]}, open(os.path.join(args.out, "stats.json"), "w"))
-    sampler = Sampler(cache, split["train"], stamps, args.crop, rng)
+    sampler = (PrintSampler if args.print_sim else Sampler)(cache, split["train"], stamps, args.crop, rng)
+    if args.init_onnx and not os.path.exists(os.path.join(args.out, "last.pt")):
+        init_from_onnx(net, args.init_onnx)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     step, used_s = 0, 0.0
     ckpt = os.path.join(args.out, "last.pt")
@@ -132,25 +191,35 @@ def main():
         opt.load_state_dict(state["opt"])
         step, used_s = state["step"], state["used_s"]
     log = open(os.path.join(args.out, "log.txt"), "a")
-    log.write(f"start step {step} used {used_s:.0f}s levels {len(sampler.levels)} stamps {len(stamps)} "
+    log.write(f"start step {step} used {used_s:.0f}s photos {len(split['train'])} stamps {len(stamps)} "
               f"args {vars(args)}\n")
     log.flush()
     budget_s = args.minutes * 60
     t0, last_ckpt = time.time() - used_s, time.time()
     acc = {"l1": 0.0, "ce": 0.0, "n": 0}
+    frozen_bn = args.init_onnx is not None
     net.train()
+    if frozen_bn:
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.eval()
     while True:
         used_s = time.time() - t0
         if used_s >= budget_s:
             break
-        lr = 1e-4 + (args.lr - 1e-4) * 0.5 * (1 + math.cos(math.pi * used_s / budget_s))
+        lr = args.lr_min + (args.lr - args.lr_min) * 0.5 * (1 + math.cos(math.pi * used_s / budget_s))
         for g in opt.param_groups:
             g["lr"] = lr
-        lab = sampler.batch(args.batch)
-        x = lab[:, :1] * 0.02 - 1.0
-        ab_half = F.avg_pool2d(lab[:, 1:], 2)
-        reg, logits = net(x)
-        l1 = (reg - ab_half).abs().mean() / 10.0
+        if args.print_sim:
+            L, hint, mask, ab, wt = sampler.batch(args.batch)
+        else:
+            lab = sampler.batch(args.batch)
+            L, ab, wt = lab[:, :1], lab[:, 1:], torch.ones_like(lab[:, :1])
+            hint, mask = torch.zeros_like(ab), torch.zeros_like(L)
+        ab_half = F.avg_pool2d(ab, 2)
+        wt_half = F.avg_pool2d(wt, 2)
+        reg, logits = net(model_input(L, hint, mask))
+        l1 = ((reg - ab_half).abs() * wt_half).mean() / 10.0
         tgt, nearest = soft_encode(F.avg_pool2d(ab_half, 2), bins)
         ce_px = -(tgt * F.log_softmax(logits, 1)).sum(1)
         ce = (ce_px * class_w[nearest]).mean()

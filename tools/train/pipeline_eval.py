@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Colour judged through the product: held-out photos printed, filmed, replayed with --save-photos, and scored.
+
+    python3 tools/train/pipeline_eval.py [--work /work/data/color] [--count 45] [--seed 5] [--frames 16]
+        [--colorcam .build/release/colorcam] [--model DIR] [--out DIR] [--json OUT.json] [--sheet OUT.png]
+
+For each held-out photo (split.json "heldout", never trained or tuned on) it renders a short still recording with
+the detect generator (tools/scenes/dr_render.py, held-out tables): one or two prints of that photo, black-and-white
+or toned (the generator draws style, crop, border, fading, light, camera; scene seeds are tried in order until a
+scene holds only prints of this photo in those styles). `colorcam replay --pace asap --save-photos` runs on it, and
+each saved photo is compared with the photo's own colours over the picture (the print's border left out), after
+finding which of the 8 orientations the saved view has (best correlation of L). Also `colorcam colorize --whole` on
+the clean photo (its L only, as a grey PNG): the clean-print figures.
+
+Metrics (issue #24), per saved photo and overall:
+  ab L1        mean |a - a*| + |b - b*| over 2 (Lab units), averaged over saved photos
+  hue          share of pixels with original chroma > 10 whose predicted chroma > 5 and hue within 30 deg (pooled)
+  colourful    Hasler & Suesstrunk M of the saved picture / M of the original, summed over saved photos
+  blob         share of pixels with predicted chroma > 40 where the original's chroma < 10 (worst photo reported)
+Baselines on the same pixels: grey (ab = 0) and sepia (ab = 5, 15). The script prints a table, writes --json, and
+--sheet: one row per saved photo, worst hue first (camera view, saved photo, the original's picture).
+Exit 1 if no photo was saved at all (the figures would say nothing).
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import cv2
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools", "scenes"))
+sys.path.insert(0, HERE)
+import dr_render  # noqa: E402
+import metrics as scene_metrics  # noqa: E402
+from colour_metrics import colourfulness  # noqa: E402
+from labcolor import lab2rgb, rgb2lab  # noqa: E402
+from render import write_y4m_frame  # noqa: E402
+
+SEPIA = np.array([5.0, 15.0])
+
+
+def scene_for(photo_id, rgb, seed):
+    """The first scene seed from `seed` whose prints are all of this photo and black-and-white or toned."""
+    for k in range(400):
+        s = seed + k
+        frame, corners, scene = dr_render.render(s, [(photo_id, rgb)], 640, 480, "heldout", frame_index=0)
+        prints = scene["photos"]
+        if 1 <= len(prints) <= 2 and all(p["photo"] == photo_id and p["style"] != "colour" for p in prints):
+            return s, scene
+    raise SystemExit(f"{photo_id}: no scene of 400 holds only black-and-white prints of it")
+
+
+def write_clip(path, seed, photo_id, rgb, frames):
+    with open(path + ".partial", "wb") as handle:
+        handle.write(b"YUV4MPEG2 W640 H480 F30:1 Ip A1:1 C420jpeg\n")
+        for i in range(frames):
+            frame, _, scene = dr_render.render(seed, [(photo_id, rgb)], 640, 480, "heldout", frame_index=i)
+            write_y4m_frame(handle, frame)
+    os.replace(path + ".partial", path)
+    return scene
+
+
+def overlap(a, b):
+    """Intersection over union of two convex quads (corner lists)."""
+    inter, _ = cv2.intersectConvexConvex(np.float32(a), np.float32(b))
+    union = scene_metrics.polygon_area(a) + scene_metrics.polygon_area(b) - float(inter)
+    return float(inter) / union if union > 0 else 0.0
+
+
+def truth_print(rgb, info):
+    """The print's picture in the photo's own colours (print px, border included) and the picture's mask."""
+    x0, y0, cw, ch = info["crop"]
+    pw, ph = info["size"]
+    pad = info["pad_px"]
+    inner = cv2.resize(rgb[y0:y0 + ch, x0:x0 + cw], (pw - 2 * pad, ph - 2 * pad), interpolation=cv2.INTER_AREA)
+    full = np.zeros((ph, pw, 3), np.uint8)
+    full[pad:ph - pad, pad:pw - pad] = inner
+    mask = np.zeros((ph, pw), np.uint8)
+    m = pad + int(round(0.02 * min(pw, ph)))  # leave out the picture's outermost 2 %: the saved view's edge
+    mask[m:ph - m, m:pw - m] = 1
+    return full, mask
+
+
+def orient(saved_L, truth_rgb, mask):
+    """The orientation of the truth (rotations, mirrored or not) that best matches the saved view's L."""
+    best = None
+    h, w = saved_L.shape
+    for flip in (False, True):
+        for rot in range(4):
+            t = truth_rgb[:, ::-1] if flip else truth_rgb
+            m = mask[:, ::-1] if flip else mask
+            t, m = np.rot90(t, rot), np.rot90(m, rot)
+            t = cv2.resize(np.ascontiguousarray(t), (w, h), interpolation=cv2.INTER_AREA)
+            m = cv2.resize(np.ascontiguousarray(m), (w, h), interpolation=cv2.INTER_NEAREST).astype(bool)
+            tl = rgb2lab(t / 255.0)[..., 0]
+            a, b = saved_L[m], tl[m]
+            if a.std() < 1e-6 or b.std() < 1e-6:
+                continue
+            c = float(np.corrcoef(a, b)[0, 1])
+            if best is None or c > best[0]:
+                best = (c, t, m)
+    return best
+
+
+def hue_counts(ab_pred, ab_gt):
+    c_gt = np.hypot(ab_gt[..., 0], ab_gt[..., 1])
+    c_pr = np.hypot(ab_pred[..., 0], ab_pred[..., 1])
+    sel = c_gt > 10
+    d = np.abs(np.arctan2(ab_pred[..., 1], ab_pred[..., 0]) - np.arctan2(ab_gt[..., 1], ab_gt[..., 0]))
+    d = np.minimum(d, 2 * np.pi - d)
+    return int((sel & (c_pr > 5) & (d <= np.radians(30))).sum()), int(sel.sum())
+
+
+def score(pred_rgb, truth_rgb, mask):
+    """Figures of one colorized picture against the original, over `mask`."""
+    p = rgb2lab(pred_rgb / 255.0)[mask]
+    t = rgb2lab(truth_rgb / 255.0)[mask]
+    ab_p, ab_t = p[:, 1:], t[:, 1:]
+    sepia = np.broadcast_to(SEPIA, ab_t.shape)
+    ok, n = hue_counts(ab_p, ab_t)
+    sok, _ = hue_counts(sepia, ab_t)
+    c_t, c_p = np.hypot(*ab_t.T), np.hypot(*ab_p.T)
+    grey_px = c_t < 10
+    return {"ab_l1": float(np.abs(ab_p - ab_t).mean()), "grey_l1": float(np.abs(ab_t).mean()),
+            "sepia_l1": float(np.abs(sepia - ab_t).mean()), "hue_ok": ok, "hue_n": n, "sepia_hue_ok": sok,
+            "m_pred": colourfulness(pred_rgb[mask][None] / 255.0), "m_truth": colourfulness(truth_rgb[mask][None] / 255.0),
+            "blob": float((grey_px & (c_p > 40)).sum() / max(1, len(c_t)))}
+
+
+def summary(rows):
+    if not rows:
+        return None
+    hue_n = sum(r["hue_n"] for r in rows)
+    return {"photos": len(rows), "ab_l1": float(np.mean([r["ab_l1"] for r in rows])),
+            "grey_l1": float(np.mean([r["grey_l1"] for r in rows])),
+            "sepia_l1": float(np.mean([r["sepia_l1"] for r in rows])),
+            "hue": sum(r["hue_ok"] for r in rows) / max(1, hue_n),
+            "sepia_hue": sum(r["sepia_hue_ok"] for r in rows) / max(1, hue_n),
+            "colourful": sum(r["m_pred"] for r in rows) / max(1e-9, sum(r["m_truth"] for r in rows)),
+            "blob_worst": max(r["blob"] for r in rows),
+            "blob_over_1pct": sum(1 for r in rows if r["blob"] > 0.01)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", default="/work/data/color")
+    ap.add_argument("--split", choices=["heldout", "train"], default="heldout",
+                    help="whose photos: held-out (the judgement) or training photos (for choosing a decode setting "
+                         "without looking at the held-out set)")
+    ap.add_argument("--count", type=int, default=45)
+    ap.add_argument("--gains", default="",
+                    help="comma-separated chroma gains: also score each saved photo with its ab scaled by each gain "
+                         "(what a chroma gain in the graph's decode would give; clipping to sRGB ignored)")
+    ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--frames", type=int, default=16)
+    ap.add_argument("--colorcam", default=os.path.join(ROOT, ".build", "release", "colorcam"))
+    ap.add_argument("--model", help="model bundle (default: colorcam's default)")
+    ap.add_argument("--out", default="/tmp/colour-pipeline-eval")
+    ap.add_argument("--json")
+    ap.add_argument("--sheet")
+    args = ap.parse_args()
+    split = json.load(open(os.path.join(HERE, "split.json")))
+    cache = np.load(os.path.join(args.work, "cache.npz"))
+    model = ["--model", args.model] if args.model else []
+    os.makedirs(args.out, exist_ok=True)
+    pipe_rows, clean_rows, tiles = [], [], []
+    gains = [float(g) for g in args.gains.split(",") if g]
+    gain_rows = {g: [] for g in gains}
+    photos = split[args.split]
+    if args.split == "train":  # a spread of training photos, not the first packages' only
+        photos = [photos[k] for k in np.random.default_rng(args.seed).permutation(len(photos))]
+    for i, pid in enumerate(photos[:args.count]):
+        rgb = np.round(lab2rgb(cache[pid].astype(np.float64)) * 255).astype(np.uint8)
+        clip = os.path.join(args.out, pid)
+        os.makedirs(clip, exist_ok=True)
+        truth_path = os.path.join(clip, "scene.json")
+        if not os.path.exists(truth_path):
+            seed, _ = scene_for(pid, rgb, args.seed * 1_000_000 + i * 1000)
+            scene = write_clip(os.path.join(clip, "clip.y4m"), seed, pid, rgb, args.frames)
+            json.dump({"seed": seed, "scene": scene}, open(truth_path, "w"))
+        scene = json.load(open(truth_path))["scene"]
+        # clean: the photo's L as a grey image, colorized whole
+        grey = np.round(lab2rgb(np.concatenate([rgb2lab(rgb / 255.0)[..., :1], np.zeros(rgb.shape[:2] + (2,))], -1))
+                        * 255).astype(np.uint8)
+        cv2.imwrite(os.path.join(clip, "clean-in.png"), grey[..., ::-1])
+        run = subprocess.run([args.colorcam, "colorize", os.path.join(clip, "clean-in.png"),
+                              os.path.join(clip, "clean-out.png"), "--whole"] + model, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise SystemExit(f"{pid}: colorcam colorize failed ({run.returncode}): {run.stderr.strip()}")
+        clean = cv2.imread(os.path.join(clip, "clean-out.png"))[..., ::-1]
+        whole = np.ones(rgb.shape[:2], bool)
+        clean_rows.append(dict(score(clean.astype(np.float64), rgb.astype(np.float64), whole), photo=pid))
+        photos_dir = os.path.join(clip, "photos")
+        subprocess.run(["rm", "-rf", photos_dir], check=True)
+        run = subprocess.run([args.colorcam, "replay", os.path.join(clip, "clip.y4m"), "--pace", "asap", "--quiet",
+                              "--save-photos", photos_dir, "--output", os.path.join(clip, "out.y4m")] + model,
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            raise SystemExit(f"{pid}: colorcam replay failed ({run.returncode}): {run.stderr.strip()}")
+        found = 0
+        for meta_path in sorted(glob.glob(os.path.join(photos_dir, "photo-*.json"))):
+            meta = json.load(open(meta_path))
+            saved = cv2.imread(meta_path[:-5] + ".png")[..., ::-1]
+            ious = [overlap(meta["corners"], p["corners"]) for p in scene["photos"]]
+            j = int(np.argmax(ious)) if ious else 0
+            truth, mask = truth_print(rgb, scene["photos"][j])
+            best = orient(rgb2lab(saved / 255.0)[..., 0], truth, mask)
+            if best is None:
+                continue
+            corr, t, m = best
+            row = dict(score(saved.astype(np.float64), t.astype(np.float64), m), photo=pid,
+                       file=os.path.relpath(meta_path[:-5] + ".png", args.out), corr=corr, iou=ious[j] if ious else 0)
+            pipe_rows.append(row)
+            found += 1
+            lab_saved = rgb2lab(saved / 255.0)
+            for g in gains:
+                scaled = lab_saved.copy()
+                scaled[..., 1:] *= g
+                gain_rows[g].append(score(np.clip(lab2rgb(scaled) * 255, 0, 255), t.astype(np.float64), m))
+            view = cv2.resize(saved, (160, 160))
+            seen = np.repeat(cv2.cvtColor(view, cv2.COLOR_RGB2GRAY)[..., None], 3, 2)
+            tiles.append((row["hue_ok"] / max(1, row["hue_n"]),
+                          np.hstack([seen, view, cv2.resize(np.ascontiguousarray(t), (160, 160))]), pid))
+        r = pipe_rows[-found:] if found else []
+        line = " ".join(f"{x['ab_l1']:.2f}/{100 * x['hue_ok'] / max(1, x['hue_n']):.0f}%" for x in r)
+        print(f"{i + 1:2d}/{args.count} {pid}: saved {found} [{line}]  clean {clean_rows[-1]['ab_l1']:.2f}/"
+              f"{100 * clean_rows[-1]['hue_ok'] / max(1, clean_rows[-1]['hue_n']):.0f}%", flush=True)
+    pipe, clean = summary(pipe_rows), summary(clean_rows)
+    if pipe is None:
+        raise SystemExit("pipeline_eval: no photo was saved: the figures would say nothing")
+    print(f"\n{'':28s} {'ab L1':>7s} {'hue':>7s} {'colourful':>9s} {'blob worst':>10s} {'blob>1%':>7s}")
+    for name, s in (("through the pipeline", pipe), ("clean, colorize --whole", clean)):
+        print(f"{name:28s} {s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "
+              f"{100 * s['blob_worst']:9.2f}% {s['blob_over_1pct']:7d}   ({s['photos']} photos)")
+        print(f"{'  grey / sepia, same pixels':28s} {s['grey_l1']:7.2f} / {s['sepia_l1']:.2f} L1, "
+              f"sepia hue {100 * s['sepia_hue']:.1f}%")
+    for g in gains:
+        s = summary(gain_rows[g])
+        print(f"{'  chroma x ' + str(g):28s} {s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "
+              f"{100 * s['blob_worst']:9.2f}% {s['blob_over_1pct']:7d}")
+    if args.json:
+        json.dump({"pipeline": pipe, "clean": clean, "per_photo": pipe_rows, "per_photo_clean": clean_rows,
+                   "args": vars(args)}, open(args.json, "w"), indent=1)
+    if args.sheet and tiles:
+        tiles.sort(key=lambda x: x[0])
+        rows = [t[1].copy() for t in tiles[:30]]
+        for (h, tile, pid), row in zip(tiles, rows):
+            cv2.putText(row, f"{pid} hue {100 * h:.0f}%", (4, 14), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (255, 255, 255), 1)
+        pairs = [np.hstack(rows[k:k + 2]) if k + 1 < len(rows) else np.hstack([rows[k], np.zeros_like(rows[k])])
+                 for k in range(0, len(rows), 2)]
+        cv2.imwrite(args.sheet, np.vstack(pairs)[..., ::-1])
+
+
+if __name__ == "__main__":
+    main()
