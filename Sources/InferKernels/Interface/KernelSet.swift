@@ -39,6 +39,13 @@ public protocol KernelSet {
     static func deinterleave(
         _ src: UnsafePointer<Float>, even: UnsafeMutablePointer<Float>, odd: UnsafeMutablePointer<Float>, count: Int)
 
+    /// Softmax over `length` rows of `inner` columns (one outer slice of an NCHW softmax over channels):
+    /// `y[l·inner + i] = e^(x[l·inner + i] − max_l) / Σ_l e^(…)`, with the set's own vector exponential (relative error
+    /// below 1e-6). `scratch` holds `2·inner` floats. `x` and `y` may be the same memory.
+    static func softmax(
+        _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, length: Int, inner: Int,
+        scratch: UnsafeMutablePointer<Float>)
+
     /// 2×2 stride-2 max pooling of one output row: `dst[i] = max(r0[2i], r0[2i+1], r1[2i], r1[2i+1])`, `i < count`.
     static func maxPool2x2Row(
         _ r0: UnsafePointer<Float>, _ r1: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, count: Int)

@@ -5,6 +5,8 @@
 #if COLORCAM_ISA_AVX512
     /// One zmm register.
     typealias Vector = SIMD16<Float>
+    /// The integer vector of `Vector`'s width (exponent arithmetic in `exponential`).
+    typealias IntVector = SIMD16<Int32>
     /// Two rows' worth of pooling input (SIMD32's even/odd split compiled to scalar code: 1.6 ms vs 0.04 ms for the
     /// detector's pools, so AVX-512 pools like AVX2).
     typealias PoolInput = SIMD16<Float>
@@ -17,6 +19,7 @@
 #elseif COLORCAM_ISA_AVX2
     /// One ymm register.
     typealias Vector = SIMD8<Float>
+    typealias IntVector = SIMD8<Int32>
     typealias PoolInput = SIMD16<Float>
     let isaName = "avx2"
     /// Output channels per tiled-conv register tile (8 accumulators of the 16 ymm registers).
@@ -25,6 +28,7 @@
 #elseif COLORCAM_ISA_BASELINE
     /// One xmm register (SSE2, which every x86-64 CPU has).
     typealias Vector = SIMD4<Float>
+    typealias IntVector = SIMD4<Int32>
     typealias PoolInput = SIMD8<Float>
     let isaName = "baseline"
     /// Output channels per tiled-conv register tile (8 accumulators of the 16 xmm registers).

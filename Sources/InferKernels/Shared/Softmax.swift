@@ -1,0 +1,77 @@
+import InferKernelSet
+
+/// `e^x` lane by lane, for `x ≤ 0` as softmax gives it (inputs below −87 give 0): `x = n·ln 2 + r` with
+/// `|r| ≤ ln 2 / 2`, `e^r` by its degree-6 Taylor polynomial (relative error below 2e-7), `2^n` built in the exponent
+/// bits. `n` comes from adding 1.5·2^23, which leaves round-to-nearest `x·log2 e` in the low mantissa bits.
+@_transparent
+func exponential(_ x: Vector) -> Vector {
+    let clamped = x.replacing(with: Vector(repeating: -87), where: x .< -87)
+    let magic = Vector(repeating: 12_582_912)
+    let shifted = multiplyAdd(magic, clamped, Vector(repeating: 1.442_695_04))
+    let n = shifted - magic
+    var r = multiplyAdd(clamped, n, Vector(repeating: -0.693_145_75))
+    r = multiplyAdd(r, n, Vector(repeating: -1.428_606_8e-6))
+    var p = Vector(repeating: 1.0 / 720)
+    p = multiplyAdd(Vector(repeating: 1.0 / 120), p, r)
+    p = multiplyAdd(Vector(repeating: 1.0 / 24), p, r)
+    p = multiplyAdd(Vector(repeating: 1.0 / 6), p, r)
+    p = multiplyAdd(Vector(repeating: 0.5), p, r)
+    p = multiplyAdd(Vector(repeating: 1), p, r)
+    p = multiplyAdd(Vector(repeating: 1), p, r)
+    let bits = unsafeBitCast(shifted, to: IntVector.self) &- unsafeBitCast(magic, to: IntVector.self)
+    let scale = unsafeBitCast((bits &+ 127) &<< 23, to: Vector.self)
+    return p * scale
+}
+
+extension Kernels {
+    public static func softmax(
+        _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, length: Int, inner: Int,
+        scratch: UnsafeMutablePointer<Float>
+    ) {
+        let lanes = Vector.scalarCount
+        let peak = scratch, sum = scratch + inner
+        peak.update(repeating: -.infinity, count: inner)
+        sum.update(repeating: 0, count: inner)
+        for l in 0..<length {
+            let row = x + l * inner
+            var i = 0
+            while i + lanes <= inner {
+                let v = load(row + i), m = load(peak + i)
+                store(m.replacing(with: v, where: v .> m), peak + i)
+                i += lanes
+            }
+            while i < inner { peak[i] = max(peak[i], row[i]); i += 1 }
+        }
+        for l in 0..<length {
+            let row = x + l * inner, out = y + l * inner
+            var i = 0
+            while i + lanes <= inner {
+                let e = exponential(load(row + i) - load(peak + i))
+                store(e, out + i)
+                store(load(sum + i) + e, sum + i)
+                i += lanes
+            }
+            while i < inner {
+                let e = scalarExponential(row[i] - peak[i])
+                out[i] = e
+                sum[i] += e
+                i += 1
+            }
+        }
+        var i = 0
+        while i + lanes <= inner { store(1 / load(sum + i), sum + i); i += lanes }
+        while i < inner { sum[i] = 1 / sum[i]; i += 1 }
+        for l in 0..<length {
+            let out = y + l * inner
+            var i = 0
+            while i + lanes <= inner { store(load(out + i) * load(sum + i), out + i); i += lanes }
+            while i < inner { out[i] *= sum[i]; i += 1 }
+        }
+    }
+}
+
+/// `exponential` for one value (the columns past the last whole vector), so every column gets the same function.
+@inline(__always)
+func scalarExponential(_ x: Float) -> Float {
+    exponential(Vector(repeating: x))[0]
+}
