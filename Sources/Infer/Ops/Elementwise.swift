@@ -12,10 +12,11 @@ enum UnaryOp {
     static func plan(_ ctx: OpContext, function: Function, outputShape: [Int]? = nil) throws -> OpPlan {
         let x = try ctx.shape(0)
         let count = x.reduce(1, *)
+        let kernels: (any KernelSet.Type)? = ctx.mode == .fast ? ctx.kernels : nil
         var plan = OpPlan(
             outputShapes: [outputShape ?? x],
             build: { slots in
-                UnaryKernel(function, input: slots.inputs[0]!, output: slots.outputs[0], count: count)
+                UnaryKernel(function, input: slots.inputs[0]!, output: slots.outputs[0], count: count, kernels: kernels)
             })
         plan.capturedInputs = Set(1..<max(1, ctx.inputShapes.count))
         return plan
@@ -32,16 +33,27 @@ enum UnaryOp {
     }
 }
 
+/// A unary op over `count` floats. Sigmoid and Tanh use the kernel set's vector exponential when one is given (fast
+/// mode), libm otherwise (reference mode).
 final class UnaryKernel: Kernel {
     let function: UnaryOp.Function
     let input: Int, output: Int, count: Int
+    let kernels: (any KernelSet.Type)?
 
-    init(_ function: UnaryOp.Function, input: Int, output: Int, count: Int) {
+    init(_ function: UnaryOp.Function, input: Int, output: Int, count: Int, kernels: (any KernelSet.Type)? = nil) {
         self.function = function; self.input = input; self.output = output; self.count = count
+        self.kernels = kernels
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
         let x = arena + input, y = arena + output
+        if let kernels {
+            switch function {
+            case .sigmoid: return kernels.sigmoid(x, y, count: count)
+            case .tanh: return kernels.tanh(x, y, count: count)
+            default: break
+            }
+        }
         switch function {
         case .relu: for i in 0..<count { y[i] = max(x[i], 0) }
         case .leakyRelu(let a): for i in 0..<count { let v = x[i]; y[i] = v < 0 ? v * a : v }

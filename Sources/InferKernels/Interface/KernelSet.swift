@@ -46,6 +46,12 @@ public protocol KernelSet {
         _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, length: Int, inner: Int,
         scratch: UnsafeMutablePointer<Float>)
 
+    /// `y[i] = 1 / (1 + e^(−x[i]))` for `i < count` (absolute error below 1e-6); `x` and `y` may be the same memory.
+    static func sigmoid(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int)
+
+    /// `y[i] = tanh(x[i])` for `i < count` (absolute error below 1e-6); `x` and `y` may be the same memory.
+    static func tanh(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int)
+
     /// 2×2 stride-2 max pooling of one output row: `dst[i] = max(r0[2i], r0[2i+1], r1[2i], r1[2i+1])`, `i < count`.
     static func maxPool2x2Row(
         _ r0: UnsafePointer<Float>, _ r1: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, count: Int)

@@ -1,11 +1,12 @@
 import InferKernelSet
 
-/// `e^x` lane by lane, for `x ≤ 0` as softmax gives it (inputs below −87 give 0): `x = n·ln 2 + r` with
+/// `e^x` lane by lane for `x` in [−87, 88] (outside it clamped there): `x = n·ln 2 + r` with
 /// `|r| ≤ ln 2 / 2`, `e^r` by its degree-6 Taylor polynomial (relative error below 2e-7), `2^n` built in the exponent
 /// bits. `n` comes from adding 1.5·2^23, which leaves round-to-nearest `x·log2 e` in the low mantissa bits.
 @_transparent
 func exponential(_ x: Vector) -> Vector {
-    let clamped = x.replacing(with: Vector(repeating: -87), where: x .< -87)
+    let low = x.replacing(with: Vector(repeating: -87), where: x .< -87)
+    let clamped = low.replacing(with: Vector(repeating: 88), where: low .> 88)
     let magic = Vector(repeating: 12_582_912)
     let shifted = multiplyAdd(magic, clamped, Vector(repeating: 1.442_695_04))
     let n = shifted - magic
@@ -24,6 +25,26 @@ func exponential(_ x: Vector) -> Vector {
 }
 
 extension Kernels {
+    public static func sigmoid(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int) {
+        let lanes = Vector.scalarCount, one = Vector(repeating: 1)
+        var i = 0
+        while i + lanes <= count {
+            store(one / (one + exponential(-load(x + i))), y + i)
+            i += lanes
+        }
+        while i < count { y[i] = 1 / (1 + scalarExponential(-x[i])); i += 1 }
+    }
+
+    public static func tanh(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int) {
+        let lanes = Vector.scalarCount
+        var i = 0
+        while i + lanes <= count {
+            store(vectorTanh(load(x + i)), y + i)
+            i += lanes
+        }
+        while i < count { y[i] = vectorTanh(Vector(repeating: x[i]))[0]; i += 1 }
+    }
+
     public static func softmax(
         _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, length: Int, inner: Int,
         scratch: UnsafeMutablePointer<Float>
@@ -68,6 +89,16 @@ extension Kernels {
             while i < inner { out[i] *= sum[i]; i += 1 }
         }
     }
+}
+
+/// `tanh x = ±(1 − 2 / (e^(2|x|) + 1))`, |x| clamped to 9 (where tanh is 1 within 3e-8); absolute error below 3e-7.
+@_transparent
+func vectorTanh(_ x: Vector) -> Vector {
+    let one = Vector(repeating: 1)
+    let a = x.replacing(with: -x, where: x .< 0)
+    let e = exponential(2 * a.replacing(with: Vector(repeating: 9), where: a .> 9))
+    let t = one - 2 / (e + one)
+    return t.replacing(with: -t, where: x .< 0)
 }
 
 /// `exponential` for one value (the columns past the last whole vector), so every column gets the same function.
