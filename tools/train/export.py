@@ -35,7 +35,8 @@ def load_net(checkpoint):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--checkpoint", required=True)
-    ap.add_argument("--head", choices=["regression", "classification"], required=True)
+    ap.add_argument("--head", choices=["regression", "classification", "mixed"], required=True)
+    ap.add_argument("--mix", type=float, default=0.5, help="mixed head: weight of the classification decode")
     ap.add_argument("--temperature", type=float, default=0.38)
     ap.add_argument("--metrics", default=os.path.join(HERE, "metrics.json"))
     ap.add_argument("--out", default=os.path.join(HERE, "..", "..", "Models", "colorcam-default"))
@@ -43,7 +44,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)
     net, state = load_net(args.checkpoint)
-    wrapper = ExportWrapper(net, args.head, args.temperature).eval()
+    wrapper = ExportWrapper(net, args.head, args.temperature, args.mix).eval()
     os.makedirs(args.out, exist_ok=True)
     onnx_path = os.path.join(args.out, "model.onnx")
     example = torch.rand(1, 1, SIZE, SIZE) * 100
@@ -92,10 +93,14 @@ def main():
                   "scale": 1.0, "offset": 0.0,
                   "resize": "bilinear (half-pixel centres) of the image's L to 256x256"},
         "output": {"name": "ab", "shape": [1, 2, SIZE, SIZE], "channels": ["a", "b"], "scale": 1.0,
-                   "decoding": ("tanh * 110 regression at 1/2 resolution, bilinear x2 in the graph"
-                                if args.head == "regression" else
-                                f"313-bin-style classification ({net.bins.shape[0]} in-gamut bins of 10), "
-                                f"annealed mean T={args.temperature} as softmax + 1x1 conv, bilinear x4 in the graph"),
+                   "decoding": {
+                       "regression": "tanh * 110 regression at 1/2 resolution, bilinear x2 in the graph",
+                       "classification": f"313-bin-style classification ({net.bins.shape[0]} in-gamut bins of 10), "
+                                         f"annealed mean T={args.temperature} as softmax + 1x1 conv, bilinear x4 in "
+                                         f"the graph",
+                       "mixed": f"{args.mix} x the classification head's annealed mean (T={args.temperature}, "
+                                f"{net.bins.shape[0]} in-gamut bins of 10, bilinear x4) + {1 - args.mix:g} x the "
+                                f"regression head (tanh * 110, bilinear x2), in the graph"}[args.head],
                    "resize": "bilinear (half-pixel centres) back to the image size, then combined with the "
                              "image's own full-resolution L"},
         "hints": {"inputs": [{"name": "hint_ab", "shape": [1, 2, SIZE, SIZE], "unit": "ab"},
@@ -104,6 +109,8 @@ def main():
                   "training": "simulated user points (Zhang, Zhu et al. 2017): geometric count p = 1/8, none in half "
                               "the samples, centre-biased, 1-9 px patches of the target's mean ab"},
         "head": args.head,
+        "temperature": args.temperature if args.head != "regression" else None,
+        "mix": args.mix if args.head == "mixed" else None,
         "architecture": ("U-Net 16-32-64-128, encoder to 1/16 with dilated bottleneck, additive skips; input L, hint ab and "
                          "hint mask concatenated"),
         "parameters": int(sum(p.numel() for p in wrapper.parameters())),

@@ -127,20 +127,26 @@ class ExportWrapper(nn.Module):
     """What goes into the ONNX file: raw L (N,1,H,W) in [0,100], hint ab (N,2,H,W) and hint mask (N,1,H,W) ->
     ab (N,2,H,W) at full resolution. export.py gives the hint inputs all-zero initialisers (optional inputs)."""
 
-    def __init__(self, net, head, temperature=0.38):
+    def __init__(self, net, head, temperature=0.38, mix=0.5):
+        """head: "regression", "classification" (annealed mean at `temperature`) or "mixed": `mix` x the
+        classification decode + (1 - mix) x the regression, both at full resolution."""
         super().__init__()
-        self.net, self.head, self.temperature = net, head, temperature
+        self.net, self.head, self.temperature, self.mix = net, head, temperature, mix
         q = net.bins.shape[0]
         self.decode = nn.Conv2d(q, 2, 1, bias=False)
         self.decode.weight.data = net.bins.t().reshape(2, q, 1, 1).clone()
 
     def forward(self, L, hint_ab, hint_mask):
         h, q = self.net.trunk(model_input(L, hint_ab, hint_mask))
+        reg = F.interpolate(torch.tanh(self.net.reg(h)) * AB_SCALE, scale_factor=2, mode="bilinear",
+                            align_corners=False)
         if self.head == "regression":
-            ab = torch.tanh(self.net.reg(h)) * AB_SCALE
-            return F.interpolate(ab, scale_factor=2, mode="bilinear", align_corners=False)
-        ab = self.decode(torch.softmax(self.net.cls(q) / self.temperature, 1))
-        return F.interpolate(ab, scale_factor=4, mode="bilinear", align_corners=False)
+            return reg
+        cls = F.interpolate(self.decode(torch.softmax(self.net.cls(q) / self.temperature, 1)), scale_factor=4,
+                            mode="bilinear", align_corners=False)
+        if self.head == "classification":
+            return cls
+        return cls * self.mix + reg * (1 - self.mix)
 
 
 if __name__ == "__main__":

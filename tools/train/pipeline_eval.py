@@ -18,7 +18,8 @@ Metrics (issue #24), per saved photo and overall:
   colourful    Hasler & Suesstrunk M of the saved picture / M of the original, summed over saved photos
   blob         share of pixels with predicted chroma > 40 where the original's chroma < 10 (worst photo reported)
 Baselines on the same pixels: grey (ab = 0) and sepia (ab = 5, 15). The script prints a table, writes --json, and
---sheet: one row per saved photo, worst hue first (camera view, saved photo, the original's picture).
+--sheet: one tile per saved photo, worst hue first (the saved view's L, [--before: the earlier run's saved photo,]
+the saved photo, the original's picture).
 Exit 1 if no photo was saved at all (the figures would say nothing).
 """
 import argparse
@@ -163,6 +164,8 @@ def main():
     ap.add_argument("--out", default="/tmp/colour-pipeline-eval")
     ap.add_argument("--json")
     ap.add_argument("--sheet")
+    ap.add_argument("--before", help="an earlier run's --out folder: the sheet shows its saved photo of each view too "
+                                     "(same clips, same file names), as a before/after")
     args = ap.parse_args()
     split = json.load(open(os.path.join(HERE, "split.json")))
     cache = np.load(os.path.join(args.work, "cache.npz"))
@@ -224,8 +227,12 @@ def main():
                 gain_rows[g].append(score(np.clip(lab2rgb(scaled) * 255, 0, 255), t.astype(np.float64), m))
             view = cv2.resize(saved, (160, 160))
             seen = np.repeat(cv2.cvtColor(view, cv2.COLOR_RGB2GRAY)[..., None], 3, 2)
-            tiles.append((row["hue_ok"] / max(1, row["hue_n"]),
-                          np.hstack([seen, view, cv2.resize(np.ascontiguousarray(t), (160, 160))]), pid))
+            parts = [seen, view, cv2.resize(np.ascontiguousarray(t), (160, 160))]
+            if args.before:
+                earlier = os.path.join(args.before, row["file"])
+                old = cv2.imread(earlier) if os.path.exists(earlier) else None
+                parts.insert(1, np.zeros_like(view) if old is None else cv2.resize(old[..., ::-1], (160, 160)))
+            tiles.append((row["hue_ok"] / max(1, row["hue_n"]), np.hstack(parts), pid))
         r = pipe_rows[-found:] if found else []
         line = " ".join(f"{x['ab_l1']:.2f}/{100 * x['hue_ok'] / max(1, x['hue_n']):.0f}%" for x in r)
         print(f"{i + 1:2d}/{args.count} {pid}: saved {found} [{line}]  clean {clean_rows[-1]['ab_l1']:.2f}/"
