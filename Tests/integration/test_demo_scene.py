@@ -143,6 +143,11 @@ def test_score_accepts_one_save_per_photo_and_reports_grey_as_no_better(saved, s
     o = result["overall"]
     assert abs(o["psnr_db"] - o["grey_psnr_db"]) < 0.1 and not o["better_than_grey"]
     assert score(saved, "--require-better").returncode == 1
+    # grey has no hue: it cannot beat sepia on hue agreement
+    assert all(p["hue_agreement"] == 0 and p["sepia_hue_agreement"] > 0 for p in result["photos"])
+    assert not o["each_beats_baselines"]
+    proc = score(saved, "--require-baselines")
+    assert proc.returncode == 1 and "sepia on hue agreement" in proc.stderr, proc.stderr
 
 
 def test_score_fails_a_duplicated_photo(saved, tmp_path):
@@ -187,6 +192,9 @@ def test_score_matches_rotated_saves_and_calls_true_colours_better(tmp_path):
     assert [p["rotation_deg"] for p in result["photos"]] == [0, 90, 0]
     assert all(p["psnr_db"] > 40 and p["ab_l1"] < 1 for p in result["photos"])
     assert result["overall"]["better_than_grey"]
+    # the true colours agree in hue almost everywhere and beat both baselines on every photo
+    assert all(p["hue_agreement"] > 0.95 for p in result["photos"])
+    assert score(photos, "--require-baselines").returncode == 0
 
 
 def test_score_rejects_a_sidecar_that_disagrees_with_its_png(saved, tmp_path):

@@ -17,6 +17,8 @@ Metrics (issue #24), per saved photo and overall:
   hue          share of pixels with original chroma > 10 whose predicted chroma > 5 and hue within 30 deg (pooled)
   colourful    Hasler & Suesstrunk M of the saved picture / M of the original, summed over saved photos
   blob         share of pixels with predicted chroma > 40 where the original's chroma < 10 (worst photo reported)
+Saved views whose L correlates < --min-correlation (0.6, as tools/demo/score.py) with their print in the best
+orientation are a wrong outline or view, not a colour result: counted apart and left out of the figures.
 Baselines on the same pixels: grey (ab = 0) and sepia (ab = 5, 15). The script prints a table, writes --json, and
 --sheet: one tile per saved photo, worst hue first (the saved view's L, [--before: the earlier run's saved photo,]
 the saved photo, the original's picture).
@@ -162,6 +164,9 @@ def main():
     ap.add_argument("--colorcam", default=os.path.join(ROOT, ".build", "release", "colorcam"))
     ap.add_argument("--model", help="model bundle (default: colorcam's default)")
     ap.add_argument("--out", default="/tmp/colour-pipeline-eval")
+    ap.add_argument("--min-correlation", type=float, default=0.6,
+                    help="a saved view whose L correlates less with its print (best orientation) is a detection or "
+                         "view failure, not colour: counted apart, left out of the colour figures (as score.py)")
     ap.add_argument("--json")
     ap.add_argument("--sheet")
     ap.add_argument("--before", help="an earlier run's --out folder: the sheet shows its saved photo of each view too "
@@ -237,6 +242,11 @@ def main():
         line = " ".join(f"{x['ab_l1']:.2f}/{100 * x['hue_ok'] / max(1, x['hue_n']):.0f}%" for x in r)
         print(f"{i + 1:2d}/{args.count} {pid}: saved {found} [{line}]  clean {clean_rows[-1]['ab_l1']:.2f}/"
               f"{100 * clean_rows[-1]['hue_ok'] / max(1, clean_rows[-1]['hue_n']):.0f}%", flush=True)
+    unmatched = [r for r in pipe_rows if r["corr"] < args.min_correlation]
+    pipe_rows = [r for r in pipe_rows if r["corr"] >= args.min_correlation]
+    if unmatched:
+        print(f"{len(unmatched)} saved views correlate < {args.min_correlation} with their print (a wrong outline or "
+              f"view): left out of the figures")
     pipe, clean = summary(pipe_rows), summary(clean_rows)
     if pipe is None:
         raise SystemExit("pipeline_eval: no photo was saved: the figures would say nothing")
@@ -251,7 +261,7 @@ def main():
         print(f"{'  chroma x ' + str(g):28s} {s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "
               f"{100 * s['blob_worst']:9.2f}% {s['blob_over_1pct']:7d}")
     if args.json:
-        json.dump({"pipeline": pipe, "clean": clean, "per_photo": pipe_rows, "per_photo_clean": clean_rows,
+        json.dump({"pipeline": pipe, "clean": clean, "per_photo": pipe_rows, "unmatched": unmatched, "per_photo_clean": clean_rows,
                    "args": vars(args)}, open(args.json, "w"), indent=1)
     if args.sheet and tiles:
         tiles.sort(key=lambda x: x[0])
