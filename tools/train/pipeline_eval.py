@@ -226,7 +226,7 @@ def main():
             pipe_rows.append(row)
             found += 1
             lab_saved = rgb2lab(saved / 255.0)
-            for g in gains:
+            for g in gains if corr >= args.min_correlation else []:
                 scaled = lab_saved.copy()
                 scaled[..., 1:] *= g
                 gain_rows[g].append(score(np.clip(lab2rgb(scaled) * 255, 0, 255), t.astype(np.float64), m))

@@ -1,9 +1,5 @@
 import InferKernelSet
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Unary element-wise ops: Relu, LeakyRelu, Sigmoid, Tanh, Clip, Identity (and the reshaping ops that only copy:
 /// Reshape, Flatten, Squeeze, Unsqueeze, whose output shapes come from `ShapeOps`).
 enum UnaryOp {
@@ -12,7 +8,7 @@ enum UnaryOp {
     static func plan(_ ctx: OpContext, function: Function, outputShape: [Int]? = nil) throws -> OpPlan {
         let x = try ctx.shape(0)
         let count = x.reduce(1, *)
-        let kernels: (any KernelSet.Type)? = ctx.mode == .fast ? ctx.kernels : nil
+        let kernels = ctx.kernels
         var plan = OpPlan(
             outputShapes: [outputShape ?? x],
             build: { slots in
@@ -33,32 +29,24 @@ enum UnaryOp {
     }
 }
 
-/// A unary op over `count` floats. Sigmoid and Tanh use the kernel set's vector exponential when one is given (fast
-/// mode), libm otherwise (reference mode).
+/// A unary op over `count` floats; Sigmoid and Tanh by the kernel set (its vector exponential), in every mode.
 final class UnaryKernel: Kernel {
     let function: UnaryOp.Function
     let input: Int, output: Int, count: Int
-    let kernels: (any KernelSet.Type)?
+    let kernels: any KernelSet.Type
 
-    init(_ function: UnaryOp.Function, input: Int, output: Int, count: Int, kernels: (any KernelSet.Type)? = nil) {
+    init(_ function: UnaryOp.Function, input: Int, output: Int, count: Int, kernels: any KernelSet.Type) {
         self.function = function; self.input = input; self.output = output; self.count = count
         self.kernels = kernels
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
         let x = arena + input, y = arena + output
-        if let kernels {
-            switch function {
-            case .sigmoid: return kernels.sigmoid(x, y, count: count)
-            case .tanh: return kernels.tanh(x, y, count: count)
-            default: break
-            }
-        }
         switch function {
         case .relu: for i in 0..<count { y[i] = max(x[i], 0) }
         case .leakyRelu(let a): for i in 0..<count { let v = x[i]; y[i] = v < 0 ? v * a : v }
-        case .sigmoid: for i in 0..<count { y[i] = 1 / (1 + expf(-x[i])) }
-        case .tanh: for i in 0..<count { y[i] = tanhf(x[i]) }
+        case .sigmoid: kernels.sigmoid(x, y, count: count)
+        case .tanh: kernels.tanh(x, y, count: count)
         case .clip(let lo, let hi): for i in 0..<count { y[i] = min(max(x[i], lo), hi) }
         case .copy: if x != y { y.update(from: x, count: count) }
         }
