@@ -39,13 +39,6 @@ public protocol KernelSet {
     static func deinterleave(
         _ src: UnsafePointer<Float>, even: UnsafeMutablePointer<Float>, odd: UnsafeMutablePointer<Float>, count: Int)
 
-    /// Softmax over `length` rows of `inner` columns (one outer slice of an NCHW softmax over channels):
-    /// `y[l·inner + i] = e^(x[l·inner + i] − max_l) / Σ_l e^(…)`, with the set's own vector exponential (relative error
-    /// below 1e-6). `scratch` holds `2·inner` floats. `x` and `y` may be the same memory.
-    static func softmax(
-        _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, length: Int, inner: Int,
-        scratch: UnsafeMutablePointer<Float>)
-
     /// `y[i] = 1 / (1 + e^(−x[i]))` for `i < count` (absolute error below 1e-6); `x` and `y` may be the same memory.
     static func sigmoid(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int)
 

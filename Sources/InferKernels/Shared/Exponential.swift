@@ -44,51 +44,6 @@ extension Kernels {
         }
         while i < count { y[i] = vectorTanh(Vector(repeating: x[i]))[0]; i += 1 }
     }
-
-    public static func softmax(
-        _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, length: Int, inner: Int,
-        scratch: UnsafeMutablePointer<Float>
-    ) {
-        let lanes = Vector.scalarCount
-        let peak = scratch, sum = scratch + inner
-        peak.update(repeating: -.infinity, count: inner)
-        sum.update(repeating: 0, count: inner)
-        for l in 0..<length {
-            let row = x + l * inner
-            var i = 0
-            while i + lanes <= inner {
-                let v = load(row + i), m = load(peak + i)
-                store(m.replacing(with: v, where: v .> m), peak + i)
-                i += lanes
-            }
-            while i < inner { peak[i] = max(peak[i], row[i]); i += 1 }
-        }
-        for l in 0..<length {
-            let row = x + l * inner, out = y + l * inner
-            var i = 0
-            while i + lanes <= inner {
-                let e = exponential(load(row + i) - load(peak + i))
-                store(e, out + i)
-                store(load(sum + i) + e, sum + i)
-                i += lanes
-            }
-            while i < inner {
-                let e = scalarExponential(row[i] - peak[i])
-                out[i] = e
-                sum[i] += e
-                i += 1
-            }
-        }
-        var i = 0
-        while i + lanes <= inner { store(1 / load(sum + i), sum + i); i += lanes }
-        while i < inner { sum[i] = 1 / sum[i]; i += 1 }
-        for l in 0..<length {
-            let out = y + l * inner
-            var i = 0
-            while i + lanes <= inner { store(load(out + i) * load(sum + i), out + i); i += lanes }
-            while i < inner { out[i] *= sum[i]; i += 1 }
-        }
-    }
 }
 
 /// `tanh x = ±(1 − 2 / (e^(2|x|) + 1))`, |x| clamped to 9 (where tanh is 1 within 3e-8); absolute error below 3e-7.
