@@ -38,12 +38,10 @@ from PIL import Image
 from skimage.color import lab2rgb, rgb2lab
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "train"))
-from colour_metrics import colourfulness  # noqa: E402  (numpy only)
+from colour_metrics import SEPIA_AB, colourfulness, hue_counts  # noqa: E402  (numpy only)
 
 # "Better than the grey baseline" needs a margin, so rounding noise in a grey capture does not count as colour.
 MIN_PSNR_GAIN_DB, MIN_COLOURFULNESS_GAIN = 0.1, 1.0
-# The sepia baseline: one warm tint everywhere (a, b = 5, 15).
-SEPIA_AB = np.array([5.0, 15.0])
 SIDECAR_KEYS = {"track", "first_frame", "last_frame", "corners", "model", "width", "height"}
 
 
@@ -149,14 +147,10 @@ def photo_metrics(saved_rgb, original_rgb):
 
 
 def hue_agreement(ab, ab_truth):
-    """Share of the pixels with original chroma > 10 whose chroma is > 5 and hue within 30 degrees of the original's
-    (the colour issue's definition; 0 when the original has no such pixel)."""
-    chroma_truth, chroma = np.hypot(ab_truth[..., 0], ab_truth[..., 1]), np.hypot(ab[..., 0], ab[..., 1])
-    counted = chroma_truth > 10
-    d = np.abs(np.arctan2(ab[..., 1], ab[..., 0]) - np.arctan2(ab_truth[..., 1], ab_truth[..., 0]))
-    d = np.minimum(d, 2 * np.pi - d)
-    agree = counted & (chroma > 5) & (d <= np.radians(30))
-    return float(agree.sum() / counted.sum()) if counted.any() else 0.0
+    """colour_metrics.hue_counts as a share (0 when the original has no pixel with chroma > 10)."""
+    agreeing, counted = hue_counts(ab, ab_truth)
+    return agreeing / counted if counted else 0.0
+
 
 
 def score(saved, originals, in_scene, min_correlation):

@@ -32,13 +32,6 @@ import metrics  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def overlap(a, b):
-    """Intersection over union of two convex quads (corner lists)."""
-    inter, _ = cv2.intersectConvexConvex(np.float32(a), np.float32(b))
-    union = metrics.polygon_area(a) + metrics.polygon_area(b) - float(inter)
-    return float(inter) / union if union > 0 else 0.0
-
-
 def check_clip(args, seed, out):
     clip = os.path.join(out, f"clip-{seed}")
     truth_path = os.path.join(clip, "truth.json")
@@ -58,7 +51,7 @@ def check_clip(args, seed, out):
     for path in sorted(glob.glob(os.path.join(photos_dir, "photo-*.json"))):
         photo = json.load(open(path))
         frame = truth["frames"][photo["frame"]]
-        ious = [overlap(photo["corners"], p["corners"]) for p in frame["photos"]]
+        ious = [metrics.quad_iou(photo["corners"], p["corners"]) for p in frame["photos"]]
         best = max(range(len(ious)), key=lambda i: ious[i])
         saved.append({"file": os.path.basename(path), "frame": photo["frame"], "print": best, "iou": ious[best],
                       "hand_cover": frame["photos"][best]["hand_cover"], "covered_measured": photo.get("covered"),

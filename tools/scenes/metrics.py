@@ -93,3 +93,11 @@ def match(truths, detections, threshold=0.9):
         if ji >= threshold:
             tp += 1
     return tp, best
+
+
+def quad_iou(a, b):
+    """Intersection over union of two convex quads (corner lists, any consistent order)."""
+    import cv2
+    inter, _ = cv2.intersectConvexConvex(np.float32(a), np.float32(b))
+    union = polygon_area(a) + polygon_area(b) - float(inter)
+    return float(inter) / union if union > 0 else 0.0

@@ -20,25 +20,13 @@ import torch
 import torch.nn.functional as F
 from PIL import Image, ImageDraw
 
-from colour_metrics import colourfulness
+from colour_metrics import colourfulness, hue_counts
 from labcolor import lab2rgb
 from model import ColorNet
 from model import model_input as net_input
 from pipeline import combine, model_input
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def hue_agreement(ab_pred, ab_gt):
-    c_gt = np.hypot(ab_gt[..., 0], ab_gt[..., 1])
-    c_pr = np.hypot(ab_pred[..., 0], ab_pred[..., 1])
-    mask = c_gt > 10
-    if not mask.any():
-        return 0, 0
-    d = np.abs(np.arctan2(ab_pred[..., 1], ab_pred[..., 0]) - np.arctan2(ab_gt[..., 1], ab_gt[..., 0]))
-    d = np.minimum(d, 2 * np.pi - d)
-    ok = mask & (c_pr > 5) & (d <= np.radians(30))
-    return int(ok.sum()), int(mask.sum())
 
 
 def main():
@@ -91,7 +79,7 @@ def main():
             mse = ((rgb - rgb_gt) ** 2).mean()
             a["psnr"].append(10 * np.log10(1.0 / max(mse, 1e-12)))
             a["cf"] += colourfulness(rgb)
-            ok, n = hue_agreement(preds[m], ab_gt)
+            ok, n = hue_counts(preds[m], ab_gt)
             a["hue_ok"] += ok
             a["hue_n"] += n
             if pid in demo_ids:

@@ -102,9 +102,6 @@ def init_from_onnx(net, path):
     convs = [n for n in graph.node if n.op_type == "Conv"]
     blocks = [m for m in net.modules() if isinstance(m, nn.Sequential) and len(m) == 3
               and isinstance(m[0], nn.Conv2d) and isinstance(m[1], nn.BatchNorm2d)]
-    by_name = {}
-    for node in convs:
-        by_name.setdefault(node.input[1], node)
     plain = {"p4": net.p4, "p3": net.p3, "p2": net.p2, "s1": net.s1, "reg": net.reg}
     folded = [n for n in convs if not n.input[1].startswith("net.")]
     if len(folded) != len(blocks):

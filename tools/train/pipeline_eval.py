@@ -40,11 +40,9 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "scenes"))
 sys.path.insert(0, HERE)
 import dr_render  # noqa: E402
 import metrics as scene_metrics  # noqa: E402
-from colour_metrics import colourfulness  # noqa: E402
+from colour_metrics import SEPIA_AB, colourfulness, hue_counts  # noqa: E402
 from labcolor import lab2rgb, rgb2lab  # noqa: E402
 from render import write_y4m_frame  # noqa: E402
-
-SEPIA = np.array([5.0, 15.0])
 
 
 def scene_for(photo_id, rgb, seed):
@@ -66,13 +64,6 @@ def write_clip(path, seed, photo_id, rgb, frames):
             write_y4m_frame(handle, frame)
     os.replace(path + ".partial", path)
     return scene
-
-
-def overlap(a, b):
-    """Intersection over union of two convex quads (corner lists)."""
-    inter, _ = cv2.intersectConvexConvex(np.float32(a), np.float32(b))
-    union = scene_metrics.polygon_area(a) + scene_metrics.polygon_area(b) - float(inter)
-    return float(inter) / union if union > 0 else 0.0
 
 
 def truth_print(rgb, info):
@@ -110,21 +101,12 @@ def orient(saved_L, truth_rgb, mask):
     return best
 
 
-def hue_counts(ab_pred, ab_gt):
-    c_gt = np.hypot(ab_gt[..., 0], ab_gt[..., 1])
-    c_pr = np.hypot(ab_pred[..., 0], ab_pred[..., 1])
-    sel = c_gt > 10
-    d = np.abs(np.arctan2(ab_pred[..., 1], ab_pred[..., 0]) - np.arctan2(ab_gt[..., 1], ab_gt[..., 0]))
-    d = np.minimum(d, 2 * np.pi - d)
-    return int((sel & (c_pr > 5) & (d <= np.radians(30))).sum()), int(sel.sum())
-
-
 def score(pred_rgb, truth_rgb, mask):
     """Figures of one colorized picture against the original, over `mask`."""
     p = rgb2lab(pred_rgb / 255.0)[mask]
     t = rgb2lab(truth_rgb / 255.0)[mask]
     ab_p, ab_t = p[:, 1:], t[:, 1:]
-    sepia = np.broadcast_to(SEPIA, ab_t.shape)
+    sepia = np.broadcast_to(SEPIA_AB, ab_t.shape)
     ok, n = hue_counts(ab_p, ab_t)
     sok, _ = hue_counts(sepia, ab_t)
     c_t, c_p = np.hypot(*ab_t.T), np.hypot(*ab_p.T)
@@ -214,7 +196,7 @@ def main():
         for meta_path in sorted(glob.glob(os.path.join(photos_dir, "photo-*.json"))):
             meta = json.load(open(meta_path))
             saved = cv2.imread(meta_path[:-5] + ".png")[..., ::-1]
-            ious = [overlap(meta["corners"], p["corners"]) for p in scene["photos"]]
+            ious = [scene_metrics.quad_iou(meta["corners"], p["corners"]) for p in scene["photos"]]
             j = int(np.argmax(ious)) if ious else 0
             truth, mask = truth_print(rgb, scene["photos"][j])
             best = orient(rgb2lab(saved / 255.0)[..., 0], truth, mask)

@@ -1,6 +1,6 @@
 """What the colorizer sees in the product: a photo printed as an old print, filmed by a webcam, rectified.
 
-    seen_L, target_ab, weight = print_view(rng, lab_view)
+    seen_L, target_ab = print_view(rng, lab_view)
 
 `lab_view` is the photo (Lab, float32 (H, W, 3)) already squashed to the model's square input, as the product
 squashes a rectified print to 256 x 256. The print is rendered from the photo's colours, as a darkroom would: a
@@ -10,11 +10,11 @@ and whites, paper grain, sometimes a white or cream border. The camera then sees
 vignetting, glare, a white balance and an exposure, at a random size on the sensor (80–400 px along the print's
 long side, so the rectified view is upsampled), slightly out of focus, with sensor noise and JPEG, through a
 perspective that the product's rectification undoes with a corner error of up to ~1.5 camera pixels. Sometimes a
-skin-toned hand lies over part of the print: there the target is neutral (ab 0) and the weight is kept, so the model
-learns not to invent colour where the picture is covered. The border's target is neutral too.
+skin-toned hand lies over part of the print: there the target is neutral (ab 0), so the model learns not to invent
+colour where the picture is covered. The border's target is neutral too.
 
 Every factor is drawn per sample, widely; nothing is tuned on held-out photos. Returns the L the model is fed
-(float32, 0..100), the ab target (float32 (H, W, 2)) and a per-pixel loss weight (float32 (H, W)).
+(float32, 0..100) and the ab target (float32 (H, W, 2)).
 
     hint_ab, hint_mask = simulate_hints(rng, target_ab)
 
@@ -82,7 +82,6 @@ def print_view(rng, lab_view):
     h, w = lab_view.shape[:2]
     rgb = lab2rgb(lab_view).astype(np.float32)
     target = lab_view[..., 1:].astype(np.float32).copy()
-    weight = np.ones((h, w), np.float32)
     style = rng.random()
     if style < 0.1:  # a colour print, faded: the product colorizes those too (it cannot tell)
         paper = rgb * rng.uniform(0.7, 1.0)
@@ -150,7 +149,7 @@ def print_view(rng, lab_view):
     seen = cv2.warpPerspective(sensor8.astype(np.float32) / 255, back, (w, h), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_REPLICATE)
     seen_L = rgb2lab(np.clip(seen, 0, 1))[..., 0].astype(np.float32)
-    return seen_L, target, weight
+    return seen_L, target
 
 
 def simulate_hints(rng, target_ab, p_none=0.5):

@@ -90,7 +90,7 @@ class PrintSampler:
     """What the product feeds the model (print_sim.py): a view of a training photo (50–100 % of each side, any
     aspect) squashed to 256 x 256 as the product squashes a rectified print, a tuxpaint cut-out pasted on 30 % of
     views, rendered as an old print under a webcam and rectified back; then a random `crop` x `crop` window (the
-    product's scale) and simulated hints. Yields (L seen, hint ab, hint mask, target ab, loss weight) tensors."""
+    product's scale) and simulated hints. Yields (L seen, hint ab, hint mask, target ab) tensors."""
 
     def __init__(self, cache, ids, stamps, crop, rng):
         self.crop, self.rng, self.stamps = crop, rng, stamps
@@ -124,9 +124,8 @@ class PrintSampler:
         hint = torch.empty(n, 2, c, c)
         mask = torch.empty(n, 1, c, c)
         ab = torch.empty(n, 2, c, c)
-        wt = torch.empty(n, 1, c, c)
         for i in range(n):
-            seen, target, weight = print_view(self.np_rng, self.view())
+            seen, target = print_view(self.np_rng, self.view())
             y, x = self.rng.randrange(256 - c + 1), self.rng.randrange(256 - c + 1)
             target = target[y:y + c, x:x + c]
             h_ab, h_m = simulate_hints(self.np_rng, target)
@@ -134,8 +133,7 @@ class PrintSampler:
             ab[i] = torch.from_numpy(np.ascontiguousarray(target.transpose(2, 0, 1)))
             hint[i] = torch.from_numpy(h_ab.transpose(2, 0, 1).copy())
             mask[i, 0] = torch.from_numpy(h_m)
-            wt[i, 0] = torch.from_numpy(np.ascontiguousarray(weight[y:y + c, x:x + c]))
-        return L, hint, mask, ab, wt
+        return L, hint, mask, ab
 
 
 def soft_encode(ab, bins, k=5, sigma=5.0):
@@ -211,15 +209,14 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         if args.print_sim:
-            L, hint, mask, ab, wt = sampler.batch(args.batch)
+            L, hint, mask, ab = sampler.batch(args.batch)
         else:
             lab = sampler.batch(args.batch)
-            L, ab, wt = lab[:, :1], lab[:, 1:], torch.ones_like(lab[:, :1])
+            L, ab = lab[:, :1], lab[:, 1:]
             hint, mask = torch.zeros_like(ab), torch.zeros_like(L)
         ab_half = F.avg_pool2d(ab, 2)
-        wt_half = F.avg_pool2d(wt, 2)
         reg, logits = net(model_input(L, hint, mask))
-        l1 = ((reg - ab_half).abs() * wt_half).mean() / 10.0
+        l1 = (reg - ab_half).abs().mean() / 10.0
         tgt, nearest = soft_encode(F.avg_pool2d(ab_half, 2), bins)
         ce_px = -(tgt * F.log_softmax(logits, 1)).sum(1)
         ce = (ce_px * class_w[nearest]).mean()
