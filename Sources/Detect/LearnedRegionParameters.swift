@@ -43,5 +43,16 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// wrong; on the tracking benchmark 0.8 took five still prints' outlines 3–7 px off the paper, 1.0 none).
     public var mapSupportFraction = 1.0
 
+    /// Whether a small region is looked at again closer (`PhotoDetector+CloseLook.swift`), when the segmenter takes
+    /// close looks: its window's maps, at cells half the size, placed the same way; the better supported outline
+    /// of the two looks is kept.
+    public var usesCloseLook = true
+    /// A region is small enough for a close look when its box grown by this on every side fits in the window
+    /// (cells of the frame's grid) …
+    public var closeLookMarginCells = 4.0
+    /// … and it is looked at again only when no outline was placed on it, or the one placed is supported by less
+    /// than this (`Observation.confidence`).
+    public var closeLookBelowConfidence = 1.0
+
     public init() {}
 }

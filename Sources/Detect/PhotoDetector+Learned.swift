@@ -9,7 +9,9 @@ extension PhotoDetector {
     /// (`considerMapOutline`).
     ///
     /// Runs on the caller's thread; allocates nothing once the region lists have grown.
-    func considerLearnedRegions(_ maps: SegmentationMaps, sampler: PlaneSampler, minimumSidePx: Double) {
+    func considerLearnedRegions(
+        _ maps: SegmentationMaps, frame: FrameBuffer, sampler: PlaneSampler, minimumSidePx: Double
+    ) {
         guard let segmenter, let learnedRegions, let foreground else { return }
         let grid = segmenter.grid
         guard grid.widthCells >= 3, grid.heightCells >= 3 else { return }
@@ -38,6 +40,9 @@ extension PhotoDetector {
                 considerMapOutline(
                     region, of: learnedRegions, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
+            if p.usesCloseLook, closeLook != nil {
+                lookCloser(at: region, frame: frame, sampler: sampler, minimumSidePx: minimumSidePx)
+            }
         }
     }
 
@@ -64,7 +69,7 @@ extension PhotoDetector {
     }
 
     /// Where a learned region's edges are searched (`p` in cells, `c` frame pixels per cell).
-    private func regionSearch(_ p: LearnedRegionParameters, _ c: Double) -> RegionSearch {
+    func regionSearch(_ p: LearnedRegionParameters, _ c: Double) -> RegionSearch {
         RegionSearch(
             outlineOffsetPx: p.outlineOffsetCells * c, inwardPx: p.searchInwardCells * c,
             outwardPx: p.searchOutwardCells * c, wideInwardPx: p.wideSearchInwardCells * c,

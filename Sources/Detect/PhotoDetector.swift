@@ -29,6 +29,8 @@ public final class PhotoDetector {
     public let mode: DetectorMode
     /// The learned front-end; nil in `classic` mode when none was given.
     public let segmenter: PrintSegmenter?
+    /// A close look's regions and foreground (nil when the segmenter takes no close looks).
+    let closeLook: CloseLookScratch?
     /// How the segmenter's maps become regions and where their edges are searched.
     public var learnedParameters = LearnedRegionParameters()
     /// The segmenter's grid-sized regions and foreground mask (nil without a segmenter).
@@ -94,7 +96,9 @@ public final class PhotoDetector {
             foreground!.initialize(repeating: 0, count: max(1, grid.cellCount))
             cornerVoting = CornerVoting(widthCells: grid.widthCells, heightCells: grid.heightCells, cellPx: grid.cellPx)
             voteGroups = RegionExtractor(widthPx: grid.widthCells, heightPx: grid.heightCells)
+            closeLook = segmenter.closeLookGrid.map(CloseLookScratch.init)
         } else {
+            closeLook = nil
             learnedRegions = nil
             foreground = nil
             cornerVoting = nil
@@ -128,7 +132,7 @@ public final class PhotoDetector {
         if mode.usesSegmenter, let segmenter {
             let maps = segmenter.segment(frame)
             if mode == .both { droppingCandidatesTheSegmenterDoesNotSee(maps) }
-            considerLearnedRegions(maps, sampler: sampler, minimumSidePx: minimumSidePx)
+            considerLearnedRegions(maps, frame: frame, sampler: sampler, minimumSidePx: minimumSidePx)
             if learnedParameters.usesMapOutlines {
                 movingCandidatesTheMapPlacesElsewhere(maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
@@ -352,18 +356,22 @@ public final class PhotoDetector {
     /// - Parameters:
     ///   - extractor: the extractor `region` came from (its hull points are in its grid's units).
     ///   - f: frame pixels per grid unit (the coarse factor, or the segmenter's cell size).
+    ///   - originPx: the frame pixel where the grid's (0, 0) lies (a close look's window; zero otherwise).
     func considerRegion(
         _ region: RegionExtractor.Region, of extractor: RegionExtractor, sampler: PlaneSampler,
-        scale f: Double, search: RegionSearch, minimumSidePx: Double
+        scale f: Double, originPx: PixelPoint = .zero, search: RegionSearch, minimumSidePx: Double
     ) {
         let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
         func q(_ quad: Quad) -> String { tracedCorners(quad) }
         func reject(_ why: @autoclosure () -> String) {  // builds the text only when tracing
+            let x = Int(originPx.x), y = Int(originPx.y)
             trace?(
-                "region x \(region.minX * Int(f))...\(region.maxX * Int(f)) y \(region.minY * Int(f))...\(region.maxY * Int(f)): \(why())"
+                "region x \(x + region.minX * Int(f))...\(x + region.maxX * Int(f)) y \(y + region.minY * Int(f))...\(y + region.maxY * Int(f)): \(why())"
             )
         }
-        guard let scaled = coarseOutline(region, hull: hull, scale: f, offsetPx: search.outlineOffsetPx, reject: reject)
+        guard
+            let scaled = coarseOutline(
+                region, hull: hull, scale: f, originPx: originPx, offsetPx: search.outlineOffsetPx, reject: reject)
         else { return }
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
@@ -441,8 +449,8 @@ public final class PhotoDetector {
     /// every side, when the region is quad-shaped and solid (its hull hugs the quad and its pixels fill the hull)
     /// and the quad convex; nil (and `reject` told why) otherwise.
     func coarseOutline(
-        _ region: RegionExtractor.Region, hull: ArraySlice<PixelPoint>, scale f: Double, offsetPx: Double,
-        reject: (@autoclosure () -> String) -> Void
+        _ region: RegionExtractor.Region, hull: ArraySlice<PixelPoint>, scale f: Double,
+        originPx: PixelPoint = .zero, offsetPx: Double, reject: (@autoclosure () -> String) -> Void
     ) -> Quad? {
         guard let coarseQuad = fitter.fit(hull) else { reject("no quad"); return nil }
         let quadArea = coarseQuad.area
@@ -457,7 +465,7 @@ public final class PhotoDetector {
             reject("not solid/quad-shaped"); return nil
         }
         var scaled = coarseQuad
-        for i in 0..<4 { scaled[i] = coarseQuad[i] * f }
+        for i in 0..<4 { scaled[i] = coarseQuad[i] * f + originPx }
         guard scaled.isConvex else { reject("coarse not convex"); return nil }
         guard offsetPx != 0 else { return scaled }
         guard let grown = scaled.offsettingSides(byPx: offsetPx), grown.isConvex else {

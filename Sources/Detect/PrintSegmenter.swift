@@ -28,6 +28,19 @@ public struct SegmentationGrid: Sendable, Hashable, CustomStringConvertible {
         paddedHeightCells = max(m, (heightCells + m - 1) / m * m)
     }
 
+    /// A window's grid (a close look, `PrintSegmenter.closeLookGrid`): `widthCells × heightCells` cells of `cellPx`,
+    /// both multiples of `multiple` (so nothing is padded).
+    public init(cellPx: Int, widthCells: Int, heightCells: Int) {
+        let m = SegmentationGrid.multiple
+        precondition(cellPx > 0 && widthCells >= m && heightCells >= m, "a window grid needs cells")
+        precondition(widthCells % m == 0 && heightCells % m == 0, "a window grid's size is a multiple of \(m)")
+        self.cellPx = cellPx
+        self.widthCells = widthCells
+        self.heightCells = heightCells
+        paddedWidthCells = widthCells
+        paddedHeightCells = heightCells
+    }
+
     public var cellCount: Int { widthCells * heightCells }
     public var description: String { "\(widthCells)x\(heightCells) cells of \(cellPx) px" }
 }
@@ -79,6 +92,22 @@ public protocol PrintSegmenter: AnyObject {
     /// Predicts the maps for `frame` (whose geometry the segmenter was made for). The returned pointers stay valid
     /// until the next call.
     func segment(_ frame: FrameBuffer) -> SegmentationMaps
+    /// The grid of a close look (`segment(_:windowOriginXPx:windowOriginYPx:)`): a fixed window of cells half the
+    /// size of `grid`'s, so that a small print is seen at twice the scale; nil when the segmenter takes none.
+    var closeLookGrid: SegmentationGrid? { get }
+    /// A close look: the maps of the window of `closeLookGrid` whose top-left cell starts at frame pixel
+    /// (`windowOriginXPx`, `windowOriginYPx`) — even, and the window wholly inside the frame. Cell `(i, j)` of the
+    /// maps covers frame pixels from `origin + (i, j) · closeLookGrid.cellPx`. The pointers stay valid until the
+    /// next close look; a close look leaves the last `segment(_:)` maps valid, and `segment(_:)` the close look's.
+    func segment(_ frame: FrameBuffer, windowOriginXPx: Int, windowOriginYPx: Int) -> SegmentationMaps
+}
+
+extension PrintSegmenter {
+    /// No close looks unless a segmenter provides them.
+    public var closeLookGrid: SegmentationGrid? { nil }
+    public func segment(_ frame: FrameBuffer, windowOriginXPx: Int, windowOriginYPx: Int) -> SegmentationMaps {
+        preconditionFailure("\(Self.self) takes no close looks (closeLookGrid is nil)")
+    }
 }
 
 /// Which candidate regions `PhotoDetector.detect` searches.

@@ -22,11 +22,31 @@ public final class CNNPrintSegmenter: PrintSegmenter {
     public let engine: InferenceEngine
     private let input: UnsafeMutableBufferPointer<Float>
     private let output: UnsafeMutableBufferPointer<Float>
+    /// Close looks (`segment(_:windowOriginXPx:windowOriginYPx:)`): the same model prepared for the window's shape,
+    /// with its own tensors (nil when the frame has no close-look grid).
+    public let closeLookGrid: SegmentationGrid?
+    private let closeEngine: InferenceEngine?
+    private let closeInput: UnsafeMutableBufferPointer<Float>
+    private let closeOutput: UnsafeMutableBufferPointer<Float>
 
-    /// Loads `model` for frames of `geometry`.
+    /// The close look's window, cells a side: 104 cells of 2 px at 640×480 (208 px: a print under 20 % of the
+    /// frame's short side with room around it), at about half a full frame's CNN time.
+    public static let closeLookWindowCells = 104
+
+    /// The close-look grid for frames of `geometry`: cells half the frame grid's (rounded down to even, at least
+    /// 2 px, so a 4:2:0 cell holds whole chroma samples), `closeLookWindowCells` a side; nil when the frame grid's
+    /// cells are too small to halve or the window does not fit in the frame.
+    public static func closeLookGrid(for geometry: FrameGeometry) -> SegmentationGrid? {
+        let cellPx = SegmentationGrid(geometry: geometry).cellPx / 2 / 2 * 2
+        let n = closeLookWindowCells
+        guard cellPx >= 2, n * cellPx <= geometry.widthPx, n * cellPx <= geometry.heightPx else { return nil }
+        return SegmentationGrid(cellPx: cellPx, widthCells: n, heightCells: n)
+    }
+
+    /// Loads `model` for frames of `geometry` (and for close looks, unless `closeLooks` is false).
     /// - Throws: `InferError` naming the model file: `.missingInput` when it cannot be read, `.badData` when it is
     ///   not a valid model or its output is not `[1, 2, H, W]` for input `[1, 3, H, W]`.
-    public init(model: DetectModel, geometry: FrameGeometry, mode: EngineMode = .fast) throws {
+    public init(model: DetectModel, geometry: FrameGeometry, mode: EngineMode = .fast, closeLooks: Bool = true) throws {
         self.grid = SegmentationGrid(geometry: geometry)
         self.geometry = geometry
         self.model = model
@@ -42,11 +62,46 @@ public final class CNNPrintSegmenter: PrintSegmenter {
         input.initialize(repeating: 0)
         output = .allocate(capacity: engine.outputCount)
         output.initialize(repeating: 0)
+        closeLookGrid = closeLooks ? CNNPrintSegmenter.closeLookGrid(for: geometry) : nil
+        if let window = closeLookGrid {
+            let n = window.widthCells
+            let close = try InferenceEngine(path: model.modelPath, inputShape: [1, 3, n, n], mode: mode)
+            guard close.outputShape[0...1] == engine.outputShape[0...1], close.outputShape[2...] == [n, n] else {
+                throw InferError(
+                    .badData, file: model.modelPath,
+                    "output '\(close.outputName)' has shape \(close.outputShape) for input [1, 3, \(n), \(n)]")
+            }
+            closeEngine = close
+        } else {
+            closeEngine = nil
+        }
+        closeInput = .allocate(capacity: closeEngine?.inputCount ?? 0)
+        closeInput.initialize(repeating: 0)
+        closeOutput = .allocate(capacity: closeEngine?.outputCount ?? 0)
+        closeOutput.initialize(repeating: 0)
     }
 
     deinit {
         input.deallocate()
         output.deallocate()
+        closeInput.deallocate()
+        closeOutput.deallocate()
+    }
+
+    public func segment(_ frame: FrameBuffer, windowOriginXPx: Int, windowOriginYPx: Int) -> SegmentationMaps {
+        guard let window = closeLookGrid, let closeEngine else {
+            preconditionFailure("CNNPrintSegmenter made without close looks")
+        }
+        precondition(frame.geometry == geometry, "CNNPrintSegmenter made for \(geometry), given \(frame.geometry)")
+        SegmenterInput.fill(
+            from: frame, grid: window, originXPx: windowOriginXPx, originYPx: windowOriginYPx,
+            into: closeInput.baseAddress!)
+        closeEngine.run(input: UnsafeBufferPointer(closeInput), output: closeOutput)
+        let base = UnsafePointer(closeOutput.baseAddress!)
+        let plane = window.cellCount
+        return SegmentationMaps(
+            interior: base, edge: base + plane, rowStride: window.widthCells,
+            corners: closeEngine.outputShape[1] == 10 ? base + 2 * plane : nil, planeStride: plane)
     }
 
     public func segment(_ frame: FrameBuffer) -> SegmentationMaps {

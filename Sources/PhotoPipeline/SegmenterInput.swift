@@ -10,17 +10,29 @@ import Detect
 /// subsampling); a frame without chroma has channels 1 and 2 at 0. Columns right of the grid repeat its last column,
 /// rows below it its last row.
 public enum SegmenterInput {
-    /// Fills `tensor` (`3 × grid.paddedHeightCells × grid.paddedWidthCells` floats) from `frame`, whose geometry
-    /// `grid` was made for. Allocates nothing; any thread, with the frame unchanged during the call.
-    public static func fill(from frame: FrameBuffer, grid: SegmentationGrid, into tensor: UnsafeMutablePointer<Float>) {
+    /// Fills `tensor` (`3 × grid.paddedHeightCells × grid.paddedWidthCells` floats) from `frame`: the grid's cells
+    /// laid from frame pixel (`originXPx`, `originYPx`) — (0, 0) for the frame's own grid, a window's origin for a
+    /// close look (even, so that a 4:2:0 cell starts on a chroma sample; the cells wholly inside the frame).
+    /// Allocates nothing; any thread, with the frame unchanged during the call.
+    public static func fill(
+        from frame: FrameBuffer, grid: SegmentationGrid, originXPx: Int = 0, originYPx: Int = 0,
+        into tensor: UnsafeMutablePointer<Float>
+    ) {
         let g = frame.geometry
+        precondition(
+            originXPx >= 0 && originYPx >= 0 && originXPx % 2 == 0 && originYPx % 2 == 0
+                && originXPx + grid.widthCells * grid.cellPx <= g.widthPx
+                && originYPx + grid.heightCells * grid.cellPx <= g.heightPx,
+            "segmenter window at (\(originXPx), \(originYPx)) of \(grid) outside \(g)")
         let wp = grid.paddedWidthCells, hp = grid.paddedHeightCells, plane = wp * hp
         let gw = grid.widthCells, gh = grid.heightCells, c = grid.cellPx
         guard gw > 0, gh > 0 else {
             tensor.update(repeating: 0, count: 3 * plane)
             return
         }
-        let luma = UnsafePointer(frame.luma.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        let luma =
+            UnsafePointer(frame.luma.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            + originYPx * g.widthPx + originXPx
         fillChannel(
             tensor, source: luma, sourceWidth: g.widthPx, grid: grid, blockWidth: c, blockHeight: c,
             scale: 1 / Float(255 * c * c), offset: -0.5)
@@ -28,8 +40,9 @@ public enum SegmenterInput {
             let (sx, sy) = g.chroma.subsamplingShift
             let bw = c >> sx, bh = c >> sy
             let scale = 1 / Float(128 * bw * bh)
-            let cb = UnsafePointer(frame.cb.baseAddress!.assumingMemoryBound(to: UInt8.self))
-            let cr = UnsafePointer(frame.cr.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            let chromaOrigin = (originYPx >> sy) * g.chromaWidthPx + (originXPx >> sx)
+            let cb = UnsafePointer(frame.cb.baseAddress!.assumingMemoryBound(to: UInt8.self)) + chromaOrigin
+            let cr = UnsafePointer(frame.cr.baseAddress!.assumingMemoryBound(to: UInt8.self)) + chromaOrigin
             fillChannel(
                 tensor + plane, source: cb, sourceWidth: g.chromaWidthPx, grid: grid,
                 blockWidth: bw, blockHeight: bh, scale: scale, offset: -1)

@@ -24,6 +24,7 @@ enum BenchDetectCommand {
         The per-frame figures include the learned segmenter on full-search frames; with a detect model a second line
         (JSON: cnn_* fields) gives the segmenter's own time per run (grid input, engine run).
         \(DetectModelOptions.help)
+        \(DetectModelOptions.closeLookHelp)
         """
 
     /// This thread's CPU time, nanoseconds.
@@ -41,7 +42,7 @@ enum BenchDetectCommand {
                 "max-aspect", "quadrature-tolerance", "min-confidence", "max-observations"
             ])
             .union(DetectModelOptions.valued),
-            boolean: ["json"])
+            boolean: ["json", "no-close-look"])
         let input = try a.positionals(exactly: 1, usage: "bench detect INPUT.y4m [--frames N] [--repeat R]")[0]
         let maxFrames = try a.int("frames", default: 300, range: 1...10_000)!
         let repeats = try a.int("repeat", default: 3, range: 1...1000)!
@@ -62,8 +63,10 @@ enum BenchDetectCommand {
         cpuNs.reserveCapacity(frames.count * repeats)
         var detections = 0
         // One segmenter for every pass's session (they run one after another), timed on its own.
-        let segmenter = try DetectModelOptions.segmenter(model, geometry: source.geometry)
-            .map { TimedSegmenter($0, capacity: frames.count * repeats) }
+        let segmenter = try DetectModelOptions.segmenter(
+            model, geometry: source.geometry, closeLooks: !a.flag("no-close-look")
+        )
+        .map { TimedSegmenter($0, capacity: frames.count * repeats) }
         for pass in 0...repeats {
             segmenter?.recording = pass > 0
             let session = PhotoTrackingSession(
@@ -77,6 +80,7 @@ enum BenchDetectCommand {
                 if pass > 0 { timesNs.append(elapsed); cpuNs.append(cpu); detections += tracks.count }
             }
         }
+        segmenter?.flushCloseLooks()
         timesNs.sort()
         cpuNs.sort()
         func percentileMs(_ q: Double, _ values: [Int64]) -> Double {
@@ -98,7 +102,7 @@ enum BenchDetectCommand {
                     + "\"tracks_per_frame\":\(DetectCommand.number3(Double(detections) / Double(timesNs.count)))"
                     + (segmenter.map { s in
                         ",\"cnn_runs\":\(s.wallNs.count),\"cnn_p50_ms\":\(DetectCommand.number3(s.p50Ms(s.wallNs))),"
-                            + "\"cnn_cpu_p50_ms\":\(DetectCommand.number3(s.p50Ms(s.cpuNs)))"
+                            + "\"cnn_cpu_p50_ms\":\(DetectCommand.number3(s.p50Ms(s.cpuNs))),\"cnn_close_looks\":\(s.closeLooks)"
                     } ?? "") + "}")
         } else {
             print(
@@ -111,7 +115,8 @@ enum BenchDetectCommand {
                 print(
                     "bench detect: detector \(mode), segmenter \(model.modelPath) on \(segmenter.grid): "
                         + "\(segmenter.wallNs.count) runs, p50 \(DetectCommand.number3(segmenter.p50Ms(segmenter.wallNs))) ms, "
-                        + "thread CPU p50 \(DetectCommand.number3(segmenter.p50Ms(segmenter.cpuNs))) ms")
+                        + "thread CPU p50 \(DetectCommand.number3(segmenter.p50Ms(segmenter.cpuNs))) ms "
+                        + "(each run with the close looks of its frame: \(segmenter.closeLooks) in all)")
             }
         }
         return 0
@@ -134,8 +139,15 @@ final class TimedSegmenter: PrintSegmenter {
     }
 
     var grid: SegmentationGrid { inner.grid }
+    var closeLookGrid: SegmentationGrid? { inner.closeLookGrid }
+    /// Close looks taken while recording, and their share of the times (a frame's close looks are added to its
+    /// `segment` call's time).
+    private(set) var closeLooks = 0
+    private var closeWallNs: Int64 = 0
+    private var closeCPUNs: Int64 = 0
 
     func segment(_ frame: FrameBuffer) -> SegmentationMaps {
+        flushCloseLooks()
         let start = clock.nowNs(), cpuStart = SystemClock.threadCPUNs()
         let maps = inner.segment(frame)
         if recording {
@@ -143,6 +155,26 @@ final class TimedSegmenter: PrintSegmenter {
             cpuNs.append(SystemClock.threadCPUNs() - cpuStart)
         }
         return maps
+    }
+
+    func segment(_ frame: FrameBuffer, windowOriginXPx: Int, windowOriginYPx: Int) -> SegmentationMaps {
+        let start = clock.nowNs(), cpuStart = SystemClock.threadCPUNs()
+        let maps = inner.segment(frame, windowOriginXPx: windowOriginXPx, windowOriginYPx: windowOriginYPx)
+        if recording, !wallNs.isEmpty {
+            closeLooks += 1
+            closeWallNs += clock.nowNs() - start
+            closeCPUNs += SystemClock.threadCPUNs() - cpuStart
+        }
+        return maps
+    }
+
+    /// Adds the close looks since the last `segment(_:)` to that call's times (before the next one, or the report).
+    func flushCloseLooks() {
+        guard !wallNs.isEmpty else { return }
+        wallNs[wallNs.count - 1] += closeWallNs
+        cpuNs[cpuNs.count - 1] += closeCPUNs
+        closeWallNs = 0
+        closeCPUNs = 0
     }
 
     /// The median of `values`, milliseconds (0 when empty).

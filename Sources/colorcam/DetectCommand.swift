@@ -40,6 +40,7 @@ enum DetectCommand {
           --min-confidence F        drop detections below this confidence, 0…1 (default 0)
           --max-observations N      at most N detections per frame, best first (default 8; 0 = unlimited)
         \(DetectModelOptions.help)
+        \(DetectModelOptions.closeLookHelp)
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
@@ -50,7 +51,7 @@ enum DetectCommand {
                 "quadrature-tolerance", "min-confidence", "max-observations"
             ])
             .union(DetectModelOptions.valued),
-            boolean: ["json", "no-track", "no-photo-motion"])
+            boolean: ["json", "no-track", "no-photo-motion", "no-close-look"])
         let input = try a.positionals(exactly: 1, usage: "detect INPUT [--json] [--draw OUT.png] (see --help)")[0]
         let parameters = try detectorParameters(a, command: "detect")
         let isImage = input.lowercased().hasSuffix(".png")
@@ -61,7 +62,8 @@ enum DetectCommand {
         let (model, mode) = try DetectModelOptions.resolve(a, command: "detect")
         let interval = try a.int("full-detection-interval", default: 3, range: 1...1000)!
         let json = a.flag("json"), track = !isImage && !a.flag("no-track")
-        let segmenter = try DetectModelOptions.segmenter(model, geometry: source.geometry)
+        let segmenter = try DetectModelOptions.segmenter(
+            model, geometry: source.geometry, closeLooks: !a.flag("no-close-look"))
         // One detector: the session's when tracking, else a detector of its own.
         let session = PhotoTrackingSession(
             geometry: source.geometry, parameters: parameters,

@@ -46,9 +46,19 @@ enum DetectModelOptions {
         return (model, asked ?? .both)
     }
 
-    /// The segmenter for frames of `geometry`, or nil when `model` is nil.
+    /// `--no-close-look` (detect and bench detect only): a diagnostic to compare the detector without its close
+    /// looks at small prints (`PhotoDetector+CloseLook.swift`).
+    static let closeLookHelp = """
+          --no-close-look           a diagnostic: do not look again, at twice the scale, at small prints the
+                                    segmenter found (what the close look adds, in accuracy and time)
+        """
+
+    /// The segmenter for frames of `geometry` (taking close looks unless `closeLooks` is false), or nil when
+    /// `model` is nil.
     /// - Throws: the engine's one-line error naming the model file (65 bad model, 66 unreadable).
-    static func segmenter(_ model: DetectModel?, geometry: FrameGeometry) throws -> CNNPrintSegmenter? {
-        try model.map { try CNNPrintSegmenter(model: $0, geometry: geometry) }
+    static func segmenter(_ model: DetectModel?, geometry: FrameGeometry, closeLooks: Bool = true) throws
+        -> CNNPrintSegmenter?
+    {
+        try model.map { try CNNPrintSegmenter(model: $0, geometry: geometry, closeLooks: closeLooks) }
     }
 }

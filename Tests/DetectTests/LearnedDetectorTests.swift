@@ -8,7 +8,8 @@ import Testing
 /// 1.5 × the fraction of the cell within 0.75 cells of one of `edgeQuads`' outlines (a 1.5-cell line centred on
 /// it), at most 1. Fractions from 4×4 samples per cell. The maps are stored with a padded row stride, as a model's
 /// tensor is. With `cornerQuads`, corner planes too: a cell whose centre lies in one of the `paint` quads predicts
-/// that entry's `outline` (in cells, from the cell's centre).
+/// that entry's `outline` (in cells, from the cell's centre). With `closeLook`, it takes close looks on that window
+/// grid, painted the same way from that entry's quads at the window asked for (`closeLookOrigins` lists them).
 final class PaintedSegmenter: PrintSegmenter {
     let grid: SegmentationGrid
     let rowStride: Int
@@ -16,42 +17,30 @@ final class PaintedSegmenter: PrintSegmenter {
     private let edge: UnsafeMutablePointer<Float>
     private let corners: UnsafeMutablePointer<Float>?
     private(set) var calls = 0
+    let closeLookGrid: SegmentationGrid?
+    private let closeQuads: (interior: [Quad], edge: [Quad])
+    private let closeInterior: UnsafeMutablePointer<Float>
+    private let closeEdge: UnsafeMutablePointer<Float>
+    private(set) var closeLookOrigins: [(x: Int, y: Int)] = []
 
     init(
         geometry: FrameGeometry, interiorQuads: [Quad], edgeQuads: [Quad],
-        cornerQuads: [(paint: Quad, outline: Quad)]? = nil
+        cornerQuads: [(paint: Quad, outline: Quad)]? = nil,
+        closeLook: (grid: SegmentationGrid, interiorQuads: [Quad], edgeQuads: [Quad])? = nil
     ) {
         grid = SegmentationGrid(geometry: geometry)
         rowStride = grid.widthCells + 3
         let count = rowStride * grid.heightCells
         interior = .allocate(capacity: count)
-        interior.initialize(repeating: 0, count: count)
         edge = .allocate(capacity: count)
-        edge.initialize(repeating: 0, count: count)
+        closeLookGrid = closeLook?.grid
+        closeQuads = (closeLook?.interiorQuads ?? [], closeLook?.edgeQuads ?? [])
+        closeInterior = .allocate(capacity: closeLook?.grid.cellCount ?? 0)
+        closeEdge = .allocate(capacity: closeLook?.grid.cellCount ?? 0)
+        PaintedSegmenter.paint(
+            grid, rowStride: rowStride, originPx: .zero, interiorQuads: interiorQuads, edgeQuads: edgeQuads,
+            interior: interior, edge: edge)
         let c = Double(grid.cellPx)
-        func distanceToOutline(_ p: PixelPoint, _ quad: Quad) -> Double {
-            (0..<4).map { k -> Double in
-                let a = quad[k], d = quad[k + 1] - a
-                let t = min(1, max(0, ((p - a) * d).sum() / (d * d).sum()))
-                let q = a + d * t - p
-                return (q * q).sum().squareRoot()
-            }.min()!
-        }
-        for j in 0..<grid.heightCells {
-            for i in 0..<grid.widthCells {
-                var inside = 0, near = 0
-                for k in 0..<4 {
-                    for l in 0..<4 {
-                        let p = PixelPoint(
-                            (Double(i) + (Double(k) + 0.5) / 4) * c, (Double(j) + (Double(l) + 0.5) / 4) * c)
-                        if interiorQuads.contains(where: { $0.contains(p) }) { inside += 1 }
-                        if edgeQuads.contains(where: { distanceToOutline(p, $0) <= 0.75 * c }) { near += 1 }
-                    }
-                }
-                interior[j * rowStride + i] = Float(inside) / 16
-                edge[j * rowStride + i] = min(1, 1.5 * Float(near) / 16)
-            }
-        }
         guard let cornerQuads else { corners = nil; return }
         corners = .allocate(capacity: 8 * count)
         corners!.initialize(repeating: 0, count: 8 * count)
@@ -72,6 +61,53 @@ final class PaintedSegmenter: PrintSegmenter {
         interior.deallocate()
         edge.deallocate()
         corners?.deallocate()
+        closeInterior.deallocate()
+        closeEdge.deallocate()
+    }
+
+    /// Paints `grid`'s maps (cells from frame pixel `originPx`, rows `rowStride` apart) from the quads.
+    private static func paint(
+        _ grid: SegmentationGrid, rowStride: Int, originPx: PixelPoint, interiorQuads: [Quad], edgeQuads: [Quad],
+        interior: UnsafeMutablePointer<Float>, edge: UnsafeMutablePointer<Float>
+    ) {
+        let c = Double(grid.cellPx)
+        func distanceToOutline(_ p: PixelPoint, _ quad: Quad) -> Double {
+            (0..<4).map { k -> Double in
+                let a = quad[k], d = quad[k + 1] - a
+                let t = min(1, max(0, ((p - a) * d).sum() / (d * d).sum()))
+                let q = a + d * t - p
+                return (q * q).sum().squareRoot()
+            }.min()!
+        }
+        interior.initialize(repeating: 0, count: rowStride * grid.heightCells)
+        edge.initialize(repeating: 0, count: rowStride * grid.heightCells)
+        for j in 0..<grid.heightCells {
+            for i in 0..<grid.widthCells {
+                var inside = 0, near = 0
+                for k in 0..<4 {
+                    for l in 0..<4 {
+                        let p =
+                            originPx
+                            + PixelPoint(
+                                (Double(i) + (Double(k) + 0.5) / 4) * c, (Double(j) + (Double(l) + 0.5) / 4) * c)
+                        if interiorQuads.contains(where: { $0.contains(p) }) { inside += 1 }
+                        if edgeQuads.contains(where: { distanceToOutline(p, $0) <= 0.75 * c }) { near += 1 }
+                    }
+                }
+                interior[j * rowStride + i] = Float(inside) / 16
+                edge[j * rowStride + i] = min(1, 1.5 * Float(near) / 16)
+            }
+        }
+    }
+
+    func segment(_ frame: FrameBuffer, windowOriginXPx: Int, windowOriginYPx: Int) -> SegmentationMaps {
+        let window = closeLookGrid!
+        closeLookOrigins.append((windowOriginXPx, windowOriginYPx))
+        PaintedSegmenter.paint(
+            window, rowStride: window.widthCells,
+            originPx: PixelPoint(Double(windowOriginXPx), Double(windowOriginYPx)),
+            interiorQuads: closeQuads.interior, edgeQuads: closeQuads.edge, interior: closeInterior, edge: closeEdge)
+        return SegmentationMaps(interior: closeInterior, edge: closeEdge, rowStride: window.widthCells)
     }
 
     func segment(_ frame: FrameBuffer) -> SegmentationMaps {

@@ -35,36 +35,63 @@ private func cornerError(_ a: Quad, _ b: Quad) -> Double {
 ])
 func segmenterInputIsTheCellMeans(size: (Int, Int, ChromaFormat)) {
     let geometry = FrameGeometry(widthPx: size.0, heightPx: size.1, chroma: size.2)
+    expectCellMeans(randomFrame(geometry), grid: SegmentationGrid(geometry: geometry), originX: 0, originY: 0)
+}
+
+/// A close look's window (cells of 2 px from an even origin inside the frame): its input is the cell means from
+/// that origin, in each chroma layout; windows at the frame's far corner and at its origin included.
+@Test(arguments: [
+    (ChromaFormat.yuv420(.jpeg), 150, 96), (.yuv420(.jpeg), 640 - 208, 480 - 208), (.yuv420(.jpeg), 0, 0),
+    (.yuv422, 38, 270), (.yuv444, 2, 4), (.mono, 100, 10)
+])
+func aWindowsInputIsTheCellMeansFromItsOrigin(window: (ChromaFormat, Int, Int)) {
+    let geometry = FrameGeometry(widthPx: 640, heightPx: 480, chroma: window.0)
+    expectCellMeans(
+        randomFrame(geometry), grid: SegmentationGrid(cellPx: 2, widthCells: 104, heightCells: 104),
+        originX: window.1, originY: window.2)
+}
+
+/// A frame of pseudo-random bytes (seeded from its size and layout).
+private func randomFrame(_ geometry: FrameGeometry) -> FrameBuffer {
     let frame = FrameBuffer(geometry: geometry)
-    var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &+ UInt64(size.0 * 7919 + size.1)
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &+ UInt64(geometry.widthPx * 7919 + geometry.heightPx)
     let bytes = frame.pixels.bindMemory(to: UInt8.self)
     for k in 0..<bytes.count {
         state ^= state << 13; state ^= state >> 7; state ^= state << 17
         bytes[k] = UInt8(truncatingIfNeeded: state >> 24)
     }
-    let grid = SegmentationGrid(geometry: geometry)
+    return frame
+}
+
+/// `SegmenterInput.fill` of `grid` from (`originX`, `originY`) equals cell means computed here, padding included.
+private func expectCellMeans(
+    _ frame: FrameBuffer, grid: SegmentationGrid, originX: Int, originY: Int,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let geometry = frame.geometry
     let wp = grid.paddedWidthCells, hp = grid.paddedHeightCells, c = grid.cellPx
     #expect(wp % 8 == 0 && hp % 8 == 0 && wp >= grid.widthCells && hp >= grid.heightCells)
     let tensor = UnsafeMutablePointer<Float>.allocate(capacity: 3 * wp * hp)
     defer { tensor.deallocate() }
     tensor.initialize(repeating: .nan, count: 3 * wp * hp)
-    SegmenterInput.fill(from: frame, grid: grid, into: tensor)
+    SegmenterInput.fill(from: frame, grid: grid, originXPx: originX, originYPx: originY, into: tensor)
     let luma = frame.luma.bindMemory(to: UInt8.self)
     let cb = frame.cb.bindMemory(to: UInt8.self), cr = frame.cr.bindMemory(to: UInt8.self)
     let (sx, sy) = geometry.chroma.subsamplingShift
     func expected(_ channel: Int, _ i: Int, _ j: Int) -> Double {
         let i = min(i, grid.widthCells - 1), j = min(j, grid.heightCells - 1)  // the padding repeats the edge
+        let x0 = originX + i * c, y0 = originY + j * c
         var sum = 0.0, n = 0.0
         if channel == 0 {
-            for y in (j * c)..<((j + 1) * c) {
-                for x in (i * c)..<((i + 1) * c) { sum += Double(luma[y * size.0 + x]); n += 1 }
+            for y in y0..<(y0 + c) {
+                for x in x0..<(x0 + c) { sum += Double(luma[y * geometry.widthPx + x]); n += 1 }
             }
             return sum / n / 255 - 0.5
         }
         guard geometry.chroma.hasChroma else { return 0 }
         let plane = channel == 1 ? cb : cr
-        for y in ((j * c) >> sy)..<(((j + 1) * c) >> sy) {
-            for x in ((i * c) >> sx)..<(((i + 1) * c) >> sx) {
+        for y in (y0 >> sy)..<((y0 + c) >> sy) {
+            for x in (x0 >> sx)..<((x0 + c) >> sx) {
                 sum += Double(plane[y * geometry.chromaWidthPx + x]); n += 1
             }
         }
@@ -79,7 +106,22 @@ func segmenterInputIsTheCellMeans(size: (Int, Int, ChromaFormat)) {
             }
         }
     }
-    #expect(worst < 1e-5, "worst difference \(worst) at channel, x, y = \(worstAt)")
+    #expect(
+        worst < 1e-5, "worst difference \(worst) at channel, x, y = \(worstAt)", sourceLocation: sourceLocation)
+}
+
+/// Close looks: at 640×480 a window of 104 cells of 2 px; at 1280×720 (6-px cells) cells of 2 px too (half, rounded
+/// down to even); none where the frame's cells are 2 px (nothing smaller holds whole 4:2:0 chroma samples) or the
+/// window does not fit.
+@Test func closeLookGridsFollowTheFrameGrid() {
+    func grid(_ w: Int, _ h: Int) -> SegmentationGrid? {
+        CNNPrintSegmenter.closeLookGrid(for: FrameGeometry(widthPx: w, heightPx: h, chroma: .yuv420(.jpeg)))
+    }
+    #expect(grid(640, 480) == SegmentationGrid(cellPx: 2, widthCells: 104, heightCells: 104))
+    #expect(grid(1280, 720) == SegmentationGrid(cellPx: 2, widthCells: 104, heightCells: 104))
+    #expect(grid(1920, 1080) == SegmentationGrid(cellPx: 4, widthCells: 104, heightCells: 104))
+    #expect(grid(320, 240) == nil)
+    #expect(grid(960, 200) == nil)
 }
 
 /// The real engine end to end: a 1×1 convolution + sigmoid model written as ONNX bytes, loaded as a bare file,
@@ -118,6 +160,38 @@ func segmenterInputIsTheCellMeans(size: (Int, Int, ChromaFormat)) {
     let found = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .learned).detect(frame)
     #expect(found.count == 1, "\(found)")
     if let o = found.first { #expect(cornerError(o.quad, printQuad) < 1.5, "\(o.quad)") }
+}
+
+/// The engine on a close look's window: the maps are sigmoid(W·input + b) of the window's own input (cells of 2 px
+/// at 640×480 from the origin asked for), and a close look leaves the frame's maps as they were.
+@Test func aCloseLookRunsTheModelOnItsWindow() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let weights: [Float] = [60, 0, 0, 0, 0.5, -0.5], bias: [Float] = [19.4, -8]
+    let path = dir + "/segmenter.onnx"
+    try write(TestONNX.conv1x1Sigmoid(weights: weights, bias: bias), to: path)
+    let frame = randomFrame(FrameGeometry(widthPx: 640, heightPx: 480, chroma: .yuv420(.jpeg)))
+    let segmenter = try CNNPrintSegmenter(model: try DetectModel.load(path), geometry: frame.geometry)
+    let window = try #require(segmenter.closeLookGrid)
+    let whole = segmenter.segment(frame)
+    let before = Array(UnsafeBufferPointer(start: whole.interior, count: 160 * 120))
+    let maps = segmenter.segment(frame, windowOriginXPx: 300, windowOriginYPx: 180)
+    #expect(Array(UnsafeBufferPointer(start: whole.interior, count: 160 * 120)) == before)
+    let n = window.widthCells, plane = n * n
+    let input = UnsafeMutablePointer<Float>.allocate(capacity: 3 * plane)
+    defer { input.deallocate() }
+    SegmenterInput.fill(from: frame, grid: window, originXPx: 300, originYPx: 180, into: input)
+    var worst: Float = 0
+    for k in 0..<plane {
+        for channel in 0..<2 {
+            var z = bias[channel]
+            for c in 0..<3 { z += weights[channel * 3 + c] * input[c * plane + k] }
+            worst = max(worst, abs((channel == 0 ? maps.interior[k] : maps.edge[k]) - sigmoid(z)))
+        }
+    }
+    #expect(maps.rowStride == n && worst < 1e-5, "worst \(worst)")
+    let none = try CNNPrintSegmenter(model: try DetectModel.load(path), geometry: frame.geometry, closeLooks: false)
+    #expect(none.closeLookGrid == nil)
 }
 
 /// A model with ten output planes: the last eight are the corner planes (`SegmentationMaps.corners`, one plane
