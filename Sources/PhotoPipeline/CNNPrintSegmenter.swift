@@ -29,8 +29,13 @@ public final class CNNPrintSegmenter: PrintSegmenter {
     private let closeInput: UnsafeMutableBufferPointer<Float>
     private let closeOutput: UnsafeMutableBufferPointer<Float>
 
-    /// The close look's window, cells a side: 104 cells of 2 px at 640×480 (208 px: a print under 20 % of the
-    /// frame's short side with room around it), at about half a full frame's CNN time.
+    /// The close look's window, cells a side: 104 cells of 2 px at 640×480 (208 px: a print under a fifth of the
+    /// frame's short side with room around it), at about 0.55 of a full frame's CNN time. Chosen on the
+    /// training-split tuning scenes (seeds 21 / 22, recall / precision at Jaccard ≥ 0.9) and the tracking benchmark:
+    /// 104 cells 84.6 / 90.8 and 82.1 / 89.5 %; 128 cells 86.1 / 92.9 and 83.0 / 90.8 %, but the tracking benchmark's
+    /// seed 12 dark print (black on a black table, outlined differently by every full search) then fits a window
+    /// too and its jitter rose from 1.5 to 9.7 px; 152 cells 86.6 / 92.2 and 83.8 / 91.5 %, and the demo scene's large
+    /// prints fit too (`bench detect`'s mean per frame there 3.5 → 8.0 ms).
     public static let closeLookWindowCells = 104
 
     /// The close-look grid for frames of `geometry`: cells half the frame grid's (rounded down to even, at least
