@@ -22,7 +22,8 @@ enum BenchDetectCommand {
         the per-frame p50 / p90 / p99 / max in milliseconds (with --json: one JSON object): wall-clock time, and the
         thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which is the cost on one core even when other processes share it.
         The per-frame figures include the learned segmenter on full-search frames; with a detect model a second line
-        (JSON: cnn_* fields) gives the segmenter's own time per run (grid input, engine run).
+        (JSON: cnn_* fields) gives the segmenter's own time per run (grid input, engine run), each run with the close
+        looks its frame took at small prints (cnn_close_looks: how many in all).
         \(DetectModelOptions.help)
         \(DetectModelOptions.closeLookHelp)
         """

@@ -10,13 +10,7 @@ private let window = SegmentationGrid(cellPx: 2, widthCells: 104, heightCells: 1
 private func twoSmallPrints() -> (FrameBuffer, Quad, Quad) {
     let a = placedQuad(centre: PixelPoint(280, 240), widthPx: 70, heightPx: 56, angleDegrees: 4)
     let b = placedQuad(centre: PixelPoint(358, 244), widthPx: 70, heightPx: 56, angleDegrees: 4)
-    let frame = renderFrame(
-        widthPx: 640, heightPx: 480, table: (50, 125, 130),
-        photos: [
-            (SyntheticPhoto(widthPx: 70, heightPx: 56, seed: 7), a),
-            (SyntheticPhoto(widthPx: 70, heightPx: 56, seed: 8), b)
-        ], noiseSigma: 1)
-    return (frame, a, b)
+    return (twoPrintsOnATealTable(a, 70, 56, b, 70, 56), a, b)
 }
 
 /// Two small prints whose frame-grid maps run together (interiors painted 5 px wide, no edge line between them:

@@ -219,7 +219,7 @@ func segmentationGridFollowsTheCoarseFactor(size: (Int, Int, Int, Int, Int, Int,
 
 /// Two synthetic pictures (seeds 7 and 8, `aW × aH` and `bW × bH`) placed at `a` and `b` on a plain teal table,
 /// 640×480.
-private func twoPrintsOnATealTable(_ a: Quad, _ aW: Int, _ aH: Int, _ b: Quad, _ bW: Int, _ bH: Int) -> FrameBuffer {
+func twoPrintsOnATealTable(_ a: Quad, _ aW: Int, _ aH: Int, _ b: Quad, _ bW: Int, _ bH: Int) -> FrameBuffer {
     renderFrame(
         widthPx: 640, heightPx: 480, table: (50, 125, 130),
         photos: [

@@ -124,16 +124,23 @@ private func expectCellMeans(
     #expect(grid(960, 200) == nil)
 }
 
+/// A 1×1 convolution + sigmoid segmenter (`segmenterWeights`, `segmenterBias`) written as ONNX bytes into `dir`;
+/// its path. Interior: 60 × (Y/255 − 0.5) + 19.4 crosses 0 at Y ≈ 45 (a table of 20, a picture ≥ 70); edge: never.
+private func writeConv1x1Segmenter(in dir: String) throws -> String {
+    let path = dir + "/segmenter.onnx"
+    try write(TestONNX.conv1x1Sigmoid(weights: segmenterWeights, bias: segmenterBias), to: path)
+    return path
+}
+
+private let segmenterWeights: [Float] = [60, 0, 0, 0, 0.5, -0.5], segmenterBias: [Float] = [19.4, -8]
+
 /// The real engine end to end: a 1×1 convolution + sigmoid model written as ONNX bytes, loaded as a bare file,
 /// prepared for a 320×240 frame's padded grid; its maps are sigmoid(W·input + b) of the grid input, and the
 /// detector in `learned` mode places the print those maps show (interior = the cell is brighter than the table).
 @Test func cnnSegmenterRunsTheEngineEndToEnd() throws {
     let dir = try temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    // Interior: 60 × (Y/255 − 0.5) + 19.4 crosses 0 at Y ≈ 45 (table 20, the picture ≥ 70); edge: never.
-    let weights: [Float] = [60, 0, 0, 0, 0.5, -0.5], bias: [Float] = [19.4, -8]
-    let path = dir + "/segmenter.onnx"
-    try write(TestONNX.conv1x1Sigmoid(weights: weights, bias: bias), to: path)
+    let path = try writeConv1x1Segmenter(in: dir)
     let model = try DetectModel.load(path)
     #expect(model.modelPath == path)
     let frame = sceneFrame(tableLuma: 20, quad: printQuad, picture: landscape)
@@ -147,8 +154,8 @@ private func expectCellMeans(
     for k in 0..<plane {
         let j = k / maps.rowStride, i = k % maps.rowStride
         for channel in 0..<2 {
-            var z = bias[channel]
-            for c in 0..<3 { z += weights[channel * 3 + c] * input[c * plane + k] }
+            var z = segmenterBias[channel]
+            for c in 0..<3 { z += segmenterWeights[channel * 3 + c] * input[c * plane + k] }
             let got = channel == 0 ? maps.interior[j * maps.rowStride + i] : maps.edge[j * maps.rowStride + i]
             worst = max(worst, abs(got - sigmoid(z)))
         }
@@ -167,9 +174,7 @@ private func expectCellMeans(
 @Test func aCloseLookRunsTheModelOnItsWindow() throws {
     let dir = try temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let weights: [Float] = [60, 0, 0, 0, 0.5, -0.5], bias: [Float] = [19.4, -8]
-    let path = dir + "/segmenter.onnx"
-    try write(TestONNX.conv1x1Sigmoid(weights: weights, bias: bias), to: path)
+    let path = try writeConv1x1Segmenter(in: dir)
     let frame = randomFrame(FrameGeometry(widthPx: 640, heightPx: 480, chroma: .yuv420(.jpeg)))
     let segmenter = try CNNPrintSegmenter(model: try DetectModel.load(path), geometry: frame.geometry)
     let window = try #require(segmenter.closeLookGrid)
@@ -184,8 +189,8 @@ private func expectCellMeans(
     var worst: Float = 0
     for k in 0..<plane {
         for channel in 0..<2 {
-            var z = bias[channel]
-            for c in 0..<3 { z += weights[channel * 3 + c] * input[c * plane + k] }
+            var z = segmenterBias[channel]
+            for c in 0..<3 { z += segmenterWeights[channel * 3 + c] * input[c * plane + k] }
             worst = max(worst, abs((channel == 0 ? maps.interior[k] : maps.edge[k]) - sigmoid(z)))
         }
     }
