@@ -56,13 +56,7 @@ extension PhotoDetector {
         let ox = origin(centre.x, windowWidthPx, geometry.widthPx)
         let oy = origin(centre.y, windowHeightPx, geometry.heightPx)
         let maps = segmenter.segment(frame, windowOriginXPx: ox, windowOriginYPx: oy)
-        for j in 0..<window.heightCells {
-            let interior = maps.interior + j * maps.rowStride, edge = maps.edge + j * maps.rowStride
-            let out = closeLook.foreground + j * window.widthCells
-            for i in 0..<window.widthCells {
-                out[i] = interior[i] >= p.interiorThreshold && edge[i] < p.edgeThreshold ? 1 : 0
-            }
-        }
+        markForeground(maps, window, into: closeLook.foreground)
         closeLook.regions.extract(
             foreground: closeLook.foreground, minimumSidePx: max(3, Int(minimumSidePx / cc * 0.8)),
             openingRadius: p.openingRadiusCells)

@@ -17,13 +17,7 @@ extension PhotoDetector {
         guard grid.widthCells >= 3, grid.heightCells >= 3 else { return }
         let p = learnedParameters
         let c = Double(grid.cellPx)
-        for j in 0..<grid.heightCells {
-            let interior = maps.interior + j * maps.rowStride, edge = maps.edge + j * maps.rowStride
-            let out = foreground + j * grid.widthCells
-            for i in 0..<grid.widthCells {
-                out[i] = interior[i] >= p.interiorThreshold && edge[i] < p.edgeThreshold ? 1 : 0
-            }
-        }
+        markForeground(maps, grid, into: foreground)
         learnedRegions.extract(
             foreground: foreground, minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)),
             openingRadius: p.openingRadiusCells)
@@ -42,6 +36,20 @@ extension PhotoDetector {
             }
             if p.usesCloseLook, closeLook != nil {
                 lookCloser(at: region, frame: frame, sampler: sampler, minimumSidePx: minimumSidePx)
+            }
+        }
+    }
+
+    /// The foreground of `maps` on `grid` (its cells, row by row, into `out`): 1 where a cell is inside a print
+    /// (interior ≥ `interiorThreshold`) and not on an edge (edge < `edgeThreshold`), so an edge line separates prints
+    /// whose interiors touch; 0 elsewhere. The frame's maps and a close look's window alike.
+    func markForeground(_ maps: SegmentationMaps, _ grid: SegmentationGrid, into out: UnsafeMutablePointer<UInt8>) {
+        let p = learnedParameters
+        for j in 0..<grid.heightCells {
+            let interior = maps.interior + j * maps.rowStride, edge = maps.edge + j * maps.rowStride
+            let row = out + j * grid.widthCells
+            for i in 0..<grid.widthCells {
+                row[i] = interior[i] >= p.interiorThreshold && edge[i] < p.edgeThreshold ? 1 : 0
             }
         }
     }

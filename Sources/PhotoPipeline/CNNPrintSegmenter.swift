@@ -102,11 +102,7 @@ public final class CNNPrintSegmenter: PrintSegmenter {
             from: frame, grid: window, originXPx: windowOriginXPx, originYPx: windowOriginYPx,
             into: closeInput.baseAddress!)
         closeEngine.run(input: UnsafeBufferPointer(closeInput), output: closeOutput)
-        let base = UnsafePointer(closeOutput.baseAddress!)
-        let plane = window.cellCount
-        return SegmentationMaps(
-            interior: base, edge: base + plane, rowStride: window.widthCells,
-            corners: closeEngine.outputShape[1] == 10 ? base + 2 * plane : nil, planeStride: plane)
+        return CNNPrintSegmenter.maps(of: closeOutput, engine: closeEngine, grid: window)
     }
 
     public func segment(_ frame: FrameBuffer) -> SegmentationMaps {
@@ -117,13 +113,18 @@ public final class CNNPrintSegmenter: PrintSegmenter {
     }
 
     /// The last `segment`'s maps (zeros before the first).
-    public var maps: SegmentationMaps {
+    public var maps: SegmentationMaps { CNNPrintSegmenter.maps(of: output, engine: engine, grid: grid) }
+
+    /// The maps in `output`, the output tensor `engine` writes for `grid`'s padded size: interior and edge planes,
+    /// and the corner planes when the model gives ten.
+    private static func maps(
+        of output: UnsafeMutableBufferPointer<Float>, engine: InferenceEngine, grid: SegmentationGrid
+    ) -> SegmentationMaps {
         let base = UnsafePointer(output.baseAddress!)
         let plane = grid.paddedWidthCells * grid.paddedHeightCells
         return SegmentationMaps(
             interior: base, edge: base + plane, rowStride: grid.paddedWidthCells,
-            corners: engine.outputShape[1] == 10 ? base + 2 * plane : nil,
-            planeStride: plane)
+            corners: engine.outputShape[1] == 10 ? base + 2 * plane : nil, planeStride: plane)
     }
 
     /// The input tensor `segment` last filled (for tests and tools).
