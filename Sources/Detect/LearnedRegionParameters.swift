@@ -43,6 +43,10 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// wrong; on the tracking benchmark 0.8 took five still prints' outlines 3–7 px off the paper, 1.0 none).
     public var mapSupportFraction = 1.0
 
+    /// Whether a region that could not be placed from its hull's largest inscribed quad is tried once more from the
+    /// smallest quad enclosing its hull (`EnclosingQuadFitter`: a print with a corner under another print).
+    public var usesEnclosingQuads = true
+
     /// Whether a small region is looked at again closer (`PhotoDetector+CloseLook.swift`), when the segmenter takes
     /// close looks: its window's maps, at cells half the size, placed the same way; the better supported outline
     /// of the two looks is kept.

@@ -5,8 +5,8 @@ extension PhotoDetector {
     /// an edge line separates prints whose interiors touch) → 8-connected regions, opened → each region's hull
     /// placed by `considerRegion` like a classic region's, its quad first grown out to where the paper's edge should
     /// be (`LearnedRegionParameters`). With corner planes, a region that is not placed is split by the outlines its
-    /// cells predict (`considerVotedPrints`); one still not placed is placed on the interior map
-    /// (`considerMapOutline`).
+    /// cells predict (`considerVotedPrints`); one still not placed is tried from the quad enclosing its hull (a print
+    /// partly under another, `considerEnclosingOutline`), then on the interior map (`considerMapOutline`).
     ///
     /// Runs on the caller's thread; allocates nothing once the region lists have grown.
     func considerLearnedRegions(
@@ -29,6 +29,11 @@ extension PhotoDetector {
                 minimumSidePx: minimumSidePx)
             if candidates.count == before, maps.corners != nil {
                 considerVotedPrints(in: region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
+            }
+            if candidates.count == before, p.usesEnclosingQuads {
+                considerEnclosingOutline(
+                    region, of: learnedRegions, maps: maps, sampler: sampler, scale: c, search: regionSearch(p, c),
+                    minimumSidePx: minimumSidePx)
             }
             if candidates.count == before, p.usesMapOutlines {
                 considerMapOutline(
@@ -85,29 +90,14 @@ extension PhotoDetector {
     }
 
     /// `both` mode: drops the candidates found so far (the classic passes') that the segmenter does not see as a
-    /// print — fewer than half of 25 points inside the quad (a 5 × 5 lattice from 10 % to 90 % of the way between
-    /// opposite sides) in cells whose interior probability reaches `interiorThreshold`. The edge passes find
+    /// print — fewer than half of 25 points inside (`pointsTheSegmenterSeesInside`). The edge passes find
     /// outlines in table texture, in a picture's own content and across two prints; the segmenter knows what a
     /// print looks like. In place, without allocating.
     func droppingCandidatesTheSegmenterDoesNotSee(_ maps: SegmentationMaps) {
-        guard let segmenter else { return }
-        let grid = segmenter.grid, c = Double(grid.cellPx)
-        let threshold = learnedParameters.interiorThreshold
+        guard segmenter != nil else { return }
         var kept = 0
         for index in candidates.indices {
-            let quad = candidates[index].quad
-            var inside = 0
-            for a in 0..<5 {
-                let u = 0.1 + 0.2 * Double(a)
-                for b in 0..<5 {
-                    let v = 0.1 + 0.2 * Double(b)
-                    let top = quad[0] + (quad[1] - quad[0]) * u, bottom = quad[3] + (quad[2] - quad[3]) * u
-                    let p = top + (bottom - top) * v
-                    let i = min(grid.widthCells - 1, max(0, Int(p.x / c)))
-                    let j = min(grid.heightCells - 1, max(0, Int(p.y / c)))
-                    if maps.interior[j * maps.rowStride + i] >= threshold { inside += 1 }
-                }
-            }
+            let inside = pointsTheSegmenterSeesInside(candidates[index].quad, maps)
             if inside * 2 >= 25 {
                 candidates[kept] = candidates[index]
                 kept += 1
@@ -116,5 +106,47 @@ extension PhotoDetector {
             }
         }
         candidates.removeLast(candidates.count - kept)
+    }
+
+    /// A learned region that could not be placed from its hull's largest inscribed quad placed from the smallest
+    /// quad enclosing its hull (`EnclosingQuadFitter`): a print with a corner under another print, whose inscribed
+    /// quad cuts across it. The hidden part is still paper to the segmenter (its interior is amodal), so the outline
+    /// is kept only when the segmenter fills it (all 25 lattice points, `pointsTheSegmenterSeesInside`): one it does
+    /// not is a guess beyond the print. `maps` are the frame's; the region may be a close look's (`originPx`).
+    func considerEnclosingOutline(
+        _ region: RegionExtractor.Region, of extractor: RegionExtractor, maps: SegmentationMaps,
+        sampler: PlaneSampler, scale: Double, originPx: PixelPoint = .zero, search: RegionSearch,
+        minimumSidePx: Double
+    ) {
+        let before = candidates.count
+        considerRegion(
+            region, of: extractor, sampler: sampler, scale: scale, originPx: originPx, search: search,
+            minimumSidePx: minimumSidePx, enclosing: true)
+        guard candidates.count > before, pointsTheSegmenterSeesInside(candidates[before].quad, maps) < 25 else {
+            return
+        }
+        trace?("enclosing outline dropped: the segmenter does not fill it")
+        candidates.removeLast(candidates.count - before)
+    }
+
+    /// How many of 25 points inside `quad` (a 5 × 5 lattice from 10 % to 90 % of the way between opposite sides) lie
+    /// in cells of the frame's maps whose interior probability reaches `interiorThreshold`.
+    func pointsTheSegmenterSeesInside(_ quad: Quad, _ maps: SegmentationMaps) -> Int {
+        guard let segmenter else { return 0 }
+        let grid = segmenter.grid, c = Double(grid.cellPx)
+        let threshold = learnedParameters.interiorThreshold
+        var inside = 0
+        for a in 0..<5 {
+            let u = 0.1 + 0.2 * Double(a)
+            for b in 0..<5 {
+                let v = 0.1 + 0.2 * Double(b)
+                let top = quad[0] + (quad[1] - quad[0]) * u, bottom = quad[3] + (quad[2] - quad[3]) * u
+                let p = top + (bottom - top) * v
+                let i = min(grid.widthCells - 1, max(0, Int(p.x / c)))
+                let j = min(grid.heightCells - 1, max(0, Int(p.y / c)))
+                if maps.interior[j * maps.rowStride + i] >= threshold { inside += 1 }
+            }
+        }
+        return inside
     }
 }

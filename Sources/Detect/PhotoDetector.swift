@@ -44,6 +44,8 @@ public final class PhotoDetector {
     private let edgeDetector: EdgeDetector
     private let regions: RegionExtractor
     private var fitter = QuadFitter()
+    /// Fits a region's enclosing quad when its inscribed one could not be placed (a print partly hidden).
+    private var enclosingFitter = EnclosingQuadFitter()
     /// The full-resolution edge search (also the map outlines', `PhotoDetector+MapOutline.swift`).
     var refiner = EdgeRefiner()
     /// Outlines read off the segmenter's interior map (`PhotoDetector+MapOutline.swift`).
@@ -359,7 +361,8 @@ public final class PhotoDetector {
     ///   - originPx: the frame pixel where the grid's (0, 0) lies (a close look's window; zero otherwise).
     func considerRegion(
         _ region: RegionExtractor.Region, of extractor: RegionExtractor, sampler: PlaneSampler,
-        scale f: Double, originPx: PixelPoint = .zero, search: RegionSearch, minimumSidePx: Double
+        scale f: Double, originPx: PixelPoint = .zero, search: RegionSearch, minimumSidePx: Double,
+        enclosing: Bool = false
     ) {
         let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
         func q(_ quad: Quad) -> String { tracedCorners(quad) }
@@ -371,7 +374,8 @@ public final class PhotoDetector {
         }
         guard
             let scaled = coarseOutline(
-                region, hull: hull, scale: f, originPx: originPx, offsetPx: search.outlineOffsetPx, reject: reject)
+                region, hull: hull, scale: f, originPx: originPx, offsetPx: search.outlineOffsetPx,
+                enclosing: enclosing, reject: reject)
         else { return }
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
@@ -450,9 +454,12 @@ public final class PhotoDetector {
     /// and the quad convex; nil (and `reject` told why) otherwise.
     func coarseOutline(
         _ region: RegionExtractor.Region, hull: ArraySlice<PixelPoint>, scale f: Double,
-        originPx: PixelPoint = .zero, offsetPx: Double, reject: (@autoclosure () -> String) -> Void
+        originPx: PixelPoint = .zero, offsetPx: Double, enclosing: Bool = false,
+        reject: (@autoclosure () -> String) -> Void
     ) -> Quad? {
-        guard let coarseQuad = fitter.fit(hull) else { reject("no quad"); return nil }
+        guard let coarseQuad = enclosing ? enclosingFitter.fit(hull) : fitter.fit(hull) else {
+            reject(enclosing ? "no enclosing quad" : "no quad"); return nil
+        }
         let quadArea = coarseQuad.area
         guard quadArea > 0 else { reject("zero area"); return nil }
         var hullArea = 0.0
@@ -461,8 +468,9 @@ public final class PhotoDetector {
             hullArea += p.x * q.y - q.x * p.y
         }
         hullArea = abs(hullArea) / 2
-        guard hullArea <= quadArea * 1.3, Double(region.pixelCount) >= 0.75 * hullArea else {
-            reject("not solid/quad-shaped"); return nil
+        let quadShaped = enclosing ? quadArea <= hullArea * 1.5 : hullArea <= quadArea * 1.3
+        guard quadShaped, Double(region.pixelCount) >= 0.75 * hullArea else {
+            reject(enclosing ? "enclosing quad: not solid/quad-shaped" : "not solid/quad-shaped"); return nil
         }
         var scaled = coarseQuad
         for i in 0..<4 { scaled[i] = coarseQuad[i] * f + originPx }
@@ -492,13 +500,15 @@ public final class PhotoDetector {
         reject: (@autoclosure () -> String) -> Void
     ) -> Observation? {
         let fit = shape(of: quad)
-        guard fit.angleDeviationDegrees <= parameters.quadratureTolerance else { reject("angles"); return nil }
+        guard fit.angleDeviationDegrees <= parameters.quadratureTolerance else {
+            reject("angles \(fit.angleDeviationDegrees) \(tracedCorners(quad))"); return nil
+        }
         let sides = quad.meanSideLengthsPx
         let shortSide = min(sides.width, sides.height), longSide = max(sides.width, sides.height)
         guard longSide > 0, shortSide >= minimumSidePx else { reject("small"); return nil }
         let aspect = fit.aspect
         guard aspect >= parameters.minimumAspectRatio - 1e-9, aspect <= parameters.maximumAspectRatio + 1e-9 else {
-            reject("aspect"); return nil
+            reject("aspect \(aspect) \(tracedCorners(quad))"); return nil
         }
         for i in 0..<4 {
             let p = quad[i]
