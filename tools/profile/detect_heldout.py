@@ -27,6 +27,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools", "scenes"))
+import dr_render  # noqa: E402
 import metrics  # noqa: E402
 
 BUCKETS = ["wood", "cloth", "stone", "paper-cork", "carpet", "plain-light", "plain-dark", "glossy", "procedural",
@@ -117,6 +118,10 @@ def main():
     ap.add_argument("--min-precision", type=float, default=None)
     ap.add_argument("--min-bucket-recall", type=float, default=None)
     args = ap.parse_args()
+    if args.split == "train" and args.seed not in dr_render.TUNING_SEEDS:
+        print(f"detect_heldout: warning: train-split seed {args.seed} is not a tuning seed "
+              f"({dr_render.TUNING_SEEDS.start}-{dr_render.TUNING_SEEDS.stop - 1}); its scenes may be in a training "
+              "pack", file=sys.stderr)
     out = args.out or os.path.join(ROOT, ".build", f"dr-{args.split}-{args.seed}-{args.count}")
     truth = ensure_scenes(args.count, args.seed, out, args.split)
     if not truth["scenes"] or not any(s["photos"] for s in truth["scenes"]):

@@ -281,6 +281,12 @@ def photo_table(rng, photos, height, width):
     return np.clip(image, 0, 255).astype(np.float32)
 
 
+# Seeds whose scenes are the training split's tuning sets: scene k of seed S is seed S * 1e6 + k whatever the mode,
+# so a pack of the same seed would hold the same scenes (with a quarter of their tables swapped for photographs).
+# No pack may use them; training packs so far used 11-33.
+TUNING_SEEDS = range(90, 100)
+
+
 def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None, photo_tables=0.0):
     """One scene, fully determined by `seed`. Returns (uint8 RGB frame, each print's corners, scene dict).
 
@@ -613,6 +619,9 @@ def main():
     if args.mode == "hands":
         render_hand_sequence(args.seed, photos, width, height, args.split, 30, args.out)
         return
+    if args.mode == "pack" and args.seed in TUNING_SEEDS:
+        parser.error(f"--seed {args.seed}: seeds {TUNING_SEEDS.start}-{TUNING_SEEDS.stop - 1} are the tuning sets' "
+                     "(detect_heldout.py --split train); a training pack must not hold their scenes")
     seeds = [args.seed * 1_000_000 + i for i in range(args.count)]
     if args.mode == "stills":
         os.makedirs(args.out, exist_ok=True)
