@@ -112,16 +112,15 @@ extension PhotoDetector {
     /// quad enclosing its hull (`EnclosingQuadFitter`): a print with a corner under another print, whose inscribed
     /// quad cuts across it. The hidden part is still paper to the segmenter (its interior is amodal), so the outline
     /// is kept only when the segmenter fills it (all 25 lattice points, `pointsTheSegmenterSeesInside`): one it does
-    /// not is a guess beyond the print. `maps` are the frame's; the region may be a close look's (`originPx`).
+    /// not is a guess beyond the print. `region` and `maps` are the frame grid's.
     func considerEnclosingOutline(
         _ region: RegionExtractor.Region, of extractor: RegionExtractor, maps: SegmentationMaps,
-        sampler: PlaneSampler, scale: Double, originPx: PixelPoint = .zero, search: RegionSearch,
-        minimumSidePx: Double
+        sampler: PlaneSampler, scale: Double, search: RegionSearch, minimumSidePx: Double
     ) {
         let before = candidates.count
         considerRegion(
-            region, of: extractor, sampler: sampler, scale: scale, originPx: originPx, search: search,
-            minimumSidePx: minimumSidePx, enclosing: true)
+            region, of: extractor, sampler: sampler, scale: scale, search: search, minimumSidePx: minimumSidePx,
+            enclosing: true)
         guard candidates.count > before, pointsTheSegmenterSeesInside(candidates[before].quad, maps) < 25 else {
             return
         }

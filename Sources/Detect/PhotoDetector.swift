@@ -359,6 +359,8 @@ public final class PhotoDetector {
     ///   - extractor: the extractor `region` came from (its hull points are in its grid's units).
     ///   - f: frame pixels per grid unit (the coarse factor, or the segmenter's cell size).
     ///   - originPx: the frame pixel where the grid's (0, 0) lies (a close look's window; zero otherwise).
+    ///   - enclosing: start from the smallest quad enclosing the region's hull instead of the largest inscribed one
+    ///     (`coarseOutline`).
     func considerRegion(
         _ region: RegionExtractor.Region, of extractor: RegionExtractor, sampler: PlaneSampler,
         scale f: Double, originPx: PixelPoint = .zero, search: RegionSearch, minimumSidePx: Double,
@@ -451,7 +453,8 @@ public final class PhotoDetector {
 
     /// A region's quad (its hull's largest inscribed quad, `f` frame pixels per grid unit) grown by `offsetPx` on
     /// every side, when the region is quad-shaped and solid (its hull hugs the quad and its pixels fill the hull)
-    /// and the quad convex; nil (and `reject` told why) otherwise.
+    /// and the quad convex; nil (and `reject` told why) otherwise. With `enclosing`, the smallest quad enclosing the
+    /// hull on its sides (`EnclosingQuadFitter`), which may exceed the hull by half its area (a hidden corner).
     func coarseOutline(
         _ region: RegionExtractor.Region, hull: ArraySlice<PixelPoint>, scale f: Double,
         originPx: PixelPoint = .zero, offsetPx: Double, enclosing: Bool = false,
