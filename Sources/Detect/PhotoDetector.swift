@@ -266,10 +266,12 @@ public final class PhotoDetector {
         return PaperBand.isPaper(meanLuma: mean, stdDevLuma: variance.squareRoot())
     }
 
-    /// Whether `inner` is the picture inside `outer`'s white border in `frame`: `inner` lies inside `outer` and the
-    /// band between them is bright and even. Both in canonical corner order.
+    /// Whether `inner` is the picture inside `outer`'s white border in `frame`: `inner` lies inside `outer` (within
+    /// 2 px: an outline that took the picture's edge on some sides and the paper's on others shares those sides with
+    /// the paper's outline, its corners on them) and the band between them is bright and even. Both in canonical
+    /// corner order.
     public func isPictureInsideBorder(_ inner: Quad, of outer: Quad, in frame: FrameBuffer) -> Bool {
-        for i in 0..<4 where !outer.contains(inner[i]) { return false }
+        guard outer.encloses(inner, tolerancePx: 2) else { return false }
         // Pair each inner corner with its outer one (canonical order may start at different corners).
         var bestShift = 0, bestDistance = Double.infinity
         for shift in 0..<4 {
