@@ -27,10 +27,12 @@ extension PhotoDetector {
             considerRegion(
                 region, of: learnedRegions, sampler: sampler, scale: c, search: regionSearch(p, c),
                 minimumSidePx: minimumSidePx)
+            // A region inside an outline already placed is that print: no other quad for it is worth fitting.
+            let duplicate = lastRegionWasDuplicate
             if candidates.count == before, maps.corners != nil {
                 considerVotedPrints(in: region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
-            if candidates.count == before, p.usesEnclosingQuads {
+            if candidates.count == before, p.usesEnclosingQuads, !duplicate {
                 considerEnclosingOutline(
                     region, of: learnedRegions, maps: maps, sampler: sampler, scale: c, search: regionSearch(p, c),
                     minimumSidePx: minimumSidePx)

@@ -71,6 +71,8 @@ public final class PhotoDetector {
     var maximumRefineCornerShiftPx = 8.0
     /// Whether the last `refine` kept one unfound side from its input quad (a guess, not a measurement).
     public private(set) var lastRefineWasProvisional = false
+    /// Whether the last `considerRegion` found its region inside an outline already placed (nothing more to try).
+    private(set) var lastRegionWasDuplicate = false
     /// Diagnostics: when set, called with one line per candidate region saying where it was rejected or kept.
     package var trace: ((String) -> Void)?
 
@@ -368,6 +370,7 @@ public final class PhotoDetector {
         scale f: Double, originPx: PixelPoint = .zero, search: RegionSearch, minimumSidePx: Double,
         enclosing: Bool = false
     ) {
+        lastRegionWasDuplicate = false
         let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
         func q(_ quad: Quad) -> String { tracedCorners(quad) }
         func reject(_ why: @autoclosure () -> String) {  // builds the text only when tracing
@@ -384,7 +387,10 @@ public final class PhotoDetector {
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
         // Found in an earlier pass.
-        for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }
+        for kept in candidates where kept.quad.contains(centre) {
+            lastRegionWasDuplicate = true
+            reject("dup of earlier pass"); return
+        }
         let coarseFit = shape(of: scaled)
         guard coarseFit.angleDeviationDegrees <= parameters.quadratureTolerance + 15 else {
             reject("coarse angles"); return
