@@ -45,6 +45,11 @@ import Testing
         // Wide rows: several tiles (8, 16 or 32 columns by instruction set) plus a partial one, and bands of rows.
         all.append(Case(channels: 8, height: 40, width: 70, outChannels: 8))
         all.append(Case(channels: 16, height: 33, width: 65, outChannels: 8, stride: 2))
+        // Rows that fill the tiles poorly, computed as flattened runs (`Layout.flat`, AVX2 and AVX-512): the
+        // detector's 40-column rows; 20-column rows in three bands; a dilated conv's wider padding.
+        all.append(Case(channels: 24, height: 30, width: 40, outChannels: 32))
+        all.append(Case(channels: 64, height: 60, width: 20, outChannels: 12))
+        all.append(Case(channels: 8, height: 20, width: 20, outChannels: 12, dilation: 2, pads: [2, 2, 2, 2]))
         return all
     }()
 
@@ -102,7 +107,15 @@ import Testing
         wideRows.outWidth = 32  // ECCV16's narrowest rows: one full AVX-512 tile
         var narrowRows = wide
         narrowRows.outWidth = 16  // the colorizer's 128-channel rows: one full AVX-512 narrow tile
+        var fortyColumns = longK
+        fortyColumns.outWidth = 40  // the detector's 80→32 conv at 30×40: 62 % of a 32-column tile
+        var strided = fortyColumns
+        strided.strideWidth = 2; strided.strideHeight = 2
         for set in InstructionSet.allCases {
+            #expect(ConvTiledKernel.usesFlatRows(fortyColumns, kernels: set.kernels) == (set != .baseline))
+            #expect(!ConvTiledKernel.usesFlatRows(strided, kernels: set.kernels))
+            #expect(!ConvTiledKernel.usesFlatRows(wideRows, kernels: set.kernels))
+            #expect(!ConvTiledKernel.usesFlatRows(narrowRows, kernels: set.kernels))
             #expect(ConvTiledKernel.isPreferred(thin, kernels: set.kernels, override: nil))
             #expect(!ConvTiledKernel.isPreferred(wide, kernels: set.kernels, override: nil))
             #expect(ConvTiledKernel.isPreferred(wide, kernels: set.kernels, override: true))

@@ -38,18 +38,35 @@ final class ConvTiledKernel: Kernel {
     let phaseLength: Int
     /// Output rows per band.
     let bandOutputRows: Int
+    let layout: Layout
     /// Per kx: offset of the tap inside a padded input row group (`phase · phaseLength + offset / stride`).
     let tapOffsets: UnsafeMutablePointer<Int>
 
     /// Geometry-derived sizes, shared by the planner (scratch size) and the kernel.
+    ///
+    /// Row layout: each padded input row is a phase row of `phaseLength` floats (per horizontal stride phase).
+    /// `flat` (stride 1 both ways, rows that fill the tiles poorly): a phase row is just the padded input row
+    /// (`outWidth` plus the widest tap), and a band's output rows are computed as one flattened run of
+    /// `(rows − 1) · phaseLength + outWidth` columns — column `ox` of row `r` is run position `r · phaseLength + ox`,
+    /// the positions between rows are computed on padding and dropped — into a staging area, then copied out.
     struct Layout {
         var phaseLength: Int, bandOutputRows: Int
+        var flat: Bool
+        /// Floats after each channel's band rows that a flattened run's last tile may read (`flat` only).
+        var slack: Int
 
-        /// `tileColumns`: the kernel set's `tiledConvColumns`.
-        init(_ g: ConvGeometry, tileColumns: Int) {
-            let tiles = (g.outWidth + tileColumns - 1) / tileColumns
+        /// `tileColumns`: the kernel set's `tiledConvColumns` (or its narrow tile's).
+        init(_ g: ConvGeometry, tileColumns: Int, flat: Bool) {
             let widestTap = ((g.kernelWidth - 1) * g.dilationWidth) / g.strideWidth
-            phaseLength = tiles * tileColumns + widestTap + 1
+            self.flat = flat
+            if flat {
+                phaseLength = g.outWidth + widestTap
+                slack = tileColumns
+            } else {
+                let tiles = (g.outWidth + tileColumns - 1) / tileColumns
+                phaseLength = tiles * tileColumns + widestTap + 1
+                slack = 0
+            }
             let rowFloats = g.inChannelsPerGroup * g.strideWidth * phaseLength
             bandOutputRows = min(g.outHeight, max(1, ConvTiledKernel.bandFloats / max(1, rowFloats * g.strideHeight)))
         }
@@ -59,8 +76,15 @@ final class ConvTiledKernel: Kernel {
             (outputRows - 1) * g.strideHeight + (g.kernelHeight - 1) * g.dilationHeight + 1
         }
 
-        func scratchFloats(_ g: ConvGeometry) -> Int {
-            g.inChannelsPerGroup * g.strideWidth * phaseLength * bandRows(g, outputRows: bandOutputRows)
+        /// Floats between two channels' rows in a band of `rows` padded input rows.
+        func channelStride(_ g: ConvGeometry, rows: Int) -> Int { rows * g.strideWidth * phaseLength + slack }
+
+        /// Floats per output channel of the staging area a flattened band is computed into (0 unless `flat`).
+        var stagingPlane: Int { flat ? bandOutputRows * phaseLength : 0 }
+
+        func scratchFloats(_ g: ConvGeometry, tileChannels: Int) -> Int {
+            g.inChannelsPerGroup * channelStride(g, rows: bandRows(g, outputRows: bandOutputRows))
+                + tileChannels * stagingPlane
         }
     }
 
@@ -90,7 +114,7 @@ final class ConvTiledKernel: Kernel {
             for grp in 0..<g.group { for o in 0..<m { self.bias[grp * blocks * tc + o] = bias[grp * m + o] } }
         }
         narrow = Self.usesNarrowTile(g, kernels: kernels)
-        let layout = Layout(g, tileColumns: Self.tileColumns(g, kernels: kernels))
+        layout = Self.layout(g, kernels: kernels)
         phaseLength = layout.phaseLength
         bandOutputRows = layout.bandOutputRows
         tapOffsets = UnsafeMutablePointer<Int>.allocate(capacity: g.kernelWidth)
@@ -112,7 +136,10 @@ final class ConvTiledKernel: Kernel {
         for c in 0..<g.inChannelsPerGroup {
             for r in 0..<rows {
                 let iy = firstRow + r - g.padTop
-                let dst = band + (c * rows + r) * sw * phaseLength
+                let dst = band + c * layout.channelStride(g, rows: rows) + r * sw * phaseLength
+                if r == rows - 1 && layout.slack > 0 {
+                    (dst + sw * phaseLength).update(repeating: 0, count: layout.slack)
+                }
                 if iy < 0 || iy >= g.inHeight {
                     dst.update(repeating: 0, count: sw * phaseLength)
                     continue
@@ -157,8 +184,8 @@ final class ConvTiledKernel: Kernel {
         let cg = g.inChannelsPerGroup, m = g.outChannelsPerGroup
         let inPlane = g.inHeight * g.inWidth, outPlane = g.outHeight * g.outWidth
         let band = arena + scratch
-        let layout = Layout(g, tileColumns: Self.tileColumns(g, kernels: kernels))
         let taps = cg * g.kernelArea, tc = kernels.tiledConvChannels
+        let rowStride = g.strideWidth * phaseLength
         for n in 0..<g.batch {
             for grp in 0..<g.group {
                 let x = arena + input + (n * g.inChannels + grp * cg) * inPlane
@@ -168,20 +195,41 @@ final class ConvTiledKernel: Kernel {
                     let count = min(bandOutputRows, g.outHeight - oy0)
                     let rows = layout.bandRows(g, outputRows: count)
                     fillBand(x, band: band, firstRow: oy0 * g.strideHeight, rows: rows)
-                    for oy in oy0..<(oy0 + count) {
+                    @inline(__always) func row(
+                        _ b: Int, source: UnsafePointer<Float>, columns: Int, output: UnsafeMutablePointer<Float>,
+                        plane: Int
+                    ) {
+                        let block = grp * blocks + b
+                        kernels.tiledConvRow(
+                            TiledConvRow(
+                                source: source, channelStride: layout.channelStride(g, rows: rows),
+                                rowStride: rowStride, columns: columns, weights: packed + block * taps * tc,
+                                bias: bias + block * tc, channels: min(tc, m - b * tc), inputChannels: cg,
+                                kernelHeight: g.kernelHeight, kernelWidth: g.kernelWidth,
+                                dilationHeight: g.dilationHeight, tapOffsets: tapOffsets, output: output,
+                                outputPlane: plane, activation: activation, narrow: narrow))
+                    }
+                    if layout.flat {
+                        let staging =
+                            band + cg * layout.channelStride(g, rows: layout.bandRows(g, outputRows: bandOutputRows))
                         for b in 0..<blocks {
-                            let rowStride = g.strideWidth * phaseLength
-                            let block = grp * blocks + b
-                            kernels.tiledConvRow(
-                                TiledConvRow(
-                                    source: band + (oy - oy0) * g.strideHeight * rowStride,
-                                    channelStride: rows * rowStride, rowStride: rowStride, columns: g.outWidth,
-                                    weights: packed + block * taps * tc, bias: bias + block * tc,
-                                    channels: min(tc, m - b * tc), inputChannels: cg, kernelHeight: g.kernelHeight,
-                                    kernelWidth: g.kernelWidth, dilationHeight: g.dilationHeight,
-                                    tapOffsets: tapOffsets,
-                                    output: y + b * tc * outPlane + oy * g.outWidth, outputPlane: outPlane,
-                                    activation: activation, narrow: narrow))
+                            row(
+                                b, source: band, columns: (count - 1) * phaseLength + g.outWidth, output: staging,
+                                plane: layout.stagingPlane)
+                            for j in 0..<min(tc, m - b * tc) {
+                                for r in 0..<count {
+                                    (y + (b * tc + j) * outPlane + (oy0 + r) * g.outWidth).update(
+                                        from: staging + j * layout.stagingPlane + r * phaseLength, count: g.outWidth)
+                                }
+                            }
+                        }
+                    } else {
+                        for oy in oy0..<(oy0 + count) {
+                            for b in 0..<blocks {
+                                row(
+                                    b, source: band + (oy - oy0) * g.strideHeight * rowStride, columns: g.outWidth,
+                                    output: y + b * tc * outPlane + oy * g.outWidth, plane: outPlane)
+                            }
                         }
                     }
                     oy0 += count
@@ -223,6 +271,22 @@ extension ConvTiledKernel {
     static func usesNarrowTile(_ g: ConvGeometry, kernels: any KernelSet.Type) -> Bool {
         let narrow = kernels.tiledConvNarrowColumns
         return narrow > 0 && filled(g.outWidth, narrow) >= 1.5 * filled(g.outWidth, kernels.tiledConvColumns)
+    }
+
+    /// The band layout this conv runs with on `kernels`.
+    static func layout(_ g: ConvGeometry, kernels: any KernelSet.Type) -> Layout {
+        Layout(g, tileColumns: tileColumns(g, kernels: kernels), flat: usesFlatRows(g, kernels: kernels))
+    }
+
+    /// Whether the band's output rows run as one flattened run (`Layout.flat`): stride 1 both ways, where the
+    /// padded rows waste fewer columns than the tiles would leave empty at each row's end (by more than 5 points of
+    /// fill). Measured on the detector CNN at 160×120 (rows of 160, 80, 40 and 20 columns; AMD EPYC Zen 4, AVX-512,
+    /// 1 thread): 4.86 → 4.00 ms, its 40- and 20-column rows going from 62 % of a 32-column tile to 95 / 91 %.
+    static func usesFlatRows(_ g: ConvGeometry, kernels: any KernelSet.Type) -> Bool {
+        guard g.strideWidth == 1 && g.strideHeight == 1 else { return false }
+        let widestTap = (g.kernelWidth - 1) * g.dilationWidth
+        let flatFill = Double(g.outWidth) / Double(g.outWidth + widestTap)
+        return flatFill > filled(g.outWidth, tileColumns(g, kernels: kernels)) + 0.05
     }
 
     /// Output columns per tile for this conv (the band layout is padded to it).

@@ -55,8 +55,8 @@ enum ConvOp {
         if mode == .fast && !direct && !thin {
             plan.scratchFloats =
                 tiled
-                ? ConvTiledKernel.Layout(g, tileColumns: ConvTiledKernel.tileColumns(g, kernels: ctx.kernels))
-                    .scratchFloats(g)
+                ? ConvTiledKernel.layout(g, kernels: ctx.kernels).scratchFloats(
+                    g, tileChannels: ctx.kernels.tiledConvChannels)
                 : k * strip
         }
         plan.build = { slots in
