@@ -1,9 +1,5 @@
 import InferKernelSet
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Unary element-wise ops: Relu, LeakyRelu, Sigmoid, Tanh, Clip, Identity (and the reshaping ops that only copy:
 /// Reshape, Flatten, Squeeze, Unsqueeze, whose output shapes come from `ShapeOps`).
 enum UnaryOp {
@@ -198,39 +194,36 @@ enum SoftmaxOp {
         let outer = x[..<axis].reduce(1, *)
         let length = ctx.opset >= 13 ? x[axis] : x[axis...].reduce(1, *)
         let inner = ctx.opset >= 13 ? x[(axis + 1)...].reduce(1, *) : 1
+        let kernels = ctx.kernels
         var plan = OpPlan(
             outputShapes: [x],
             build: { slots in
                 SoftmaxKernel(
                     outer: outer, length: length, inner: inner, input: slots.inputs[0]!,
-                    output: slots.outputs[0], scratch: slots.scratch)
+                    output: slots.outputs[0], scratch: slots.scratch, kernels: kernels)
             })
         plan.scratchFloats = 2 * inner
         return plan
     }
 }
 
+/// Softmax by the kernel set's `softmaxColumns` (the set's exponential, vectorised across the `inner` columns).
 final class SoftmaxKernel: Kernel {
     let outer: Int, length: Int, inner: Int, input: Int, output: Int, scratch: Int
+    let kernels: any KernelSet.Type
 
-    init(outer: Int, length: Int, inner: Int, input: Int, output: Int, scratch: Int) {
+    init(
+        outer: Int, length: Int, inner: Int, input: Int, output: Int, scratch: Int, kernels: any KernelSet.Type
+    ) {
         self.outer = outer; self.length = length; self.inner = inner
-        self.input = input; self.output = output; self.scratch = scratch
+        self.input = input; self.output = output; self.scratch = scratch; self.kernels = kernels
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
-        let peak = arena + scratch, sum = arena + scratch + inner
         for o in 0..<outer {
-            let x = arena + input + o * length * inner, y = arena + output + o * length * inner
-            peak.update(repeating: -.infinity, count: inner)
-            sum.update(repeating: 0, count: inner)
-            for l in 0..<length { let row = x + l * inner; for i in 0..<inner { peak[i] = max(peak[i], row[i]) } }
-            for l in 0..<length {
-                let row = x + l * inner, out = y + l * inner
-                for i in 0..<inner { let e = expf(row[i] - peak[i]); out[i] = e; sum[i] += e }
-            }
-            for i in 0..<inner { sum[i] = 1 / sum[i] }
-            for l in 0..<length { let out = y + l * inner; for i in 0..<inner { out[i] *= sum[i] } }
+            kernels.softmaxColumns(
+                arena + input + o * length * inner, arena + output + o * length * inner, length: length,
+                inner: inner, peak: arena + scratch, sum: arena + scratch + inner)
         }
     }
 }

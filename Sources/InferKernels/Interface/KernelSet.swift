@@ -45,6 +45,13 @@ public protocol KernelSet {
     /// `y[i] = tanh(x[i])` for `i < count` (absolute error below 1e-6); `x` and `y` may be the same memory.
     static func tanh(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int)
 
+    /// Softmax down the columns of a `length × inner` row-major block: `y[l·inner + i] = e^(x[l·inner + i] − m_i) /
+    /// Σ_l e^(x[l·inner + i] − m_i)` with `m_i` the column's maximum; `peak` and `sum` are `inner` floats of scratch.
+    /// `x` and `y` may be the same memory.
+    static func softmaxColumns(
+        _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, length: Int, inner: Int,
+        peak: UnsafeMutablePointer<Float>, sum: UnsafeMutablePointer<Float>)
+
     /// 2×2 stride-2 max pooling of one output row: `dst[i] = max(r0[2i], r0[2i+1], r1[2i], r1[2i+1])`, `i < count`.
     static func maxPool2x2Row(
         _ r0: UnsafePointer<Float>, _ r1: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, count: Int)

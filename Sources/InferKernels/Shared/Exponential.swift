@@ -35,6 +35,57 @@ extension Kernels {
         while i < count { y[i] = 1 / (1 + scalarExponential(-x[i])); i += 1 }
     }
 
+    public static func softmaxColumns(
+        _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, length: Int, inner: Int,
+        peak: UnsafeMutablePointer<Float>, sum: UnsafeMutablePointer<Float>
+    ) {
+        guard length > 0 else { return }
+        let lanes = Vector.scalarCount
+        // Columns in blocks whose `length` rows stay in L2 across the three passes.
+        let blockColumns = max(lanes, (1 << 16) / max(1, length) / lanes * lanes)
+        var start = 0
+        while start < inner {
+            let end = min(inner, start + blockColumns)
+            let vectorEnd = start + (end - start) / lanes * lanes
+            @inline(__always) func columns(_ vector: (Int) -> Void, _ scalar: (Int) -> Void) {
+                var i = start
+                while i < vectorEnd { vector(i); i += lanes }
+                while i < end { scalar(i); i += 1 }
+            }
+            columns({ i in store(load(x + i), peak + i) }, { i in peak[i] = x[i] })
+            for l in 1..<length {
+                let row = x + l * inner
+                columns(
+                    { i in
+                        let p = load(peak + i), v = load(row + i)
+                        store(p.replacing(with: v, where: v .> p), peak + i)
+                    }, { i in peak[i] = max(peak[i], row[i]) })
+            }
+            columns({ i in store(Vector(), sum + i) }, { i in sum[i] = 0 })
+            for l in 0..<length {
+                let row = x + l * inner, out = y + l * inner
+                columns(
+                    { i in
+                        let e = exponential(load(row + i) - load(peak + i))
+                        store(e, out + i)
+                        store(load(sum + i) + e, sum + i)
+                    },
+                    { i in
+                        let e = scalarExponential(row[i] - peak[i])
+                        out[i] = e
+                        sum[i] += e
+                    })
+            }
+            let one = Vector(repeating: 1)
+            columns({ i in store(one / load(sum + i), sum + i) }, { i in sum[i] = 1 / sum[i] })
+            for l in 0..<length {
+                let out = y + l * inner
+                columns({ i in store(load(out + i) * load(sum + i), out + i) }, { i in out[i] *= sum[i] })
+            }
+            start = end
+        }
+    }
+
     public static func tanh(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int) {
         let lanes = Vector.scalarCount
         var i = 0
