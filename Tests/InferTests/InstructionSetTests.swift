@@ -1,4 +1,5 @@
 import ColorcamCore
+import Foundation
 import Testing
 
 @testable import Infer
@@ -87,5 +88,35 @@ import Testing
         var worst: Float = 0
         for (f, r) in zip(got.data, want.data) { worst = max(worst, abs(f - r)) }
         #expect(worst <= 1e-5, "width \(width) \(isa): error \(worst)")
+    }
+
+    /// Softmax down the columns of a `length × inner` block (the per-set kernel) against a double-precision
+    /// reference, on inner widths that leave tails for every vector width and on ECCV16's 313 rows; large logits
+    /// (±40) must not overflow.
+    @Test(arguments: [(5, 37), (313, 16), (3, 1)], InstructionSet.supportedHere)
+    func softmaxColumnsMatchesADoubleReference(_ size: (length: Int, inner: Int), _ isa: InstructionSet) {
+        var rng = SeededRandom(seed: UInt64(size.length * 100 + size.inner))
+        let count = size.length * size.inner
+        let x = rng.floats(count).map { $0 * 40 }
+        var y = [Float](repeating: 0, count: count)
+        var scratch = [Float](repeating: 0, count: 2 * size.inner)
+        x.withUnsafeBufferPointer { xp in
+            y.withUnsafeMutableBufferPointer { yp in
+                scratch.withUnsafeMutableBufferPointer { s in
+                    isa.kernels.softmaxColumns(
+                        xp.baseAddress!, yp.baseAddress!, length: size.length, inner: size.inner,
+                        peak: s.baseAddress!, sum: s.baseAddress! + size.inner)
+                }
+            }
+        }
+        var worst = 0.0
+        for i in 0..<size.inner {
+            let column = (0..<size.length).map { Double(x[$0 * size.inner + i]) }
+            let peak = column.max()!, total = column.map { exp($0 - peak) }.reduce(0, +)
+            for l in 0..<size.length {
+                worst = max(worst, abs(Double(y[l * size.inner + i]) - exp(column[l] - peak) / total))
+            }
+        }
+        #expect(worst <= 1e-6, "\(size) \(isa): error \(worst)")
     }
 }
