@@ -47,6 +47,11 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// smallest quad enclosing its hull (`EnclosingQuadFitter`: a print with a corner under another print).
     public var usesEnclosingQuads = true
 
+    /// Whether a region inside an outline an earlier pass placed is still placed, replacing that outline when its
+    /// own encloses it and is larger by `PhotoDetector.enclosedAreaFraction` (the classic passes place the picture
+    /// inside a white border that a light table hides; the segmenter's interior is the whole paper).
+    public var replacesEnclosedOutlines = true
+
     /// Whether a small region is looked at again closer (`PhotoDetector+CloseLook.swift`), when the segmenter takes
     /// close looks: its window's maps, at cells half the size, placed the same way; the better supported outline
     /// of the two looks is kept.

@@ -26,10 +26,10 @@ extension PhotoDetector {
             let before = candidates.count
             considerRegion(
                 region, of: learnedRegions, sampler: sampler, scale: c, search: regionSearch(p, c),
-                minimumSidePx: minimumSidePx)
+                minimumSidePx: minimumSidePx, enclosingEarlier: p.replacesEnclosedOutlines)
             // A region inside an outline already placed is that print: no other quad for it is worth fitting.
             let duplicate = lastRegionWasDuplicate
-            if candidates.count == before, maps.corners != nil {
+            if candidates.count == before, !duplicate, maps.corners != nil {
                 considerVotedPrints(in: region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
             if candidates.count == before, p.usesEnclosingQuads, !duplicate {

@@ -69,9 +69,13 @@ public final class PhotoDetector {
     var strongMeanSupport = 0.8
     /// `refine` fails when a corner moved further than this from the quad it started from, px.
     var maximumRefineCornerShiftPx = 8.0
+    /// A learned outline replaces an earlier one inside it when larger by at least this fraction of its area
+    /// (`considerRegion`'s `enclosingEarlier`).
+    var enclosedAreaFraction = 0.1
     /// Whether the last `refine` kept one unfound side from its input quad (a guess, not a measurement).
     public private(set) var lastRefineWasProvisional = false
-    /// Whether the last `considerRegion` found its region inside an outline already placed (nothing more to try).
+    /// Whether the last `considerRegion` found its region inside an outline already placed (nothing more to try;
+    /// also when it replaced that outline with the larger one around it, `enclosingEarlier`).
     private(set) var lastRegionWasDuplicate = false
     /// Diagnostics: when set, called with one line per candidate region saying where it was rejected or kept.
     package var trace: ((String) -> Void)?
@@ -365,10 +369,13 @@ public final class PhotoDetector {
     ///   - originPx: the frame pixel where the grid's (0, 0) lies (a close look's window; zero otherwise).
     ///   - enclosing: start from the smallest quad enclosing the region's hull instead of the largest inscribed one
     ///     (`coarseOutline`).
+    ///   - enclosingEarlier: a region inside one outline already placed is still placed, and replaces that outline
+    ///     when its own encloses it and is at least `enclosedAreaFraction` larger (a learned region is the whole
+    ///     paper, amodal: an earlier pass may have placed the picture inside a white border the table hides).
     func considerRegion(
         _ region: RegionExtractor.Region, of extractor: RegionExtractor, sampler: PlaneSampler,
         scale f: Double, originPx: PixelPoint = .zero, search: RegionSearch, minimumSidePx: Double,
-        enclosing: Bool = false
+        enclosing: Bool = false, enclosingEarlier: Bool = false
     ) {
         lastRegionWasDuplicate = false
         let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
@@ -387,8 +394,15 @@ public final class PhotoDetector {
         // Cheap checks before the full-resolution work, with slack for the coarse fit's error.
         let centre = scaled.centroid
         // Found in an earlier pass.
-        for kept in candidates where kept.quad.contains(centre) {
+        var inside: Int?
+        for index in candidates.indices where candidates[index].quad.contains(centre) {
             lastRegionWasDuplicate = true
+            guard enclosingEarlier, inside == nil else { reject("dup of earlier pass"); return }
+            inside = index
+        }
+        // Worth placing only when the region's quad, grown to where the paper's edge should be, is already that much
+        // larger (around a correctly placed outline it is about the same): the placement costs a full edge search.
+        if let inside, scaled.area < (1 + enclosedAreaFraction) * candidates[inside].quad.area {
             reject("dup of earlier pass"); return
         }
         let coarseFit = shape(of: scaled)
@@ -455,6 +469,15 @@ public final class PhotoDetector {
                 quad = completed.canonicallyOrdered()
             }
             trace?("border completed \(q(second.quad)) -> \(q(quad))")
+        }
+        if let inside {
+            let earlier = candidates[inside].quad
+            guard quad.encloses(earlier, tolerancePx: 2), quad.area >= (1 + enclosedAreaFraction) * earlier.area,
+                let observation = checkedOutline(quad, support: support, minimumSidePx: minimumSidePx, reject: reject)
+            else { reject("dup of earlier pass (placed at \(q(quad)))"); return }
+            candidates[inside] = observation
+            reject("kept over the outline inside it \(q(earlier)), confidence \(observation.confidence)")
+            return
         }
         acceptOutline(quad, support: support, minimumSidePx: minimumSidePx, reject: reject)
     }

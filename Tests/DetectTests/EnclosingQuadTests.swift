@@ -81,3 +81,33 @@ private func gridHull(_ rectangle: Quad, cutCorner: Int?) -> [PixelPoint] {
         #expect(error(enclosing: true) < 1.5, "at \(angle)°")
     }
 }
+
+/// A white-bordered print on a table whose outline an earlier pass placed on the picture inside the border: the
+/// learned region (the whole paper to the segmenter) is placed on the paper's edge and replaces the picture's
+/// outline, within 1.5 px; without `replacesEnclosedOutlines` it is a duplicate and the picture's outline stays.
+@Test(arguments: [0.0, 17.0])
+func aLearnedOutlineAroundAnEarlierOneInsideItReplacesIt(angleDegrees: Double) {
+    let outer = placedQuad(centre: PixelPoint(320, 240), widthPx: 240, heightPx: 180, angleDegrees: angleDegrees)
+    let photo = SyntheticPhoto(widthPx: 240, heightPx: 180, seed: 9, colour: false, borderFraction: 0.08)
+    let border = Double(Int(0.08 * 240))  // px, as SyntheticPhoto rounds it
+    let picture = placedQuad(
+        centre: PixelPoint(320, 240), widthPx: 240 - 2 * border, heightPx: 180 - 2 * border,
+        angleDegrees: angleDegrees)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (200, 126, 132), textureAmplitude: 3, photos: [(photo, outer)],
+        noiseSigma: 1.5)
+    func placed(replacing: Bool) -> [Quad] {
+        let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [outer], edgeQuads: [])
+        let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .learned)
+        detector.learnedParameters.replacesEnclosedOutlines = replacing
+        detector.learnedParameters.usesCloseLook = false
+        detector.candidates = [Observation(quad: picture.canonicallyOrdered(), confidence: 1, aspectRatio: 1.4)]
+        detector.considerLearnedRegions(
+            segmenter.segment(frame), frame: frame, sampler: PlaneSampler(frame), minimumSidePx: 20)
+        return detector.candidates.map(\.quad)
+    }
+    let replaced = placed(replacing: true), kept = placed(replacing: false)
+    #expect(replaced.count == 1 && kept.count == 1)
+    if let quad = replaced.first { #expect(maxCornerError(quad, outer) < 1.5, "\(quad) vs \(outer)") }
+    if let quad = kept.first { #expect(maxCornerError(quad, picture) < 0.01) }
+}
