@@ -29,7 +29,7 @@ extension PhotoDetector {
                 minimumSidePx: minimumSidePx, enclosingEarlier: p.replacesEnclosedOutlines)
             // A region inside an outline already placed is that print: no other quad for it is worth fitting.
             let duplicate = lastRegionWasDuplicate
-            if candidates.count == before, !duplicate, maps.corners != nil {
+            if candidates.count == before, maps.corners != nil {
                 considerVotedPrints(in: region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
             if candidates.count == before, p.usesEnclosingQuads, !duplicate {
