@@ -91,9 +91,10 @@ import Testing
     }
 
     /// Softmax down the columns of a `length × inner` block (the per-set kernel) against a double-precision
-    /// reference, on inner widths that leave tails for every vector width and on ECCV16's 313 rows; large logits
+    /// reference, on inner widths that leave tails for every vector width, on ECCV16's 313 rows and on contiguous rows
+    /// (a softmax over the last axis: inner 1, 3 and 1000 long); large logits
     /// (±40) must not overflow.
-    @Test(arguments: [(5, 37), (313, 16), (3, 1)], InstructionSet.supportedHere)
+    @Test(arguments: [(5, 37), (313, 16), (3, 1), (1000, 1)], InstructionSet.supportedHere)
     func softmaxColumnsMatchesADoubleReference(_ size: (length: Int, inner: Int), _ isa: InstructionSet) {
         var rng = SeededRandom(seed: UInt64(size.length * 100 + size.inner))
         let count = size.length * size.inner

@@ -41,6 +41,10 @@ extension Kernels {
     ) {
         guard length > 0 else { return }
         let lanes = Vector.scalarCount
+        if inner == 1 {
+            softmaxRow(x, y, count: length)
+            return
+        }
         // Columns in blocks whose `length` rows stay in L2 across the three passes.
         let blockColumns = max(lanes, (1 << 16) / max(1, length) / lanes * lanes)
         var start = 0
@@ -84,6 +88,44 @@ extension Kernels {
             }
             start = end
         }
+    }
+
+    /// Softmax of one contiguous row (a softmax over the last axis: `inner` = 1), vectorised along it.
+    static func softmaxRow(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int) {
+        let lanes = Vector.scalarCount, whole = count / lanes * lanes
+        var peak = x[0]
+        var i = 0
+        if whole > 0 {
+            var v = load(x)
+            i = lanes
+            while i < whole {
+                let next = load(x + i)
+                v = v.replacing(with: next, where: next .> v)
+                i += lanes
+            }
+            peak = v.max()
+        }
+        while i < count { peak = max(peak, x[i]); i += 1 }
+        let shift = Vector(repeating: peak)
+        var sums = Vector()
+        var total: Float = 0
+        i = 0
+        while i < whole {
+            let e = exponential(load(x + i) - shift)
+            store(e, y + i)
+            sums += e
+            i += lanes
+        }
+        while i < count {
+            let e = scalarExponential(x[i] - peak)
+            y[i] = e
+            total += e
+            i += 1
+        }
+        let scale = 1 / (total + sums.sum())
+        i = 0
+        while i < whole { store(load(y + i) * Vector(repeating: scale), y + i); i += lanes }
+        while i < count { y[i] *= scale; i += 1 }
     }
 
     public static func tanh(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int) {
