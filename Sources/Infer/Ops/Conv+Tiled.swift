@@ -34,11 +34,12 @@ final class ConvTiledKernel: Kernel {
     let narrow: Bool
     let input: Int, output: Int, scratch: Int
     let blocks: Int
-    /// Floats per phase row (output tiles rounded up, plus the widest tap offset).
-    let phaseLength: Int
-    /// Output rows per band.
-    let bandOutputRows: Int
+    /// The band layout (`Layout`), chosen at load time.
     let layout: Layout
+    /// Floats per phase row (`Layout.phaseLength`).
+    var phaseLength: Int { layout.phaseLength }
+    /// Output rows per band.
+    var bandOutputRows: Int { layout.bandOutputRows }
     /// Per kx: offset of the tap inside a padded input row group (`phase · phaseLength + offset / stride`).
     let tapOffsets: UnsafeMutablePointer<Int>
 
@@ -50,6 +51,7 @@ final class ConvTiledKernel: Kernel {
     /// `(rows − 1) · phaseLength + outWidth` columns — column `ox` of row `r` is run position `r · phaseLength + ox`,
     /// the positions between rows are computed on padding and dropped — into a staging area, then copied out.
     struct Layout {
+        /// Floats per phase row: output tiles rounded up plus the widest tap offset (`flat`: the padded row).
         var phaseLength: Int, bandOutputRows: Int
         var flat: Bool
         /// Floats after each channel's band rows that a flattened run's last tile may read (`flat` only).
@@ -115,8 +117,6 @@ final class ConvTiledKernel: Kernel {
         }
         narrow = Self.usesNarrowTile(g, kernels: kernels)
         layout = Self.layout(g, kernels: kernels)
-        phaseLength = layout.phaseLength
-        bandOutputRows = layout.bandOutputRows
         tapOffsets = UnsafeMutablePointer<Int>.allocate(capacity: g.kernelWidth)
         for kx in 0..<g.kernelWidth {
             let offset = kx * g.dilationWidth
