@@ -84,9 +84,13 @@ final class ConvTiledKernel: Kernel {
         /// Floats per output channel of the staging area a flattened band is computed into (0 unless `flat`).
         var stagingPlane: Int { flat ? bandOutputRows * phaseLength : 0 }
 
-        func scratchFloats(_ g: ConvGeometry, tileChannels: Int) -> Int {
+        /// Where the staging area starts in the scratch: after the largest band.
+        func stagingOffset(_ g: ConvGeometry) -> Int {
             g.inChannelsPerGroup * channelStride(g, rows: bandRows(g, outputRows: bandOutputRows))
-                + tileChannels * stagingPlane
+        }
+
+        func scratchFloats(_ g: ConvGeometry, tileChannels: Int) -> Int {
+            stagingOffset(g) + tileChannels * stagingPlane
         }
     }
 
@@ -133,10 +137,11 @@ final class ConvTiledKernel: Kernel {
     /// Copies padded input rows `[firstRow, firstRow + rows)` (padded coordinates) of one group into the band.
     func fillBand(_ x: UnsafePointer<Float>, band: UnsafeMutablePointer<Float>, firstRow: Int, rows: Int) {
         let inPlane = g.inHeight * g.inWidth, sw = g.strideWidth, inW = g.inWidth, padL = g.padLeft
+        let channelStride = layout.channelStride(g, rows: rows)
         for c in 0..<g.inChannelsPerGroup {
             for r in 0..<rows {
                 let iy = firstRow + r - g.padTop
-                let dst = band + c * layout.channelStride(g, rows: rows) + r * sw * phaseLength
+                let dst = band + c * channelStride + r * sw * phaseLength
                 if r == rows - 1 && layout.slack > 0 {
                     (dst + sw * phaseLength).update(repeating: 0, count: layout.slack)
                 }
@@ -210,8 +215,7 @@ final class ConvTiledKernel: Kernel {
                                 outputPlane: plane, activation: activation, narrow: narrow))
                     }
                     if layout.flat {
-                        let staging =
-                            band + cg * layout.channelStride(g, rows: layout.bandRows(g, outputRows: bandOutputRows))
+                        let staging = band + layout.stagingOffset(g)
                         for b in 0..<blocks {
                             row(
                                 b, source: band, columns: (count - 1) * phaseLength + g.outWidth, output: staging,
