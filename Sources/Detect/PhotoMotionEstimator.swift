@@ -9,7 +9,8 @@ public struct PhotoMotionParameters: Sendable, Hashable {
     public var minimumSamples = 50
     /// The coarsest level registered (0 = full resolution … 3). The registration starts from the last frame's
     /// registration moved on by the last frame's motion (constant velocity), so level 2 (4× coarser) holds the
-    /// shake of a hand-held camera; a photo moved faster fails to register and takes a new key frame.
+    /// shake of a hand-held camera; a photo that moved further (a slide starting or stopping) is searched for
+    /// (`searchRadiusPx`).
     public var coarsestLevel = 2
     /// Cauchy scale floor of the intensity residual (grey levels): pixels differing far more (a hand over the
     /// photo, a glare) weigh little. The scale starts at 64 and follows the residuals' robust spread down to this.
@@ -36,8 +37,22 @@ public struct PhotoMotionParameters: Sendable, Hashable {
     public var maximumCornerUncertaintyPx = 0.2
     /// A frame-to-frame motion whose linear part is not a rotation and scale within this of the identity's scale
     /// (both singular values within 1 ± this) is rejected: a flat print cannot change scale or shape that fast,
-    /// so such a fit has slipped (a photo of low contrast can fit a wrong warp with small residuals).
+    /// so such a fit has slipped (a photo of low contrast can fit a wrong warp with small residuals) …
     public var maximumDeformation = 0.02
+    /// … plus this much per pixel the photo's centre moved in the frame: a print sliding across a table seen at
+    /// a slant changes its scale in the picture as it goes (at 50° of tilt and 75° of field of view, about 4 %
+    /// for 15 px).
+    public var deformationPerPx = 0.003
+
+    /// How far a frame-to-frame motion that moved the photo's centre `shiftPx` may stray from a rotation and
+    /// uniform scale (`maximumDeformation`, `deformationPerPx`).
+    public func deformationTolerance(shiftPx: Double) -> Double { maximumDeformation + deformationPerPx * shiftPx }
+    /// When the registration from the constant-velocity guess does not fit (too few samples within the residual
+    /// limit, or a step that cannot be solved — not a fit too loose to trust), the photo is searched for within
+    /// this distance of the guess (full-resolution pixels) and registered again from the best place
+    /// (`searchTranslation`): a hand starting or stopping a slide moves a print up to ~15 px between two frames.
+    /// 0 turns the search off.
+    public var searchRadiusPx = 24.0
 
     public init() {}
 }
@@ -89,6 +104,10 @@ public final class PhotoMotionEstimator {
     var lastMotion = Homography.identity
     /// The last registration's inlier fraction (diagnostics).
     public private(set) var lastInlierFraction = 0.0
+    /// Whether the previous frame's registration succeeded: a failure right after one may be a photo that moved
+    /// further than the guess, worth searching for (a photo that never registers, e.g. one without texture, is not
+    /// searched for every frame).
+    private(set) var wasRegistered = false
 
     public init(parameters: PhotoMotionParameters = PhotoMotionParameters()) {
         self.parameters = parameters
@@ -122,17 +141,22 @@ public final class PhotoMotionEstimator {
             makeKey(pyramid, region: region)
             return nil
         }
-        guard let warp = register(pyramid, from: lastMotion * previousWarp),
-            let previousInverse = previousWarp.inverse
+        let guess = lastMotion * previousWarp
+        var registered = register(pyramid, from: guess)
+        if registered == nil, wasRegistered, parameters.searchRadiusPx > 0,
+            let found = searchTranslation(pyramid, around: guess)
+        {
+            registered = register(pyramid, from: found)
+        }
+        guard let warp = registered, let previousInverse = previousWarp.inverse,
+            case let motion = warp * previousInverse,
+            PhotoMotionEstimator.isRigid(motion, tolerance: deformationTolerance(motion))
         else {
+            wasRegistered = false
             makeKey(pyramid, region: region)
             return nil
         }
-        let motion = warp * previousInverse
-        if !PhotoMotionEstimator.isRigid(motion, tolerance: parameters.maximumDeformation) {
-            makeKey(pyramid, region: region)
-            return nil
-        }
+        wasRegistered = true
         lastMotion = motion
         previousWarp = warp
         if maxCornerDisplacementPx(warp) > parameters.rekeyDisplacementPx { makeKey(pyramid, region: region) }
@@ -305,6 +329,13 @@ public final class PhotoMotionEstimator {
         let q = (e * e + h * h).squareRoot(), r = (f * f + g * g).squareRoot()
         let large = q + r, small = abs(q - r)
         return large <= 1 + tolerance && small >= 1 - tolerance
+    }
+
+    /// `PhotoMotionParameters.deformationTolerance` for a frame-to-frame `motion` (normalised coordinates, whose
+    /// origin is the photo's centre at the key frame: its translation is about the centre's shift).
+    func deformationTolerance(_ motion: Homography) -> Double {
+        let m = motion.h
+        return parameters.deformationTolerance(shiftPx: (m.2 * m.2 + m.5 * m.5).squareRoot() / abs(m.8) * scalePx)
     }
 
     /// The largest displacement of the key outline's corners under `warp` (normalised), full-resolution pixels.

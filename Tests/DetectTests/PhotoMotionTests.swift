@@ -157,3 +157,55 @@ import Testing
     #expect(leashed < 3, "kept near the average: \(leashed) px")
     #expect(free > 2 * leashed, "from its last outline alone: \(free) px")
 }
+
+/// A print at rest that a hand starts sliding: 21 px in one frame, beyond where the constant-velocity guess (no
+/// motion) lets the coarse-to-fine fit converge. The estimator searches for it around the guess and measures
+/// the jump; with the search off, the registration fails and the motion is lost.
+@Test func aPrintThatStartsToSlideIsFoundAgainBySearching() throws {
+    // Blotches about 12 px across (value noise) rather than the smooth test picture, whose wide gradients let the
+    // fit converge from anywhere: a real picture's detail holds the fit to a few pixels around its start.
+    var photo = SyntheticPhoto(widthPx: 240, heightPx: 180, seed: 7, colour: false)
+    var rng = SplitMix(21)
+    let grid = (0..<(21 * 16)).map { _ in 60 + 140 * rng.unit() }
+    for y in 0..<photo.heightPx {
+        for x in 0..<photo.widthPx {
+            let u = Double(x) / 12, v = Double(y) / 12, i = Int(u), j = Int(v), fu = u - Double(i), fv = v - Double(j)
+            let top = grid[j * 21 + i] * (1 - fu) + grid[j * 21 + i + 1] * fu
+            let bottom = grid[(j + 1) * 21 + i] * (1 - fu) + grid[(j + 1) * 21 + i + 1] * fu
+            photo.luma[y * photo.widthPx + x] = UInt8(top * (1 - fv) + bottom * fv)
+        }
+    }
+    let rest = placedQuad(centre: PixelPoint(300, 240), widthPx: 240, heightPx: 180, angleDegrees: 6)
+    let moved = placedQuad(centre: PixelPoint(318, 228.5), widthPx: 240, heightPx: 180, angleDegrees: 6)
+    let frames = [rest, rest, moved].map { quad in
+        renderFrame(
+            widthPx: 640, heightPx: 480, table: (90, 128, 128), textureAmplitude: 25,
+            photos: [(photo, quad)], noiseSigma: 0.5, seed: 3)
+    }
+    func measuredLastFrame(searchRadiusPx: Double) -> Homography? {
+        var parameters = PhotoMotionParameters()
+        parameters.searchRadiusPx = searchRadiusPx
+        let estimator = PhotoMotionEstimator(parameters: parameters)
+        let pyramid = LumaPyramid(geometry: frames[0].geometry)
+        var last: Homography?
+        for frame in frames {
+            pyramid.load(frame)
+            last = estimator.estimate(pyramid, region: rest)
+        }
+        return last
+    }
+    let motion = try #require(measuredLastFrame(searchRadiusPx: 24), "the slide's first frame is measured")
+    let placed = try #require(rest.mapped(by: motion))
+    #expect(maxCornerError(placed, moved) < 0.3, "corners placed at \(placed) vs \(moved)")
+    #expect(measuredLastFrame(searchRadiusPx: 0) == nil, "without the search the 21-px jump is not registered")
+}
+
+/// A print sliding across a table seen at a slant changes scale in the picture as it goes: the faster it moves,
+/// the more change of scale and shape a frame-to-frame motion may show and still count as rigid.
+@Test func aFasterSlideMayChangeScaleMore() {
+    let parameters = PhotoMotionParameters()
+    let zoom = Homography((1, 0, 0, 0, 1.035, -15, 0, 0, 1))
+    #expect(!PhotoMotionEstimator.isRigid(zoom, tolerance: parameters.deformationTolerance(shiftPx: 0)))
+    #expect(PhotoMotionEstimator.isRigid(zoom, tolerance: parameters.deformationTolerance(shiftPx: 15)))
+    #expect(!PhotoMotionEstimator.isRigid(zoom, tolerance: parameters.deformationTolerance(shiftPx: 2)))
+}
