@@ -52,11 +52,17 @@ struct EdgeRefiner {
     /// Edge strength along one sample's normal (fixed capacity: the search window is clamped to fit).
     private var profile: [Double]
     private let profileCapacity = 128
+    /// The planes sampled along one normal, 1 px apart (`profileCapacity` + 2 entries): the profile's strengths are
+    /// their differences two apart.
+    private var lineLuma: [Double], lineCb: [Double], lineCr: [Double]
 
     init() {
         points.reserveCapacity(128)
         shadowFreePoints.reserveCapacity(128)
         profile = [Double](repeating: 0, count: profileCapacity)
+        lineLuma = [Double](repeating: 0, count: profileCapacity + 2)
+        lineCb = lineLuma
+        lineCr = lineLuma
     }
 
     /// Edge strength across the direction `n` at `p`: |Δ| over ±1 px of luma and weighted chroma combined.
@@ -98,6 +104,7 @@ struct EdgeRefiner {
         let maxX = Double(sampler.widthPx) - 1, maxY = Double(sampler.heightPx) - 1  // in-frame sample bounds
         // The shadow test belongs to the outermost-peak search (the full search), not to tracking's nearest peak.
         let testingShadows = !firstFromInside && !nearestPeak && shadowValleyMaxPx > 0
+        let hasChroma = sampler.cb != nil
         for side in 0..<4 {
             let a = quad[side], b = quad[side + 1]
             let along = b - a
@@ -127,10 +134,24 @@ struct EdgeRefiner {
                         continue
                     }
                 }
-                // Profile from inside to outside at offsets -inwardPx - 1 … -inwardPx + steps + 1.
+                // Profile from inside to outside at offsets -inwardPx - 1 … -inwardPx + steps + 1: the strength at
+                // offset o is the change from o - 1 to o + 1, so the planes are sampled once per offset, from
+                // -inwardPx - 2 to -inwardPx + steps + 2 (each sample serves two strengths).
+                for j in 0...(steps + 4) {
+                    let q = base + n * (-inwardPx - 2 + Double(j))
+                    lineLuma[j] = sampler.lumaAt(q)
+                    if hasChroma { (lineCb[j], lineCr[j]) = sampler.chromaAt(q) }
+                }
                 var maxValue = 0.0
+                let w2 = chromaWeight * chromaWeight
                 for k in 0...(steps + 2) {
-                    let v = strength(sampler, base + n * (-inwardPx - 1 + Double(k)), n)
+                    let dy = lineLuma[k + 2] - lineLuma[k]
+                    var total = dy * dy
+                    if hasChroma {
+                        let dcb = lineCb[k + 2] - lineCb[k], dcr = lineCr[k + 2] - lineCr[k]
+                        total += w2 * (dcb * dcb + dcr * dcr)
+                    }
+                    let v = total.squareRoot()
                     profile[k] = v
                     if k >= 1 && k <= steps + 1 { maxValue = max(maxValue, v) }
                 }
