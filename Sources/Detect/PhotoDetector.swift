@@ -51,6 +51,7 @@ public final class PhotoDetector {
     /// Outlines read off the segmenter's interior map (`PhotoDetector+MapOutline.swift`).
     var mapOutline = MapOutline()
     private let borderCompleter = BorderCompleter()
+    let uniformBorderFinder = UniformBorderFinder()
     var candidates: [Observation] = []
     private var results: [Observation] = []
     /// Edge sensitivities tried per frame (1 = default thresholds; lower finds weaker outlines).
@@ -144,6 +145,7 @@ public final class PhotoDetector {
             if learnedParameters.usesMapOutlines {
                 movingCandidatesTheMapPlacesElsewhere(maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
+            wideningCandidatesToTheirBorders(maps, sampler: sampler)
         }
         // Best first. Overlapping candidates are one photo found twice (or a picture inside its own white border, or
         // a shape inside a picture): keep the larger unless it is clearly less certain.

@@ -47,11 +47,10 @@ public struct PhotoMotionParameters: Sendable, Hashable {
     /// How far a frame-to-frame motion that moved the photo's centre `shiftPx` may stray from a rotation and
     /// uniform scale (`maximumDeformation`, `deformationPerPx`).
     public func deformationTolerance(shiftPx: Double) -> Double { maximumDeformation + deformationPerPx * shiftPx }
-    /// When the registration from the constant-velocity guess does not fit (too few samples within the residual
-    /// limit, or a step that cannot be solved — not a fit too loose to trust), the photo is searched for within
-    /// this distance of the guess (full-resolution pixels) and registered again from the best place
-    /// (`searchTranslation`): a hand starting or stopping a slide moves a print up to ~15 px between two frames.
-    /// 0 turns the search off.
+    /// When the registration from the constant-velocity guess fails right after a frame that registered, the photo
+    /// is searched for within this distance of the guess (full-resolution pixels) and registered again from the
+    /// best place (`searchTranslation`): a hand starting or stopping a slide moves a print up to ~15 px between two
+    /// frames. 0 turns the search off.
     public var searchRadiusPx = 24.0
 
     public init() {}
