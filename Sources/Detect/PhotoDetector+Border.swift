@@ -33,10 +33,10 @@ extension PhotoDetector {
     }
 
     /// Whether the segmenter's interior covers the band between `inner` and `outer` (clockwise, corresponding
-    /// sides): at least half of 28 points midway between them, 7 along each side. (Its cells are 4 px and its
-    /// interior fades over a cell or two at the paper's edge, so a thin border's band is never wholly inside; on
-    /// tuning seeds 90 and 91, 6 of 7 on every side / 20 / 14 / 10 / 7 of the 28 points gave recall 86.8 / 87.1 / 87.2 / 85.9 / 85.2 %
-    /// and 83.2 / 83.5 / 83.7 / 83.2 / 81.9 %.)
+    /// sides): at least half of 28 points midway between them, 7 along each side. Its cells are 4 px and its
+    /// interior fades over a cell or two at the paper's edge, so a thin border's band is never wholly inside. On
+    /// tuning seeds 90 and 91, asking for 6 of 7 on every side, or 20, 14, 10, 7 of the 28 points, gave recall
+    /// 86.8, 87.1, 87.2, 85.9, 85.2 % and 83.2, 83.5, 83.7, 83.2, 81.9 %.
     func segmenterSeesPaper(between inner: Quad, and outer: Quad, _ maps: SegmentationMaps) -> Bool {
         guard let segmenter else { return false }
         let grid = segmenter.grid, c = Double(grid.cellPx)
