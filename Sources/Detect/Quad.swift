@@ -148,6 +148,11 @@ public struct Quad: Sendable, Hashable {
     /// The quad with each side moved outwards along its normal by `distancePx` (inwards when negative), corners at
     /// the moved lines' intersections; nil when adjacent sides are nearly parallel. The quad must be convex.
     func offsettingSides(byPx distancePx: Double) -> Quad? {
+        offsettingSides(byPx: SIMD4(repeating: distancePx))
+    }
+
+    /// The same with side k (corner k to k + 1) moved by `distancesPx[k]`.
+    func offsettingSides(byPx distancesPx: SIMD4<Double>) -> Quad? {
         let orientation: Double = signedArea >= 0 ? 1 : -1
         // Side k's moved line: a point on it and its unit direction (nil for a zero-length side).
         func line(_ k: Int) -> (point: PixelPoint, direction: PixelPoint)? {
@@ -155,7 +160,7 @@ public struct Quad: Sendable, Hashable {
             let length = (side * side).sum().squareRoot()
             guard length > 0 else { return nil }
             let u = side / length
-            return (self[k] + PixelPoint(u.y, -u.x) * (orientation * distancePx), u)
+            return (self[k] + PixelPoint(u.y, -u.x) * (orientation * distancesPx[k & 3]), u)
         }
         var result = self
         for i in 0..<4 {

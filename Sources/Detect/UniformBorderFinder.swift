@@ -113,23 +113,9 @@ struct UniformBorderFinder {
         let agreed = bestOffsets.sum() / 4
         for side in 0..<4 where bestSupports[side] < minimumSideSupport { bestOffsets[side] = agreed }
         guard isEvenBand(inner, normals: normals, offsets: bestOffsets, in: s) else { return nil }
-        var corners = (PixelPoint.zero, PixelPoint.zero, PixelPoint.zero, PixelPoint.zero)
-        for i in 0..<4 {
-            let previous = (i + 3) % 4
-            guard
-                let corner = EdgeRefiner.intersect(
-                    inner[previous] + normals[previous] * bestOffsets[previous], inner[i] - inner[previous],
-                    inner[i] + normals[i] * bestOffsets[i], inner[i + 1] - inner[i])
-            else { return nil }
-            switch i {
-            case 0: corners.0 = corner
-            case 1: corners.1 = corner
-            case 2: corners.2 = corner
-            default: corners.3 = corner
-            }
+        guard let outer = inner.offsettingSides(byPx: bestOffsets), outer.isConvex, outer.area > inner.area else {
+            return nil
         }
-        let outer = Quad(corners.0, corners.1, corners.2, corners.3)
-        guard outer.isConvex, outer.area > inner.area else { return nil }
         return (outer, bestTotal / 4)
     }
 
