@@ -87,15 +87,9 @@ private func gridHull(_ rectangle: Quad, cutCorner: Int?) -> [PixelPoint] {
 /// outline, within 1.5 px; without `replacesEnclosedOutlines` it is a duplicate and the picture's outline stays.
 @Test(arguments: [0.0, 17.0])
 func aLearnedOutlineAroundAnEarlierOneInsideItReplacesIt(angleDegrees: Double) {
-    let outer = placedQuad(centre: PixelPoint(320, 240), widthPx: 240, heightPx: 180, angleDegrees: angleDegrees)
-    let photo = SyntheticPhoto(widthPx: 240, heightPx: 180, seed: 9, colour: false, borderFraction: 0.08)
-    let border = Double(Int(0.08 * 240))  // px, as SyntheticPhoto rounds it
-    let picture = placedQuad(
-        centre: PixelPoint(320, 240), widthPx: 240 - 2 * border, heightPx: 180 - 2 * border,
-        angleDegrees: angleDegrees)
-    let frame = renderFrame(
-        widthPx: 640, heightPx: 480, table: (200, 126, 132), textureAmplitude: 3, photos: [(photo, outer)],
-        noiseSigma: 1.5)
+    let (outer, picture, frame) = borderedPrintScene(
+        centre: PixelPoint(320, 240), widthPx: 240, heightPx: 180, angleDegrees: angleDegrees, borderFraction: 0.08,
+        seed: 9, tableLuma: 200)
     func placed(replacing: Bool) -> [Quad] {
         let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [outer], edgeQuads: [])
         let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .learned)

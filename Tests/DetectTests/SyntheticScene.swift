@@ -212,3 +212,23 @@ func twoPrintsOnADarkTable() -> (frame: FrameBuffer, a: Quad, b: Quad) {
         ], noiseSigma: 2)
     return (frame, a, b)
 }
+
+/// A grey print with a white border (`borderFraction` of its width) on a near-plain table of luma `tableLuma`: the
+/// paper's outline, the picture's outline inside the border, and the frame (640×480).
+func borderedPrintScene(
+    centre: PixelPoint, widthPx: Int, heightPx: Int, angleDegrees: Double, borderFraction: Double, seed: UInt64,
+    tableLuma: Double
+) -> (paper: Quad, picture: Quad, frame: FrameBuffer) {
+    let paper = placedQuad(
+        centre: centre, widthPx: Double(widthPx), heightPx: Double(heightPx), angleDegrees: angleDegrees)
+    let photo = SyntheticPhoto(
+        widthPx: widthPx, heightPx: heightPx, seed: seed, colour: false, borderFraction: borderFraction)
+    let border = Double(Int(borderFraction * Double(widthPx)))  // px, as SyntheticPhoto rounds it
+    let picture = placedQuad(
+        centre: centre, widthPx: Double(widthPx) - 2 * border, heightPx: Double(heightPx) - 2 * border,
+        angleDegrees: angleDegrees)
+    let frame = renderFrame(
+        widthPx: 640, heightPx: 480, table: (tableLuma, 126, 132), textureAmplitude: 3, photos: [(photo, paper)],
+        noiseSigma: 1.5)
+    return (paper, picture, frame)
+}

@@ -9,15 +9,9 @@ import Testing
 /// it is also what a borderless print's shadow or the table can show.
 @Test(arguments: [0.0, 23.0])
 func aPictureInsideItsBorderWidensToThePaperWhereTheSegmenterSeesPaper(angleDegrees: Double) {
-    let outer = placedQuad(centre: PixelPoint(300, 250), widthPx: 210, heightPx: 160, angleDegrees: angleDegrees)
-    let photo = SyntheticPhoto(widthPx: 210, heightPx: 160, seed: 4, colour: false, borderFraction: 0.07)
-    let border = Double(Int(0.07 * 210))  // px, as SyntheticPhoto rounds it
-    let picture = placedQuad(
-        centre: PixelPoint(300, 250), widthPx: 210 - 2 * border, heightPx: 160 - 2 * border,
-        angleDegrees: angleDegrees)
-    let frame = renderFrame(
-        widthPx: 640, heightPx: 480, table: (222, 128, 128), textureAmplitude: 3, photos: [(photo, outer)],
-        noiseSigma: 1.5)
+    let (outer, picture, frame) = borderedPrintScene(
+        centre: PixelPoint(300, 250), widthPx: 210, heightPx: 160, angleDegrees: angleDegrees, borderFraction: 0.07,
+        seed: 4, tableLuma: 222)
     func widened(segmenterSees paper: Quad) -> Quad? {
         let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [paper], edgeQuads: [])
         let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .learned)
