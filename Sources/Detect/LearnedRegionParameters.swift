@@ -47,6 +47,12 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// smallest quad enclosing its hull (`EnclosingQuadFitter`: a print with a corner under another print).
     public var usesEnclosingQuads = true
 
+    /// Whether a region that could not be placed is split where it narrows (`RegionSplitter`) and its parts placed.
+    public var splitsJoinedRegions = true
+    /// A split part's outline is kept only with at least this confidence (edge support): a part is a guess at
+    /// where one print ends, and an outline the edges barely support lies across a print and the table.
+    public var splitPartMinimumConfidence = 0.6
+
     /// Whether a region inside an outline an earlier pass placed is still placed, replacing that outline when its
     /// own encloses it and is larger by `PhotoDetector.enclosedAreaFraction` (the classic passes place the picture
     /// inside a white border that a light table hides; the segmenter's interior is the whole paper).

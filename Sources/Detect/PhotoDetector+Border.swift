@@ -38,7 +38,13 @@ extension PhotoDetector {
     /// tuning seeds 90 and 91, asking for 6 of 7 on every side, or 20, 14, 10, 7 of the 28 points, gave recall
     /// 86.8, 87.1, 87.2, 85.9, 85.2 % and 83.2, 83.5, 83.7, 83.2, 81.9 %.
     func segmenterSeesPaper(between inner: Quad, and outer: Quad, _ maps: SegmentationMaps) -> Bool {
-        guard let segmenter else { return false }
+        2 * pointsTheSegmenterSeesBetween(inner, and: outer, maps) >= 28
+    }
+
+    /// How many of 28 points midway between `inner` and `outer` (clockwise, corresponding sides; 7 along each side)
+    /// lie in cells of the frame's maps whose interior probability reaches `interiorThreshold`.
+    func pointsTheSegmenterSeesBetween(_ inner: Quad, and outer: Quad, _ maps: SegmentationMaps) -> Int {
+        guard let segmenter else { return 0 }
         let grid = segmenter.grid, c = Double(grid.cellPx)
         let threshold = learnedParameters.interiorThreshold
         var inside = 0
@@ -53,6 +59,6 @@ extension PhotoDetector {
                 if maps.interior[j * maps.rowStride + i] >= threshold { inside += 1 }
             }
         }
-        return 2 * inside >= 28
+        return inside
     }
 }

@@ -32,6 +32,9 @@ extension PhotoDetector {
             if candidates.count == before, maps.corners != nil {
                 considerVotedPrints(in: region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
+            if candidates.count == before, p.splitsJoinedRegions, !duplicate {
+                considerSplitRegion(region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
+            }
             if candidates.count == before, p.usesEnclosingQuads, !duplicate {
                 considerEnclosingOutline(
                     region, of: learnedRegions, maps: maps, sampler: sampler, scale: c, search: regionSearch(p, c),
@@ -80,6 +83,47 @@ extension PhotoDetector {
             considerRegion(
                 group, of: voteGroups, sampler: sampler, scale: c, search: regionSearch(learnedParameters, c),
                 minimumSidePx: minimumSidePx)
+        }
+    }
+
+    /// A region that could not be placed as one print, split where it narrows (`RegionSplitter`: prints overlapping
+    /// or touching whose interiors the edge map did not separate): each part placed as a region, then, if that
+    /// fails, from the quad enclosing it (the lower of two overlapping prints has its hidden corner cut off).
+    private func considerSplitRegion(
+        _ region: RegionExtractor.Region, maps: SegmentationMaps, sampler: PlaneSampler, minimumSidePx: Double
+    ) {
+        guard let learnedRegions, let regionSplitter, let voteGroups, let segmenter else { return }
+        let c = Double(segmenter.grid.cellPx)
+        let groups = regionSplitter.split(
+            minX: region.minX, minY: region.minY, maxX: region.maxX, maxY: region.maxY, edge: maps.edge,
+            edgeRowStride: maps.rowStride
+        ) { learnedRegions.contains(region, pixel: $0) }
+        guard groups >= 2 else { return }
+        voteGroups.extract(
+            labels: regionSplitter.cellLabels, labelCount: groups,
+            minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)))
+        trace?("region split where it narrows: \(groups) parts, \(voteGroups.regions.count) large enough")
+        let search = regionSearch(learnedParameters, c)
+        for part in voteGroups.regions {
+            let before = candidates.count
+            considerRegion(
+                part, of: voteGroups, sampler: sampler, scale: c, search: search, minimumSidePx: minimumSidePx)
+            if candidates.count == before, learnedParameters.usesEnclosingQuads, !lastRegionWasDuplicate {
+                considerEnclosingOutline(
+                    part, of: voteGroups, maps: maps, sampler: sampler, scale: c, search: search,
+                    minimumSidePx: minimumSidePx)
+            }
+            // A part is a print only where its edges are clear and the table lies around most of it: a part with
+            // paper on three quarters of its outside is a piece of a print (cut by a line in its picture).
+            guard candidates.count > before, let around = candidates[before].quad.offsettingSides(byPx: 2 * c) else {
+                continue
+            }
+            let paperAround = pointsTheSegmenterSeesBetween(candidates[before].quad, and: around, maps)
+            let confidence = candidates[before].confidence
+            if 4 * paperAround >= 3 * 28 || confidence < learnedParameters.splitPartMinimumConfidence {
+                trace?("split part dropped: confidence \(confidence), paper at \(paperAround) of 28 points around it")
+                candidates.removeLast(candidates.count - before)
+            }
         }
     }
 

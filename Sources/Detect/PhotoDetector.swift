@@ -40,6 +40,8 @@ public final class PhotoDetector {
     /// groups as regions (nil without a segmenter).
     let cornerVoting: CornerVoting?
     let voteGroups: RegionExtractor?
+    /// Splits a learned region that holds several prints joined through a neck (nil without a segmenter).
+    let regionSplitter: RegionSplitter?
     private let coarse: CoarseFrame
     private let edgeDetector: EdgeDetector
     private let regions: RegionExtractor
@@ -105,6 +107,7 @@ public final class PhotoDetector {
             foreground!.initialize(repeating: 0, count: max(1, grid.cellCount))
             cornerVoting = CornerVoting(widthCells: grid.widthCells, heightCells: grid.heightCells, cellPx: grid.cellPx)
             voteGroups = RegionExtractor(widthPx: grid.widthCells, heightPx: grid.heightCells)
+            regionSplitter = RegionSplitter(widthCells: grid.widthCells, heightCells: grid.heightCells)
             closeLook = segmenter.closeLookGrid.map(CloseLookScratch.init)
         } else {
             closeLook = nil
@@ -112,6 +115,7 @@ public final class PhotoDetector {
             foreground = nil
             cornerVoting = nil
             voteGroups = nil
+            regionSplitter = nil
         }
         coarse = CoarseFrame(geometry: geometry)
         edgeDetector = EdgeDetector(widthPx: coarse.widthPx, heightPx: coarse.heightPx)

@@ -322,3 +322,24 @@ private func expectEachPlaced(
         PhotoDetector(geometry: g, segmenter: PaintedSegmenter(geometry: g, interiorQuads: [], edgeQuads: [])).mode
             == .both)
 }
+
+/// Two prints overlapping at a corner, painted as one joined interior without edge lines: one region, not a print.
+/// Split where it narrows (`splitsJoinedRegions`), both prints are placed within 1.5 px; without the split they
+/// are not both found.
+@Test func printsJoinedAtACornerAreSplitWhereTheRegionNarrows() {
+    let a = placedQuad(centre: PixelPoint(220, 200), widthPx: 200, heightPx: 150, angleDegrees: 0)
+    let b = placedQuad(centre: PixelPoint(385, 325), widthPx: 160, heightPx: 120, angleDegrees: 8)
+    let frame = twoPrintsOnATealTable(a, 200, 150, b, 160, 120)
+    func detect(splitting: Bool) -> [Observation] {
+        let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [a, b], edgeQuads: [])
+        let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .learned)
+        detector.learnedParameters.splitsJoinedRegions = splitting
+        detector.learnedParameters.usesCloseLook = false
+        return Array(detector.detect(frame))
+    }
+    let split = detect(splitting: true)
+    #expect(split.count == 2, "\(split)")
+    expectEachPlaced([a, b], in: split)
+    let joined = detect(splitting: false)
+    #expect(![a, b].allSatisfy { truth in joined.contains { maxCornerError($0.quad, truth) < 1.5 } }, "\(joined)")
+}
