@@ -5,7 +5,8 @@ extension PhotoDetector {
     /// an edge line separates prints whose interiors touch) → 8-connected regions, opened → each region's hull
     /// placed by `considerRegion` like a classic region's, its quad first grown out to where the paper's edge should
     /// be (`LearnedRegionParameters`). With corner planes, a region that is not placed is split by the outlines its
-    /// cells predict (`considerVotedPrints`); one still not placed is tried from the quad enclosing its hull (a print
+    /// cells predict (`considerVotedPrints`); one still not placed is split where it narrows (`considerSplitRegion`:
+    /// prints joined through an overlap the edge map left open), then tried from the quad enclosing its hull (a print
     /// partly under another, `considerEnclosingOutline`), then on the interior map (`considerMapOutline`).
     ///
     /// Runs on the caller's thread; allocates nothing once the region lists have grown.

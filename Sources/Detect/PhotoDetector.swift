@@ -37,7 +37,7 @@ public final class PhotoDetector {
     let learnedRegions: RegionExtractor?
     let foreground: UnsafeMutablePointer<UInt8>?
     /// Groups a learned region's cells by the print they vote for, when the segmenter predicts corners, and those
-    /// groups as regions (nil without a segmenter).
+    /// groups — or a split region's parts (`regionSplitter`) — as regions (nil without a segmenter).
     let cornerVoting: CornerVoting?
     let voteGroups: RegionExtractor?
     /// Splits a learned region that holds several prints joined through a neck (nil without a segmenter).

@@ -59,7 +59,6 @@ final class RegionSplitter {
     ) -> Int {
         let w = widthCells, p = parameters
         groupCount = 0
-        for k in 0..<(w * heightCells) { cellLabels[k] = -1 }
         // Depth: 1 inside the region (off faint edges), 0 elsewhere; then the chessboard distance, two passes.
         for y in minY...maxY {
             for x in minX...maxX {
@@ -83,14 +82,14 @@ final class RegionSplitter {
             }
         }
         for r in 1...max(1, p.maximumDepthCells) {
+            for k in 0..<(w * heightCells) { cellLabels[k] = -1 }
             let cores = labelCores(depthAtLeast: Int32(r) + 1, minX: minX, minY: minY, maxX: maxX, maxY: maxY)
             if cores >= 2 {
                 grow(cores: cores, minX: minX, minY: minY, maxX: maxX, maxY: maxY, inRegion: inRegion)
                 groupCount = cores
                 return cores
             }
-            if cores == 0 { break }
-            for k in 0..<(w * heightCells) { cellLabels[k] = -1 }
+            if cores == 0 { break }  // deeper erosions leave nothing either
         }
         for k in 0..<(w * heightCells) { cellLabels[k] = -1 }
         return 0
