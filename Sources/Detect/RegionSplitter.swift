@@ -27,7 +27,6 @@ final class RegionSplitter {
     private(set) var groupCount = 0
     private let depth: UnsafeMutablePointer<Int32>
     private let queue: UnsafeMutablePointer<Int32>
-    private let coreSizes: UnsafeMutablePointer<Int32>
 
     init(widthCells: Int, heightCells: Int) {
         self.widthCells = widthCells
@@ -39,15 +38,12 @@ final class RegionSplitter {
         depth.initialize(repeating: 0, count: count)
         queue = .allocate(capacity: count)
         queue.initialize(repeating: 0, count: count)
-        coreSizes = .allocate(capacity: count)
-        coreSizes.initialize(repeating: 0, count: count)
     }
 
     deinit {
         cellLabels.deallocate()
         depth.deallocate()
         queue.deallocate()
-        coreSizes.deallocate()
     }
 
     /// Splits the cells `inRegion` says belong to the region (within the box `minX…maxX`, `minY…maxY`, inclusive),
