@@ -22,9 +22,8 @@ final class RegionSplitter {
     let widthCells: Int
     let heightCells: Int
     var parameters = Parameters()
-    /// After `split`: per cell the group it went to (0..<groupCount), or -1.
+    /// After `split`: per cell the group it went to (0 up to the count `split` returned), or -1.
     let cellLabels: UnsafeMutablePointer<Int32>
-    private(set) var groupCount = 0
     private let depth: UnsafeMutablePointer<Int32>
     private let queue: UnsafeMutablePointer<Int32>
 
@@ -54,7 +53,10 @@ final class RegionSplitter {
         inRegion: (Int) -> Bool
     ) -> Int {
         let w = widthCells, p = parameters
-        groupCount = 0
+        for k in 0..<(w * heightCells) { cellLabels[k] = -1 }  // outside the box: no group, whatever a split left
+        @inline(__always) func clearBox() {
+            for y in minY...maxY { for x in minX...maxX { cellLabels[y * w + x] = -1 } }
+        }
         // Depth: 1 inside the region (off faint edges), 0 elsewhere; then the chessboard distance, two passes.
         for y in minY...maxY {
             for x in minX...maxX {
@@ -78,16 +80,15 @@ final class RegionSplitter {
             }
         }
         for r in 1...max(1, p.maximumDepthCells) {
-            for k in 0..<(w * heightCells) { cellLabels[k] = -1 }
+            if r > 1 { clearBox() }
             let cores = labelCores(depthAtLeast: Int32(r) + 1, minX: minX, minY: minY, maxX: maxX, maxY: maxY)
             if cores >= 2 {
                 grow(cores: cores, minX: minX, minY: minY, maxX: maxX, maxY: maxY, inRegion: inRegion)
-                groupCount = cores
                 return cores
             }
             if cores == 0 { break }  // deeper erosions leave nothing either
         }
-        for k in 0..<(w * heightCells) { cellLabels[k] = -1 }
+        clearBox()
         return 0
     }
 
