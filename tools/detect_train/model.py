@@ -60,9 +60,10 @@ CORNER_SCALE_CELLS = 32.0  # the corner head's raw output × this = cells
 
 
 def from_state(state_dict):
-    """A PrintNet shaped like the one `state_dict` was saved from (corner head or not, its kernel)."""
+    """A PrintNet shaped like the one `state_dict` was saved from (its width, corner head or not, its kernel)."""
     weight = state_dict.get("corner_head.0.weight")
-    net = PrintNet(corners=weight is not None, corner_kernel=1 if weight is None else weight.shape[-1])
+    width = state_dict["stem.0.weight"].shape[0] / 16
+    net = PrintNet(width=width, corners=weight is not None, corner_kernel=1 if weight is None else weight.shape[-1])
     net.load_state_dict(state_dict)
     return net
 

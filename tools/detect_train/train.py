@@ -161,7 +161,7 @@ def corner_loss(pred, target, weight):
 def loss_fn(logits, y, corners=None, corner_weight=0.02):
     maps, pred = logits
     interior = F.binary_cross_entropy_with_logits(maps[:, 0], y[:, 0])
-    edge = F.binary_cross_entropy_with_logits(maps[:, 1], y[:, 1], pos_weight=torch.tensor(3.0))
+    edge = F.binary_cross_entropy_with_logits(maps[:, 1], y[:, 1], pos_weight=torch.tensor(3.0, device=maps.device))
     total = interior + 2 * edge
     lc = 0.0
     if corners is not None and pred is not None:

@@ -22,7 +22,7 @@ from PIL import Image, ImageDraw
 
 from colour_metrics import colourfulness, hue_counts
 from labcolor import lab2rgb
-from model import ColorNet
+from model import ColorNet, net_width
 from model import model_input as net_input
 from pipeline import combine, model_input
 
@@ -41,7 +41,7 @@ def main():
     split = json.load(open(os.path.join(HERE, "split.json")))
     cache = np.load(os.path.join(args.work, "cache.npz"))
     state = torch.load(args.checkpoint, map_location="cpu")
-    net = ColorNet()
+    net = ColorNet(width=net_width(state))
     net.load_state_dict(state["model"])
     net.eval()
     stats = json.load(open(os.path.join(os.path.dirname(args.checkpoint), "stats.json")))

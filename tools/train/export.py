@@ -18,7 +18,7 @@ import os
 import numpy as np
 import torch
 
-from model import ColorNet, ExportWrapper
+from model import ColorNet, ExportWrapper, net_width
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIZE = 256
@@ -26,7 +26,7 @@ SIZE = 256
 
 def load_net(checkpoint):
     state = torch.load(checkpoint, map_location="cpu")
-    net = ColorNet()
+    net = ColorNet(width=net_width(state))
     net.load_state_dict(state["model"])
     net.eval()
     return net, state
@@ -111,8 +111,9 @@ def main():
         "head": args.head,
         "temperature": args.temperature if args.head != "regression" else None,
         "mix": args.mix if args.head == "mixed" else None,
-        "architecture": ("U-Net 16-32-64-128, encoder to 1/16 with dilated bottleneck, additive skips; input L, hint ab and "
-                         "hint mask concatenated"),
+        "architecture": (f"U-Net {'-'.join(str(c.out_channels) for c in (net.e1[0], net.e2[0][0], net.e3[0][0], net.e4[0][0]))}"
+                         f" (width {net.width:g}), encoder to 1/16 with dilated bottleneck, additive skips; input L, "
+                         f"hint ab and hint mask concatenated"),
         "parameters": int(sum(p.numel() for p in wrapper.parameters())),
         "training": {"steps": state.get("step"), "minutes": round(state.get("used_s", 0) / 60, 1),
                      "args": state.get("args"), "command": "see tools/train/README.md"},

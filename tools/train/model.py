@@ -37,16 +37,28 @@ def block(cin, cout, stride=1, dilation=1):
         nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
 
 
+def scaled(channels, width):
+    """A channel count times the width factor, rounded to a multiple of 8 (unchanged at width 1)."""
+    return channels if width == 1 else max(8, int(round(channels * width / 8)) * 8)
+
+
+def net_width(state):
+    """The width factor a checkpoint was trained with (its args; 1.0 for checkpoints made before the option)."""
+    return float((state.get("args") or {}).get("width", 1.0))
+
+
 class ColorNet(nn.Module):
     """Encoder to 1/16 (dilated bottleneck), additive skips back to 1/2, two heads at 1/2 resolution.
 
     About 0.38 G multiply-adds at 256x256 (regression path), so one core can run it within a frame budget.
     """
 
-    def __init__(self, widths=(16, 32, 64, 128), bins=None, in_channels=4):
+    def __init__(self, widths=(16, 32, 64, 128), bins=None, in_channels=4, width=1.0):
+        """width: a factor on every channel count (1.0: the shipped 16-32-64-128 / 24 architecture, exactly)."""
         super().__init__()
-        c1, c2, c3, c4 = widths
-        cd = 24
+        self.width = float(width)
+        c1, c2, c3, c4 = (scaled(c, width) for c in widths)
+        cd = scaled(24, width)
         self.bins = torch.tensor(bins if bins is not None else gamut_bins())
         q = self.bins.shape[0]
         self.e1 = block(in_channels, c1, 2)                                   # 1/2
@@ -103,6 +115,8 @@ def init_from_onnx(net, path):
     blocks = [m for m in net.modules() if isinstance(m, nn.Sequential) and len(m) == 3
               and isinstance(m[0], nn.Conv2d) and isinstance(m[1], nn.BatchNorm2d)]
     plain = {"p4": net.p4, "p3": net.p3, "p2": net.p2, "s1": net.s1, "reg": net.reg}
+    if getattr(net, "width", 1.0) != 1.0:
+        raise SystemExit(f"--init-onnx needs width 1 (the exported file's architecture); this net has width {net.width}")
     folded = [n for n in convs if not n.input[1].startswith("net.")]
     if len(folded) != len(blocks):
         raise SystemExit(f"{path}: {len(folded)} folded convolutions, the model has {len(blocks)} blocks")
@@ -146,6 +160,32 @@ class ExportWrapper(nn.Module):
         return cls * self.mix + reg * (1 - self.mix)
 
 
+def export_gflop(net, size=256):
+    """Multiply-adds x 2 of the exported regression path at size x size (convolutions only), in GFLOP."""
+    total = 0
+    hooks = []
+
+    def count(m, inp, out):
+        nonlocal total
+        k = m.weight.shape[1] * m.weight.shape[2] * m.weight.shape[3]
+        total += 2 * out.numel() * k
+
+    skip = {net.cls}
+    for m in net.modules():
+        if isinstance(m, nn.Conv2d) and m not in skip:
+            hooks.append(m.register_forward_hook(count))
+    with torch.no_grad():
+        net.eval()
+        h, q = net.trunk(torch.zeros(1, 4, size, size))
+        net.reg(h)
+    for hk in hooks:
+        hk.remove()
+    return total / 1e9
+
+
 if __name__ == "__main__":
-    net = ColorNet()
-    print("bins", net.bins.shape[0], "params", sum(p.numel() for p in net.parameters()))
+    import sys
+    for w in [float(a) for a in sys.argv[1:]] or [1.0]:
+        net = ColorNet(width=w)
+        print(f"width {w}: bins {net.bins.shape[0]} params {sum(p.numel() for p in net.parameters())} "
+              f"exported regression GFLOP at 256^2 {export_gflop(net):.2f}")

@@ -1,6 +1,12 @@
-"""Train the colorcam colorizer (both heads on one trunk) on the cached photos, on CPU, one thread.
+"""Train the colorcam colorizer (both heads on one trunk) on the cached photos, on CPU (one thread) or a GPU.
 
     nice -n 19 python3 tools/train/train.py --work /work/data/color --minutes 75 --out /work/data/color/run1
+    python3 tools/train/train.py --pack .gpu/color --device cuda --workers 4 --width 1.5 --print-sim ...
+
+Data: --work's cache.npz / stamps.npz, or --pack (colordata.py: the training photos only, compressed). With
+--workers N > 0, N processes (torch DataLoader, each its own seed) render the batches; with 0 the main process does,
+exactly as before. --reuse K cuts K crops (random window, flip, own hints) from each rendered print view.
+--width scales every channel count (model.py; 1.0 is the shipped architecture, and the only one --init-onnx takes).
 
 Reproducible from --seed (data order, crops, augmentation, initial weights). Every --checkpoint-minutes it writes
 OUT/last.pt (model, optimiser, step) and appends to OUT/log.txt; resuming from OUT/last.pt continues the schedule.
@@ -19,6 +25,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from colordata import load_data
 from model import ColorNet, init_from_onnx, model_input
 from print_sim import print_view, simulate_hints
 
@@ -92,8 +99,8 @@ class PrintSampler:
     views, rendered as an old print under a webcam and rectified back; then a random `crop` x `crop` window (the
     product's scale) and simulated hints. Yields (L seen, hint ab, hint mask, target ab) tensors."""
 
-    def __init__(self, cache, ids, stamps, crop, rng):
-        self.crop, self.rng, self.stamps = crop, rng, stamps
+    def __init__(self, cache, ids, stamps, crop, rng, reuse=1):
+        self.crop, self.rng, self.stamps, self.reuse = crop, rng, stamps, reuse
         self.np_rng = np.random.default_rng(rng.randrange(1 << 30))
         self.photos = [cache[pid] for pid in ids]
 
@@ -125,9 +132,13 @@ class PrintSampler:
         mask = torch.empty(n, 1, c, c)
         ab = torch.empty(n, 2, c, c)
         for i in range(n):
-            seen, target = print_view(self.np_rng, self.view())
+            if i % self.reuse == 0:
+                seen_view, target_view = print_view(self.np_rng, self.view())
+            seen, target = seen_view, target_view
+            if self.reuse > 1 and self.rng.random() < 0.5:
+                seen, target = seen[:, ::-1], target[:, ::-1]
             y, x = self.rng.randrange(256 - c + 1), self.rng.randrange(256 - c + 1)
-            target = target[y:y + c, x:x + c]
+            target = np.ascontiguousarray(target[y:y + c, x:x + c])
             h_ab, h_m = simulate_hints(self.np_rng, target)
             L[i, 0] = torch.from_numpy(np.ascontiguousarray(seen[y:y + c, x:x + c]))
             ab[i] = torch.from_numpy(np.ascontiguousarray(target.transpose(2, 0, 1)))
@@ -144,8 +155,43 @@ def soft_encode(ab, bins, k=5, sigma=5.0):
     dk, ik = d2.topk(k, largest=False)
     wk = torch.exp(-dk / (2 * sigma ** 2))
     wk = wk / wk.sum(1, keepdim=True)
-    tgt = torch.zeros(flat.shape[0], bins.shape[0]).scatter_(1, ik, wk)
+    tgt = torch.zeros(flat.shape[0], bins.shape[0], device=ab.device).scatter_(1, ik, wk)
     return tgt.reshape(n, h, w, -1).permute(0, 3, 1, 2), ik[:, 0].reshape(n, h, w)
+
+
+class BatchStream(torch.utils.data.IterableDataset):
+    """Endless batches for one DataLoader worker: its own sampler and seed (base seed + worker id)."""
+
+    def __init__(self, cache, ids, stamps, args, seed):
+        super().__init__()
+        self.cache, self.ids, self.stamps, self.args, self.seed = cache, ids, stamps, args, seed
+
+    def __iter__(self):
+        import cv2
+        cv2.setNumThreads(1)
+        torch.set_num_threads(1)
+        info = torch.utils.data.get_worker_info()
+        wid = info.id if info is not None else 0
+        a = self.args
+        rng = random.Random(self.seed * 1000 + 7919 * (wid + 1))
+        if a.print_sim:
+            sampler = PrintSampler(self.cache, self.ids, self.stamps, a.crop, rng, a.reuse)
+            failures = 0
+            while True:  # float16 halves what crosses the process boundary (L and ab need no more)
+                try:
+                    b = sampler.batch(a.batch)
+                except Exception as e:  # one odd draw of the simulation must not end a run on a borrowed GPU
+                    failures += 1
+                    if failures > 20:
+                        raise
+                    print(f"[color] worker {wid}: batch failed ({e!r}); drawing another", flush=True)
+                    continue
+                yield tuple(t.half() for t in b)
+        sampler = Sampler(self.cache, self.ids, self.stamps, a.crop, rng)
+        while True:
+            lab = sampler.batch(a.batch)
+            L, ab = lab[:, :1], lab[:, 1:]
+            yield tuple(t.half() for t in (L, torch.zeros_like(ab), torch.zeros_like(L), ab))
 
 
 def main():
@@ -163,38 +209,84 @@ def main():
                     help="train on what the product sees (print_sim.py: prints under a webcam, rectified, hints)")
     ap.add_argument("--init-onnx", help="start from an exported model (its BatchNorms folded; they stay frozen)")
     ap.add_argument("--lr-min", type=float, default=1e-4)
+    ap.add_argument("--pack", help="read the data from a pack (colordata.py) instead of --work's cache")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--workers", type=int, default=0, help="DataLoader processes rendering batches (0: in-process)")
+    ap.add_argument("--reuse", type=int, default=1, help="--print-sim: crops cut from each rendered print view")
+    ap.add_argument("--width", type=float, default=1.0, help="channel width factor (model.py; 1.0: shipped)")
+    ap.add_argument("--log", help="log file (default OUT/log.txt)")
+    ap.add_argument("--light-ckpt", help="also write a model-only checkpoint here at every checkpoint (atomic)")
+    ap.add_argument("--progress-seconds", type=float, default=30, help="a progress line on stdout this often")
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     split = json.load(open(os.path.join(HERE, "split.json")))
-    cache = np.load(os.path.join(args.work, "cache.npz"))
-    st = np.load(os.path.join(args.work, "stamps.npz"))
-    stamps = [torch.from_numpy(st[k].astype(np.float32)).permute(2, 0, 1) for k in st.files]
-    net = ColorNet()
+    cache, stamps = load_data(work=args.work, pack=args.pack)
+    cache = {pid: cache[pid] for pid in split["train"]}  # materialised: workers must not share the npz file
+    dev = torch.device(args.device)
+    if args.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+        torch.backends.cudnn.benchmark = True
+    net = ColorNet(width=args.width)
     bins = net.bins
     w_np, mean_ab, _ = rebalance_weights(cache, split["train"], bins.numpy(), rng=np.random.default_rng(args.seed))
     class_w = torch.from_numpy(w_np)
     json.dump({"mean_ab": mean_ab.tolist(), "bins": bins.shape[0]}, open(os.path.join(args.out, "stats.json"), "w"))
-    sampler = (PrintSampler if args.print_sim else Sampler)(cache, split["train"], stamps, args.crop, rng)
+    if args.workers == 0:
+        sampler = (PrintSampler(cache, split["train"], stamps, args.crop, rng, args.reuse) if args.print_sim
+                   else Sampler(cache, split["train"], stamps, args.crop, rng))
     if args.init_onnx and not os.path.exists(os.path.join(args.out, "last.pt")):
         init_from_onnx(net, args.init_onnx)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     step, used_s = 0, 0.0
     ckpt = os.path.join(args.out, "last.pt")
     if os.path.exists(ckpt):
-        state = torch.load(ckpt)
+        state = torch.load(ckpt, map_location="cpu")
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         step, used_s = state["step"], state["used_s"]
-    log = open(os.path.join(args.out, "log.txt"), "a")
+    if args.workers > 0:  # started before CUDA is touched: the workers are forked and stay on the CPU
+        # batches in flight live in /dev/shm: fit the prefetch to it (a container's default is only 64 MiB)
+        batch_bytes = args.batch * 4 * args.crop * args.crop * 2
+        try:
+            import shutil
+            shm_free = shutil.disk_usage("/dev/shm").free
+        except OSError:
+            shm_free = 1 << 34
+        prefetch = int(max(1, min(6, shm_free * 0.4 // (batch_bytes * args.workers))))
+        print(f"[color] /dev/shm free {shm_free / 2 ** 20:.0f} MiB: prefetch {prefetch} batches of "
+              f"{batch_bytes / 2 ** 20:.1f} MiB per worker", flush=True)
+        loader = torch.utils.data.DataLoader(
+            BatchStream(cache, split["train"], stamps, args, args.seed * 100003 + step), batch_size=None,
+            num_workers=args.workers, prefetch_factor=prefetch, persistent_workers=True,
+            pin_memory=args.device == "cuda", multiprocessing_context="fork")
+        batches = iter(loader)
+    net.to(dev)
+    bins, class_w = bins.to(dev), class_w.to(dev)
+    for s_ in opt.state.values():
+        for k, v in s_.items():
+            if torch.is_tensor(v) and k != "step":
+                s_[k] = v.to(dev)
+    log = open(args.log or os.path.join(args.out, "log.txt"), "a")
+    n_params = sum(p.numel() for p in net.parameters())
     log.write(f"start step {step} used {used_s:.0f}s photos {len(split['train'])} stamps {len(stamps)} "
-              f"args {vars(args)}\n")
+              f"params {n_params} args {vars(args)}\n")
     log.flush()
+    print(f"[color] start step {step} photos {len(split['train'])} stamps {len(stamps)} width {args.width} "
+          f"params {n_params} device {args.device} workers {args.workers}", flush=True)
     budget_s = args.minutes * 60
     t0, last_ckpt = time.time() - used_s, time.time()
     acc = {"l1": 0.0, "ce": 0.0, "n": 0}
+    prog = {"l1": 0.0, "ce": 0.0, "n": 0, "wait": 0.0, "t": time.time()}
+
+    def save_light():
+        if args.light_ckpt:
+            torch.save({"model": {k: v.detach().cpu() for k, v in net.state_dict().items()}, "step": step,
+                        "used_s": time.time() - t0, "args": vars(args)}, args.light_ckpt + ".tmp")
+            os.replace(args.light_ckpt + ".tmp", args.light_ckpt)
     frozen_bn = args.init_onnx is not None
     net.train()
     if frozen_bn:
@@ -208,12 +300,16 @@ def main():
         lr = args.lr_min + (args.lr - args.lr_min) * 0.5 * (1 + math.cos(math.pi * used_s / budget_s))
         for g in opt.param_groups:
             g["lr"] = lr
-        if args.print_sim:
-            L, hint, mask, ab = sampler.batch(args.batch)
+        tw = time.time()
+        if args.workers > 0:
+            L, hint, mask, ab = (t.to(dev, non_blocking=True).float() for t in next(batches))
+        elif args.print_sim:
+            L, hint, mask, ab = (t.to(dev) for t in sampler.batch(args.batch))
         else:
-            lab = sampler.batch(args.batch)
+            lab = sampler.batch(args.batch).to(dev)
             L, ab = lab[:, :1], lab[:, 1:]
             hint, mask = torch.zeros_like(ab), torch.zeros_like(L)
+        prog["wait"] += time.time() - tw
         ab_half = F.avg_pool2d(ab, 2)
         reg, logits = net(model_input(L, hint, mask))
         l1 = (reg - ab_half).abs().mean() / 10.0
@@ -225,9 +321,17 @@ def main():
         loss.backward()
         opt.step()
         step += 1
-        acc["l1"] += l1.item() * 10
-        acc["ce"] += ce.item()
-        acc["n"] += 1
+        l1v, cev = l1.item() * 10, ce.item()
+        for a in (acc, prog):
+            a["l1"] += l1v
+            a["ce"] += cev
+            a["n"] += 1
+        if time.time() - prog["t"] >= args.progress_seconds:
+            dt, n = time.time() - prog["t"], prog["n"]
+            print(f"[color] step {step} min {(time.time() - t0) / 60:.1f} lr {lr:.2e} abL1 {prog['l1'] / n:.2f} "
+                  f"ce {prog['ce'] / n:.3f} batches/s {n / dt:.2f} crops/s {n * args.batch / dt:.0f} "
+                  f"data-wait {100 * prog['wait'] / dt:.0f}%", flush=True)
+            prog = {"l1": 0.0, "ce": 0.0, "n": 0, "wait": 0.0, "t": time.time()}
         if time.time() - last_ckpt >= args.checkpoint_minutes * 60 or time.time() - t0 >= budget_s:
             n = acc["n"]
             log.write(f"step {step} min {used_s / 60:.1f} lr {lr:.2e} abL1 {acc['l1'] / n:.2f} ce {acc['ce'] / n:.3f} "
@@ -237,11 +341,17 @@ def main():
             torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "step": step,
                         "used_s": time.time() - t0, "args": vars(args)}, ckpt + ".tmp")
             os.replace(ckpt + ".tmp", ckpt)
+            save_light()
             last_ckpt = time.time()
     torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "step": step, "used_s": time.time() - t0,
-                "args": vars(args)}, ckpt)
-    torch.save({"model": net.state_dict(), "step": step, "args": vars(args)}, os.path.join(args.out, "final.pt"))
-    log.write(f"done step {step} minutes {(time.time() - t0) / 60:.1f}\n")
+                "args": vars(args)}, ckpt + ".tmp")
+    os.replace(ckpt + ".tmp", ckpt)
+    torch.save({"model": {k: v.detach().cpu() for k, v in net.state_dict().items()}, "step": step,
+                "used_s": time.time() - t0, "args": vars(args)}, os.path.join(args.out, "final.pt"))
+    save_light()
+    log.write(f"done step {step} minutes {(time.time() - t0) / 60:.1f} patches {step * args.batch}\n")
+    log.flush()
+    print(f"[color] done step {step} minutes {(time.time() - t0) / 60:.1f}", flush=True)
 
 
 if __name__ == "__main__":
