@@ -175,6 +175,7 @@ def main():
     p.add_argument("--photos", action="append", default=[], help="a folder of extra training photos (JPEG/PNG)")
     p.add_argument("--photo-tables", type=float, default=0.3)
     p.add_argument("--min-scenes", type=int, default=1500, help="scenes in the buffer before the first step")
+    p.add_argument("--fill-timeout", type=float, default=180, help="seconds to wait for --min-scenes, then fail")
     p.add_argument("--holdout", type=int, default=256, help="first scenes kept apart as the check set")
     p.add_argument("--capacity", type=int, default=80_000, help="scenes the buffer holds (then the oldest are overwritten)")
     p.add_argument("--corner-weight", type=float, default=0.02)
@@ -223,6 +224,11 @@ def main():
         drain(True)
         if not any(proc.is_alive() for proc in procs):
             raise SystemExit("stream_train: every render worker died")
+        if time.time() - started > args.fill_timeout:
+            stop.set()
+            rendered = buffer.count + sum(c[0].shape[0] for c in check)
+            raise SystemExit(f"stream_train: the render workers gave {rendered} scenes in {args.fill_timeout:.0f} s "
+                             f"(--min-scenes {args.min_scenes} after --holdout {args.holdout}): hung or far too slow")
     fill_s = time.time() - started
     print(f"stream_train: {buffer.count} scenes in {fill_s:.0f} s ({buffer.count / fill_s:.1f}/s, "
           f"{args.workers} workers), training {len(variants)} variant(s) for {args.minutes} min on {dev}", flush=True)

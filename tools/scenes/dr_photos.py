@@ -92,7 +92,25 @@ def _fill(split, cache_dir, cache):
     os.replace(cache + ".partial.npz", cache)
 
 
+def write_jpegs(split, cache_dir, out_dir, quality=94):
+    """Writes `split`'s photos to out_dir as JPEG files (a compact copy to carry to another machine; read back with
+    stream_train.py --photos). Returns how many."""
+    import re
+    os.makedirs(out_dir, exist_ok=True)
+    photos = photo_set(split, cache_dir)
+    for i, (name, rgb) in enumerate(photos):
+        stem = re.sub(r"\.(jpe?g|png)$", "", re.sub(r"[^A-Za-z0-9._-]", "_", name))
+        path = os.path.join(out_dir, f"{i:03d}-{stem}.jpg")
+        if not cv2.imwrite(path, cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, quality]):
+            _fail(f"cannot write {path}")
+    return len(photos)
+
+
 if __name__ == "__main__":
+    # dr_photos.py [CACHE]: lists each split's photos; dr_photos.py CACHE --jpeg-dir DIR: writes the train split as JPEG
     cache_dir = sys.argv[1] if len(sys.argv) > 1 else ".build/scenes-cache"
+    if len(sys.argv) > 3 and sys.argv[2] == "--jpeg-dir":
+        print(f"dr_photos: {write_jpegs('train', cache_dir, sys.argv[3])} train-split photos in {sys.argv[3]}")
+        sys.exit(0)
     for s in ("train", "heldout"):
         print(s, [n for n, _ in photo_set(s, cache_dir)])
