@@ -140,19 +140,8 @@ def main():
                "demo": [{"id": ids[k], "file": k} for k in demo if k in ids]},
               open(os.path.join(HERE, "split.json"), "w"), indent=1)
     # tuxpaint cut-outs
-    stamps = {}
-    for f in sorted(glob.glob(os.path.join(args.work, "raw", "tuxpaint-stamps-default", "*.png"))):
-        if "_mirror" in f or "_thumb" in f:
-            continue
-        im = Image.open(f)
-        if im.mode != "RGBA" or min(im.size) < 100:
-            continue
-        im.thumbnail((160, 160), Image.LANCZOS)
-        a = np.asarray(im).astype(np.float64) / 255.0
-        if a[..., 3].mean() < 0.15:
-            continue
-        lab = rgb2lab(a[..., :3])
-        stamps[f"s{len(stamps):04d}"] = np.concatenate([lab, a[..., 3:4] * 100], -1).astype(np.float16)
+    from colordata import stamp_images, stamp_lab  # one selection of cut-outs for the cache and the pack
+    stamps = {f"s{i:04d}": stamp_lab(np.asarray(im)) for i, im in enumerate(stamp_images(args.work))}
     np.savez(os.path.join(args.work, "stamps.npz"), **stamps)
     counts = {}
     for r in rows:
