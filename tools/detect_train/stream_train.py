@@ -6,10 +6,10 @@
 
 `train.py` trains on packs rendered beforehand; here N worker processes render training-split scenes
 (`dr_render.render`, photo tables at --photo-tables) for as long as training runs, so no scene is stored on disk and a
-fast device sees tens of thousands of scenes. Every scene the workers render goes into a buffer on the device (kept
-whole: 0.44 GB per 1000 scenes, most of it the corner targets); each step draws a batch uniformly from the buffer, flips it and
-jitters brightness, contrast and chroma (as `train.augment`, done on the device, the corner targets transformed with
-the flips). The first --holdout scenes rendered are kept apart as a training-split check set (other scenes of the
+fast device sees tens of thousands of scenes. Every scene the workers render goes into a buffer on the device (up
+to --capacity scenes: 0.44 GB per 1000, most of it the corner targets); each step draws a batch uniformly from the
+buffer, flips it and jitters brightness, contrast and chroma (as `train.augment`, done on the device, the corner
+targets transformed with the flips). The first --holdout scenes rendered are kept apart as a training-split check set (other scenes of the
 same instances, not the held-out split: that one is only ever measured, by `tools/profile/detect_heldout.py`).
 
 Several variants train side by side on the same batches (e.g. the shipped width from scratch, a fine-tune of the
@@ -98,7 +98,8 @@ def worker(index, args, out_queue, stop):
 
 
 class Buffer:
-    """Every scene rendered so far, on the device; uniform batches."""
+    """The scenes rendered so far, on the device, up to `capacity` (then writing starts over at the oldest; a chunk
+    that reaches the end is cut there); uniform batches over what it holds."""
 
     def __init__(self, capacity, device):
         self.x = torch.empty(capacity, 3, GRID_H, GRID_W, dtype=torch.uint8, device=device)
