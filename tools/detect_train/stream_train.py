@@ -24,7 +24,6 @@ sets 90–99 (refused) and of the held-out split (a different split: never rende
 import argparse
 import glob
 import json
-import math
 import multiprocessing as mp
 import os
 import queue
@@ -38,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "scenes"))
 from model import PrintNet, normalise  # noqa: E402
-from train import CELL_PX, corner_loss, corner_targets, init_from_onnx, loss_fn, train_mode  # noqa: E402
+from train import CELL_PX, corner_targets, init_from_onnx, jitter, learning_rate, loss_fn, train_mode  # noqa: E402
 
 WIDTH, HEIGHT = 640, 480
 GRID_H, GRID_W = HEIGHT // CELL_PX, WIDTH // CELL_PX
@@ -133,7 +132,7 @@ def flip_corners(t, dim):
 
 def augment_on_device(x_uint8, y_uint8, t, w, generator):
     """train.augment's flips and jitter for a whole batch on the device (no crops: full frames, as v3 and v4)."""
-    n, dev = x_uint8.shape[0], x_uint8.device
+    dev = x_uint8.device
     x = normalise(x_uint8)
     y = y_uint8.float() / 255
     rand = torch.rand(8, device=dev, generator=generator)
@@ -143,12 +142,7 @@ def augment_on_device(x_uint8, y_uint8, t, w, generator):
     if rand[1] < 0.5:
         x, y, w = x.flip(2), y.flip(2), w.flip(1)
         t = flip_corners(t, 2)
-
-    def uniform(lo, hi, *shape):
-        return lo + (hi - lo) * torch.rand(*shape, device=dev, generator=generator)
-    x = x.clone()
-    x[:, 0] = (x[:, 0] * uniform(0.7, 1.3, n, 1, 1) + uniform(-0.15, 0.15, n, 1, 1)).clamp(-0.5, 0.5)
-    x[:, 1:] = x[:, 1:] * uniform(0.6, 1.4, n, 1, 1, 1) + uniform(-0.05, 0.05, n, 2, 1, 1)
+    x = jitter(x, lambda lo, hi, *shape: lo + (hi - lo) * torch.rand(*shape, device=dev, generator=generator))
     return x, y, (t, w)
 
 
@@ -288,7 +282,7 @@ def main():
         x, y, corners = augment_on_device(x8, y8, t, w, generator)
         frac = elapsed / budget
         for m in models:
-            lr = m["spec"]["lr"] * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * frac))) * min(1.0, (step + 1) / 200)
+            lr = learning_rate(m["spec"]["lr"], frac, step, 200)
             for group in m["opt"].param_groups:
                 group["lr"] = lr
             train_mode(m["net"], m["frozen"])

@@ -75,9 +75,25 @@ def corner_targets(quads, height, width, window):
     return torch.from_numpy(target), torch.from_numpy(weight)
 
 
+def jitter(x, uniform):
+    """Brightness / contrast and chroma jitter of a normalised batch [N,3,h,w] (a copy), with `uniform(lo, hi,
+    *shape)` drawing the factors (numpy's generator here, the device's in stream_train.py), in this order."""
+    n = x.shape[0]
+    g, b = uniform(0.7, 1.3, n, 1, 1), uniform(-0.15, 0.15, n, 1, 1)
+    x = x.clone()
+    x[:, 0] = (x[:, 0] * g + b).clamp(-0.5, 0.5)
+    x[:, 1:] = x[:, 1:] * uniform(0.6, 1.4, n, 1, 1, 1) + uniform(-0.05, 0.05, n, 2, 1, 1)
+    return x
+
+
+def learning_rate(base, fraction, steps_done, warmup_steps):
+    """Linear warm-up over `warmup_steps`, then cosine from `base` to 2 % of it over the time budget (`fraction` of
+    it used)."""
+    return base * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * fraction))) * min(1.0, (steps_done + 1) / warmup_steps)
+
+
 def augment(x, y, crop, rng, quads=None):
     """Crops, flips and jitters a batch; with `quads` ([N, 8, 4, 2] frame px) also returns its corner targets."""
-    n = x.shape[0]
     gh, gw = x.shape[2], x.shape[3]
     top, left, ch, cw = 0, 0, gh, gw
     if crop is not None:
@@ -98,12 +114,7 @@ def augment(x, y, crop, rng, quads=None):
             q = q.copy()
             q[..., 1] = gh - q[..., 1]
             top = gh - top - ch
-    g = torch.from_numpy(rng.uniform(0.7, 1.3, (n, 1, 1))).float()
-    b = torch.from_numpy(rng.uniform(-0.15, 0.15, (n, 1, 1))).float()
-    x = x.clone()
-    x[:, 0] = (x[:, 0] * g + b).clamp(-0.5, 0.5)
-    x[:, 1:] = x[:, 1:] * torch.from_numpy(rng.uniform(0.6, 1.4, (n, 1, 1, 1))).float() \
-        + torch.from_numpy(rng.uniform(-0.05, 0.05, (n, 2, 1, 1))).float()
+    x = jitter(x, lambda lo, hi, *shape: torch.from_numpy(rng.uniform(lo, hi, shape)).float())
     if q is None:
         return x, y, None
     return x, y, corner_targets(q, gh, gw, (top, left, ch, cw))
@@ -254,7 +265,7 @@ def main():
                 done = True
                 break
             frac = elapsed / budget
-            lr = args.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * frac))) * min(1.0, (step - step0 + 1) / 100)
+            lr = learning_rate(args.lr, frac, step - step0, 100)
             for group in opt.param_groups:
                 group["lr"] = lr
             idx = order[k:k + args.batch]
