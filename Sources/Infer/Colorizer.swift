@@ -26,7 +26,9 @@ public final class Colorizer {
         self.remote = remote
         self.fallbackLocal = fallbackLocal
         let n = bundle.inputSizePx
-        engine = try InferenceEngine(path: bundle.modelPath, inputShape: [1, 1, n, n])
+        engine = try InferenceEngine(
+            path: bundle.modelPath, inputShape: [1, 1, n, n],
+            feeding: bundle.hintInputs.map { [$0.ab, $0.mask] } ?? [])
         guard engine.outputShape == [1, 2, n, n] else {
             throw ModelBundleError(
                 .badData, file: bundle.modelPath,
@@ -36,10 +38,13 @@ public final class Colorizer {
         modelOutput = [Float](repeating: 0, count: 2 * n * n)
     }
 
-    /// Colorizes `image` (its colours are ignored: only its L is used).
-    /// - Throws: `ModelRunFailed` when the remote runner gives no result and there is no local fallback.
-    public func colorize(_ image: RGBImage) throws -> RGBImage {
+    /// Colorizes `image` (its colours are ignored: only its L is used), following `hints` (positions in `image`'s
+    /// pixels; none: the model's own colours).
+    /// - Throws: `ModelRunFailed` when the remote runner gives no result and there is no local fallback;
+    ///   `HintsRefused` for hints to a model without hint inputs or run on a server.
+    public func colorize(_ image: RGBImage, hints: [ColourHint] = []) throws -> RGBImage {
         let w = image.widthPx, h = image.heightPx, n = bundle.inputSizePx
+        try setHints(hints, imageWidthPx: w, imageHeightPx: h)
         var lightness = [Float](repeating: 0, count: w * h)
         image.pixels.withUnsafeBufferPointer { Lab.lightnessFromRGB8($0.baseAddress!, &lightness, pixelCount: w * h) }
         let k = min(w, h) / n
@@ -66,6 +71,44 @@ public final class Colorizer {
         var pixels = [UInt8](repeating: 0, count: 3 * w * h)
         Lab.convertLabToRGB8(lab, &pixels, pixelCount: w * h)
         return RGBImage(widthPx: w, heightPx: h, pixels: pixels)
+    }
+
+    /// Writes the hint inputs for the next run: zeros (no hints), then each hint's chroma over its patch at the
+    /// model's resolution (the image point mapped as the input resize maps it; later hints win where patches meet).
+    func setHints(_ hints: [ColourHint], imageWidthPx w: Int, imageHeightPx h: Int) throws {
+        guard let names = bundle.hintInputs, let abPlane = engine.fedInput(names.ab),
+            let maskPlane = engine.fedInput(names.mask)
+        else {
+            if !hints.isEmpty {
+                throw HintsRefused(model: bundle.modelPath, why: "its manifest declares no hint inputs")
+            }
+            return
+        }
+        if !hints.isEmpty && remote != nil {
+            throw HintsRefused(
+                model: bundle.modelPath, why: "hints run on the local engine, not on an inference server")
+        }
+        let n = bundle.inputSizePx
+        abPlane.update(repeating: 0)
+        maskPlane.update(repeating: 0)
+        let r = ColourHint.patchRadiusPx
+        if let outside = hints.first(where: { !(0..<Double(w)).contains($0.xPx) || !(0..<Double(h)).contains($0.yPx) })
+        {
+            throw HintsRefused(
+                model: bundle.modelPath, why: "hint at \(outside.xPx),\(outside.yPx) lies outside the \(w)x\(h) image")
+        }
+        for hint in hints {
+            let cx = min(max(Int(((hint.xPx + 0.5) * Double(n) / Double(w) - 0.5).rounded()), 0), n - 1)
+            let cy = min(max(Int(((hint.yPx + 0.5) * Double(n) / Double(h) - 0.5).rounded()), 0), n - 1)
+            let (a, b) = hint.ab
+            for y in max(0, cy - r)...min(n - 1, cy + r) {
+                for x in max(0, cx - r)...min(n - 1, cx + r) {
+                    abPlane[y * n + x] = a
+                    abPlane[n * n + y * n + x] = b
+                    maskPlane[y * n + x] = 1
+                }
+            }
+        }
     }
 
     /// Means of `factor`×`factor` blocks; the last partial blocks average the pixels they have.
@@ -103,6 +146,14 @@ public final class Colorizer {
             }
         }
     }
+}
+
+/// Hints given to a model that cannot take them (exit 64: a usage error).
+public struct HintsRefused: ColorcamError {
+    public let model: String
+    public let why: String
+    public var kind: FailureKind { .usage }
+    public var description: String { "\(model): cannot follow colour hints: \(why)" }
 }
 
 /// A model run that gave no result (a remote server's failure; its log line says why).

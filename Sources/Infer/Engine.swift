@@ -16,6 +16,11 @@ import ColorcamCore
 /// let engine = try InferenceEngine(path: "eccv16.onnx", inputShape: [1, 1, 256, 256])
 /// try engine.run(input: lightness, output: &ab)
 /// ```
+///
+/// Fed inputs: a graph may have further inputs that the caller sets between runs (a colorizer's hint image and
+/// mask), named in `feeding`. Each is an *optional* input (a graph input with an initialiser, which gives its
+/// default) or an input with a fully declared shape (default zeros). It lives in the arena for the engine's life:
+/// `fedInput(_:)` gives its values to write before `run`; they stay until changed. Not folded as constants.
 public final class InferenceEngine {
     public let file: String
     public let mode: EngineMode
@@ -38,6 +43,8 @@ public final class InferenceEngine {
 
     /// The instruction set whose kernels run this engine's hot loops.
     public let instructionSet: InstructionSet
+    /// The fed inputs (see the type's doc): name → shape, offset in the arena.
+    private let fed: [String: (shape: [Int], offset: Int)]
 
     private let kernels: [Kernel]
     private let arena: UnsafeMutablePointer<Float>
@@ -47,20 +54,25 @@ public final class InferenceEngine {
     /// Loads and prepares an ONNX file.
     /// - Throws: `InferError` (`.missingInput` when unreadable, `.badData` for a bad model).
     public convenience init(
-        path: String, inputShape: [Int]? = nil, mode: EngineMode = .fast, instructionSet: InstructionSet? = nil
+        path: String, inputShape: [Int]? = nil, mode: EngineMode = .fast, instructionSet: InstructionSet? = nil,
+        feeding: [String] = []
     ) throws {
         guard let bytes = readBinaryFile(path) else {
             throw InferError(.missingInput, file: path, "cannot read the model file")
         }
         let model = try ONNXModel.decode(bytes, file: path)
-        try self.init(model: model, file: path, inputShape: inputShape, mode: mode, instructionSet: instructionSet)
+        try self.init(
+            model: model, file: path, inputShape: inputShape, mode: mode, instructionSet: instructionSet,
+            feeding: feeding)
     }
 
     /// Prepares a decoded model for `inputShape` (default: the shape the model declares), with the kernels of
-    /// `instructionSet` (default: this process's choice, `InstructionSetChoice.forProcess()`).
+    /// `instructionSet` (default: this process's choice, `InstructionSetChoice.forProcess()`), and `feeding` the
+    /// named further inputs (see the type's doc; an unknown name, or one with neither an initialiser nor a static
+    /// shape, is `.badData`).
     public init(
         model: ONNXModel, file: String = "<memory>", inputShape requested: [Int]? = nil,
-        mode: EngineMode = .fast, instructionSet: InstructionSet? = nil
+        mode: EngineMode = .fast, instructionSet: InstructionSet? = nil, feeding: [String] = []
     ) throws {
         self.file = file
         self.mode = mode
@@ -73,7 +85,8 @@ public final class InferenceEngine {
         let graph = model.graph
         var consts: [String: ConstValue] = [:]
         for t in graph.initializers { consts[t.name] = ConstValue(t) }
-        let runtimeInputs = graph.inputs.filter { consts[$0.name] == nil }
+        let fedDefaults = try Self.fedInputDefaults(feeding, graph: graph, consts: &consts, file: file)
+        let runtimeInputs = graph.inputs.filter { consts[$0.name] == nil && fedDefaults[$0.name] == nil }
         guard runtimeInputs.count == 1, let input = runtimeInputs.first else {
             throw InferError(
                 .badData, file: file, "the graph has \(runtimeInputs.count) run-time inputs; colorcam needs exactly 1")
@@ -110,8 +123,10 @@ public final class InferenceEngine {
         inputShape = shape
 
         // Shape inference and constant folding, in topological order.
-        let order = try Self.topologicalOrder(model, file: file, defined: Set(consts.keys).union([input.name]))
+        let order = try Self.topologicalOrder(
+            model, file: file, defined: Set(consts.keys).union([input.name]).union(fedDefaults.keys))
         var shapes: [String: [Int]] = [input.name: shape]
+        for (name, value) in fedDefaults { shapes[name] = value.shape }
         for (name, c) in consts { shapes[name] = c.shape }
         var runtime: [RuntimeNode] = []
         func context(_ node: ONNXNode, _ mode: EngineMode) -> OpContext {
@@ -172,6 +187,13 @@ public final class InferenceEngine {
         var planner = ArenaPlanner()
         var offsets: [String: Int] = [:]
         var constFills: [(Int, [Float])] = []
+        var fedSlots: [String: (shape: [Int], offset: Int)] = [:]
+        for (name, value) in fedDefaults.sorted(by: { $0.key < $1.key }) {
+            let o = planner.reserve(value.count)
+            offsets[name] = o
+            constFills.append((o, value.asFloats))
+            fedSlots[name] = (value.shape, o)
+        }
         for (r, plan) in zip(runtime, plans) {
             for (i, name) in r.node.inputs.enumerated() where !name.isEmpty && !plan.capturedInputs.contains(i) {
                 if offsets[name] == nil, let c = consts[name] {
@@ -248,6 +270,7 @@ public final class InferenceEngine {
                 + (plan.outputShapes.first ?? []).map(String.init).joined(separator: "x")
         }
         flops = totalFlops
+        fed = fedSlots
         inputOffset = offsets[input.name]!
         outputOffset = offsets[output.name]!
     }
@@ -256,6 +279,19 @@ public final class InferenceEngine {
 
     /// Per step: the kernel class that runs it (e.g. `ConvTiledKernel`), for tests of load-time kernel choice.
     var kernelTypeNames: [String] { kernels.map { String(describing: type(of: $0)) } }
+
+    /// The names this engine was prepared `feeding`, sorted.
+    public var fedInputNames: [String] { fed.keys.sorted() }
+
+    /// The values of fed input `name` (in the arena; write them before `run`, they stay until changed), or nil when
+    /// the engine was not prepared feeding it. Same threading as `run`.
+    public func fedInput(_ name: String) -> UnsafeMutableBufferPointer<Float>? {
+        guard let slot = fed[name] else { return nil }
+        return UnsafeMutableBufferPointer(start: arena + slot.offset, count: slot.shape.reduce(1, *))
+    }
+
+    /// Shape of fed input `name`, or nil.
+    public func fedInputShape(_ name: String) -> [Int]? { fed[name]?.shape }
 
     /// Element counts of the input and output.
     public var inputCount: Int { inputShape.reduce(1, *) }
@@ -295,6 +331,36 @@ public final class InferenceEngine {
         input.data.withUnsafeBufferPointer { i in out.data.withUnsafeMutableBufferPointer { run(input: i, output: $0) }
         }
         return out
+    }
+}
+
+extension InferenceEngine {
+    /// The default values of each fed input, taken out of `consts` (an initialiser), or zeros of the input's declared
+    /// static shape.
+    static func fedInputDefaults(
+        _ names: [String], graph: ONNXGraph, consts: inout [String: ConstValue], file: String
+    ) throws -> [String: ConstValue] {
+        var defaults: [String: ConstValue] = [:]
+        for name in names {
+            guard let declared = graph.inputs.first(where: { $0.name == name }) else {
+                throw InferError(.badData, file: file, "the graph has no input '\(name)' to feed")
+            }
+            if let initial = consts.removeValue(forKey: name) {
+                defaults[name] = initial
+            } else if declared.hasShape, declared.dims.allSatisfy({ ($0 ?? 0) >= 1 }) {
+                let shape = declared.dims.map { $0! }
+                defaults[name] = ConstValue(shape: shape, floats: [Float](repeating: 0, count: shape.reduce(1, *)))
+            } else {
+                throw InferError(
+                    .badData, file: file,
+                    "input '\(name)' has neither an initialiser nor a static shape (\(declared.dims)): cannot feed it")
+            }
+            guard declared.elementType == ONNXDataType.float.rawValue || declared.elementType == 0 else {
+                throw InferError(
+                    .badData, file: file, "input '\(name)' has element type \(declared.elementType), not float")
+            }
+        }
+        return defaults
     }
 }
 

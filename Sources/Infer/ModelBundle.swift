@@ -10,7 +10,8 @@ import Foundation
 /// - `eccv16`: an ONNX export of the PyTorch port of Zhang et al.'s ECCV16 model, which normalises L and decodes
 ///   its 313-bin softmax to ab (×110, ×4 upsampling) inside the graph, so it takes raw L and gives ab;
 /// - `siggraph17`: likewise, for exports whose hint inputs (ab hints, mask) were fixed to zero at export; a graph
-///   that still has the hint inputs is refused by the engine (one input only).
+///   that still has required hint inputs is refused by the engine (one run-time input unless fed).
+/// A bundle whose manifest declares `hints.inputs` takes colour hints (`hintInputs`; `Colorizer` feeds them).
 /// Value type; immutable after loading.
 public struct ModelBundle: Sendable, Equatable {
     public enum Preset: String, Sendable, CaseIterable {
@@ -24,6 +25,13 @@ public struct ModelBundle: Sendable, Equatable {
     public var inputOffset: Float
     public var outputScale: Float
     public var head: String
+    /// The graph's hint inputs (ab hint image 1×2×N×N, then mask 1×1×N×N) when the manifest declares them (`hints`),
+    /// else nil: the model takes no hints.
+    public var hintInputs: (ab: String, mask: String)? {
+        get { hintInputNames.count == 2 ? (hintInputNames[0], hintInputNames[1]) : nil }
+        set { hintInputNames = newValue.map { [$0.ab, $0.mask] } ?? [] }
+    }
+    private var hintInputNames: [String] = []
 
     public init(
         name: String, modelPath: String, inputSizePx: Int = 256, inputScale: Float = 1, inputOffset: Float = 0,
@@ -87,11 +95,28 @@ public struct ModelBundle: Sendable, Equatable {
         guard !file.contains("/") else {
             throw ModelBundleError(.badData, file: manifestPath, "'file' must be a name inside the bundle")
         }
-        return ModelBundle(
+        var bundle = ModelBundle(
             name: (root["name"] as? String) ?? directory,
             modelPath: (directory as NSString).appendingPathComponent(file),
             inputSizePx: shape[2], inputScale: Float(scale), inputOffset: Float(offset),
             outputScale: Float(outScale), head: (root["head"] as? String) ?? "ab")
+        if let hints = root["hints"] {
+            bundle.hintInputs = try hintInputs(hints, size: shape[2], manifestPath: manifestPath)
+        }
+        return bundle
+    }
+
+    /// `hints.inputs`: two entries, the ab hint image ([1, 2, N, N]) and the mask ([1, 1, N, N]), each with a `name`.
+    static func hintInputs(_ hints: Any, size n: Int, manifestPath: String) throws -> (ab: String, mask: String) {
+        let why =
+            "'hints.inputs' must list the ab hint image [1, 2, \(n), \(n)] and the mask [1, 1, \(n), \(n)], each with a name"
+        guard let inputs = (hints as? [String: Any])?["inputs"] as? [[String: Any]], inputs.count == 2,
+            let ab = inputs[0]["name"] as? String, let mask = inputs[1]["name"] as? String,
+            inputs[0]["shape"] as? [Int] == [1, 2, n, n], inputs[1]["shape"] as? [Int] == [1, 1, n, n]
+        else {
+            throw ModelBundleError(.badData, file: manifestPath, why)
+        }
+        return (ab, mask)
     }
 }
 

@@ -14,6 +14,8 @@ struct UsageError: ColorcamError {
 struct Arguments {
     private(set) var positionals: [String] = []
     private var values: [String: String] = [:]
+    /// Every value given for each valued option, in order (an option given twice: `string` is the last).
+    private var allValues: [String: [String]] = [:]
     private var flags: Set<String> = []
     let command: String
 
@@ -41,6 +43,7 @@ struct Arguments {
                     throw UsageError("\(command): option --\(name) needs a value")
                 }
                 values[name] = value
+                allValues[name, default: []].append(value)
             } else if boolean.contains(name) {
                 if inlineValue != nil { throw UsageError("\(command): option --\(name) takes no value") }
                 flags.insert(name)
@@ -52,6 +55,8 @@ struct Arguments {
 
     func flag(_ name: String) -> Bool { flags.contains(name) }
     func string(_ name: String) -> String? { values[name] }
+    /// Every value of a repeatable option, in order (empty when not given).
+    func strings(_ name: String) -> [String] { allValues[name] ?? [] }
 
     func int(_ name: String, default defaultValue: Int? = nil, range: ClosedRange<Int>? = nil) throws -> Int? {
         guard let text = values[name] else { return defaultValue }

@@ -11,6 +11,7 @@ enum BenchCommand {
     static let help = """
         usage: colorcam bench infer MODEL.onnx [--size 256] [--shape NxCxHxW] [--threads N] [--runs N]
                                                [--mode fast|reference] [--profile [--steps]] [--input IN.f32 --output OUT.f32]
+                                               [--feed NAME=VALUES.f32 …]
                                                [--infer-url http://HOST:PORT/v2/models/NAME [--infer-timeout-ms N]
                                                 [--infer-encoding binary|json]]
                colorcam bench sgemm [--size 1024] [--threads N] [--runs N]
@@ -19,7 +20,9 @@ enum BenchCommand {
         Prepares MODEL for one input (--shape, or the model's declared shape with H and W set to --size) and times
         --runs runs (default 20) after one warm-up run on --threads OpenBLAS threads (default 1).
         With --input, runs once on that raw little-endian float32 file and writes the result to --output
-        (the conformance suite's interface). --profile adds time and GFLOP/s per op kind (e.g. `Conv 3x3`).
+        (the conformance suite's interface); --feed sets a further input of the graph (an optional one, with an
+        initialiser, or one of static shape: a colorizer's hints) from a raw float32 file, once per input.
+        --profile adds time and GFLOP/s per op kind (e.g. `Conv 3x3`).
         With --infer-url the same model runs on that Open Inference Protocol v2 server (its metadata checked against
         MODEL): --input/--output run it there once; otherwise its round trip is timed beside the local engine and the
         largest difference between the two outputs is printed.
@@ -39,7 +42,7 @@ enum BenchCommand {
             args, command: "bench",
             valued: [
                 "size", "shape", "threads", "runs", "mode", "input", "output", "infer-url",
-                "infer-timeout-ms", "infer-encoding"
+                "infer-timeout-ms", "infer-encoding", "feed"
             ],
             boolean: ["profile", "steps"])
         if a.positionals == ["lab"] { return try BenchLab.run(a) }
@@ -84,9 +87,24 @@ enum BenchCommand {
             if dims.count >= 2 { dims[dims.count - 2] = size; dims[dims.count - 1] = size }
             shape = dims
         }
-        let engine = try InferenceEngine(path: path, inputShape: shape, mode: mode)
+        var feeds: [(name: String, file: String)] = []
+        for text in a.strings("feed") {
+            guard let eq = text.firstIndex(of: "="), eq != text.startIndex, text.index(after: eq) != text.endIndex
+            else {
+                throw UsageError("bench: --feed wants NAME=VALUES.f32, got '\(text)'")
+            }
+            feeds.append((String(text[..<eq]), String(text[text.index(after: eq)...])))
+        }
+        let engine = try InferenceEngine(path: path, inputShape: shape, mode: mode, feeding: feeds.map(\.name))
+        for (name, file) in feeds {
+            let values = try RawFloatFile.read(file, count: engine.fedInput(name)!.count)
+            _ = engine.fedInput(name)!.update(fromContentsOf: values)
+        }
         var remote: RemoteModel?
         if let text = a.string("infer-url") {
+            guard feeds.isEmpty else {
+                throw UsageError("bench: --feed runs on the local engine only, not with --infer-url")
+            }
             let encoding = try a.choice("infer-encoding", ["binary", "json"], default: "binary")
             remote = try RemoteModel(
                 url: try InferenceURL(text), matching: engine,

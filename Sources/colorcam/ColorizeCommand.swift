@@ -10,6 +10,7 @@ import PhotoPipeline
 enum ColorizeCommand {
     static let help = """
         usage: colorcam colorize IN OUT [--model DIR|FILE.onnx] [--preset colorcam|eccv16|siggraph17] [--whole]
+                                        [--hint X,Y,#RRGGBB …]
                                         [--detect-model DIR|FILE.onnx|none] [--detector learned|classic|both]
                                         [--infer-url URL [--infer-timeout-ms N] [--infer-fallback none|local]]
 
@@ -22,6 +23,9 @@ enum ColorizeCommand {
         --whole   colorize the whole image (the model's own view: it sees the image as one photo).
                   Without it, the photos found in the image are colorized and the rest is kept exactly; an image
                   with no photo found is written unchanged, and says so.
+        --hint    with --whole: the picture is this colour at pixel X,Y of IN (its chroma; the picture keeps its own
+                  lightness), e.g. --hint 120,80,#3060c0; repeat for more points. Needs a model with hint inputs
+                  (the default bundle has them; ECCV16 and bare files do not).
         \(DetectModelOptions.help)
         \(RemoteInferenceOption.help)
         """
@@ -33,7 +37,7 @@ enum ColorizeCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
             args, command: "colorize",
-            valued: Set(["model", "preset"]).union(DetectModelOptions.valued)
+            valued: Set(["model", "preset", "hint"]).union(DetectModelOptions.valued)
                 .union(RemoteInferenceOption.valued),
             boolean: ["whole"])
         let paths = try a.positionals(exactly: 2, usage: "colorize IN OUT [--model M] [--preset P] [--whole]")
@@ -45,6 +49,16 @@ enum ColorizeCommand {
             }
             preset = p
         }
+        let hints = try a.strings("hint").map { text in
+            guard let hint = ColourHint(parsing: text) else {
+                throw UsageError("colorize: --hint wants X,Y,#RRGGBB (pixel column, row, sRGB colour), got '\(text)'")
+            }
+            return hint
+        }
+        if !hints.isEmpty && !a.flag("whole") {
+            throw UsageError(
+                "colorize: --hint needs --whole (hints on the photos found in an image are not supported yet)")
+        }
         let modelPath = try a.string("model") ?? defaultModel()
         let bundle = try ModelBundle.load(modelPath, preset: preset)
         let image = try ImageFile.read(paths[0])
@@ -53,7 +67,7 @@ enum ColorizeCommand {
             let colorizer = try Colorizer(
                 bundle: bundle, remote: remote?.model,
                 fallbackLocal: remote?.fallbackLocal ?? false)
-            try ImageFile.write(colorizer.colorize(image), to: paths[1])
+            try ImageFile.write(colorizer.colorize(image, hints: hints), to: paths[1])
         } else {
             let (detectModel, detectorMode) = try DetectModelOptions.resolve(a, command: "colorize")
             let (out, photos) = try StillImage.colorizePhotos(
