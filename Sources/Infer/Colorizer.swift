@@ -26,9 +26,7 @@ public final class Colorizer {
         self.remote = remote
         self.fallbackLocal = fallbackLocal
         let n = bundle.inputSizePx
-        engine = try InferenceEngine(
-            path: bundle.modelPath, inputShape: [1, 1, n, n],
-            feeding: bundle.hintInputs.map { [$0.ab, $0.mask] } ?? [])
+        engine = try Self.engine(for: bundle)
         guard engine.outputShape == [1, 2, n, n] else {
             throw ModelBundleError(
                 .badData, file: bundle.modelPath,
@@ -73,12 +71,37 @@ public final class Colorizer {
         return RGBImage(widthPx: w, heightPx: h, pixels: pixels)
     }
 
-    /// Writes the hint inputs for the next run: zeros (no hints), then each hint's chroma over its patch at the
-    /// model's resolution (the image point mapped as the input resize maps it; later hints win where patches meet).
+    /// Prepares `bundle`'s model as a colorizer: L `[1, 1, N, N]` in, feeding its hint inputs when it declares them
+    /// (zeros until set: no hints). Checks the output is ab, `[1, 2, H, W]`. The one place a colorizer engine is made.
+    public static func engine(for bundle: ModelBundle) throws -> InferenceEngine {
+        let n = bundle.inputSizePx
+        let engine = try InferenceEngine(
+            path: bundle.modelPath, inputShape: [1, 1, n, n],
+            feeding: bundle.hintInputs.map { [$0.ab, $0.mask] } ?? [])
+        let out = engine.outputShape
+        guard out.count == 4, out[0] == 1, out[1] == 2, out[2] >= 1, out[3] >= 1 else {
+            throw ModelBundleError(
+                .badData, file: bundle.modelPath,
+                "output shape \(out) is not ab: want [1, 2, H, W] for input [1, 1, \(n), \(n)]")
+        }
+        return engine
+    }
+
+    /// Writes `hints` into `engine`'s hint inputs for its next run (none: zeros). False, with nothing written, when
+    /// `bundle` declares no hint inputs (then `hints` cannot be followed). Allocates nothing; the engine's thread.
+    @discardableResult
+    public static func setHints(
+        _ hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine, bundle: ModelBundle
+    ) -> Bool {
+        guard let names = bundle.hintInputs, let ab = engine.fedInput(names.ab), let mask = engine.fedInput(names.mask)
+        else { return false }
+        HintPoint.writePlanes(hints, sizePx: bundle.inputSizePx, ab: ab, mask: mask)
+        return true
+    }
+
+    /// Writes the hint inputs for the next run from hints on the image (`w`×`h` pixels).
     func setHints(_ hints: [ColourHint], imageWidthPx w: Int, imageHeightPx h: Int) throws {
-        guard let names = bundle.hintInputs, let abPlane = engine.fedInput(names.ab),
-            let maskPlane = engine.fedInput(names.mask)
-        else {
+        if bundle.hintInputs == nil {
             if !hints.isEmpty {
                 throw HintsRefused(model: bundle.modelPath, why: "its manifest declares no hint inputs")
             }
@@ -88,27 +111,16 @@ public final class Colorizer {
             throw HintsRefused(
                 model: bundle.modelPath, why: "hints run on the local engine, not on an inference server")
         }
-        let n = bundle.inputSizePx
-        abPlane.update(repeating: 0)
-        maskPlane.update(repeating: 0)
-        let r = ColourHint.patchRadiusPx
         if let outside = hints.first(where: { !(0..<Double(w)).contains($0.xPx) || !(0..<Double(h)).contains($0.yPx) })
         {
             throw HintsRefused(
                 model: bundle.modelPath, why: "hint at \(outside.xPx),\(outside.yPx) lies outside the \(w)x\(h) image")
         }
-        for hint in hints {
-            let cx = min(max(Int(((hint.xPx + 0.5) * Double(n) / Double(w) - 0.5).rounded()), 0), n - 1)
-            let cy = min(max(Int(((hint.yPx + 0.5) * Double(n) / Double(h) - 0.5).rounded()), 0), n - 1)
+        let points = hints.map { hint in
             let (a, b) = hint.ab
-            for y in max(0, cy - r)...min(n - 1, cy + r) {
-                for x in max(0, cx - r)...min(n - 1, cx + r) {
-                    abPlane[y * n + x] = a
-                    abPlane[n * n + y * n + x] = b
-                    maskPlane[y * n + x] = 1
-                }
-            }
+            return HintPoint(u: Float((hint.xPx + 0.5) / Double(w)), v: Float((hint.yPx + 0.5) / Double(h)), a: a, b: b)
         }
+        points.withUnsafeBufferPointer { _ = Self.setHints($0, engine: engine, bundle: bundle) }
     }
 
     /// Means of `factor`×`factor` blocks; the last partial blocks average the pixels they have.
@@ -152,6 +164,10 @@ public final class Colorizer {
 public struct HintsRefused: ColorcamError {
     public let model: String
     public let why: String
+    public init(model: String, why: String) {
+        self.model = model
+        self.why = why
+    }
     public var kind: FailureKind { .usage }
     public var description: String { "\(model): cannot follow colour hints: \(why)" }
 }

@@ -44,3 +44,44 @@ public struct ColourHint: Sendable, Equatable {
             xPx: x, yPx: y, red: UInt8(value >> 16 & 0xFF), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))
     }
 }
+
+/// A hint in the model input's own coordinates: `u`, `v` fractions of its width and height (0…1; pixel `i`'s centre
+/// is at `(i + 0.5) / n`), and the chroma to give there. Where a hint given on an image, or on a print in rectified
+/// space, ends up.
+public struct HintPoint: Sendable, Equatable {
+    public var u: Float
+    public var v: Float
+    public var a: Float
+    public var b: Float
+
+    public init(u: Float, v: Float, a: Float, b: Float) {
+        self.u = u
+        self.v = v
+        self.a = a
+        self.b = b
+    }
+
+    /// Writes a model's hint planes (side `sizePx`; `ab` the a plane then the b plane, `mask` one plane): zeros, then
+    /// each hint's chroma over its square (`ColourHint.patchRadiusPx`; later hints win where squares meet). Points
+    /// outside 0…1 are clamped to the edge. Allocates nothing.
+    public static func writePlanes(
+        _ hints: UnsafeBufferPointer<HintPoint>, sizePx n: Int, ab: UnsafeMutableBufferPointer<Float>,
+        mask: UnsafeMutableBufferPointer<Float>
+    ) {
+        precondition(ab.count == 2 * n * n && mask.count == n * n, "hint planes of the wrong size for \(n)x\(n)")
+        ab.update(repeating: 0)
+        mask.update(repeating: 0)
+        let r = ColourHint.patchRadiusPx
+        for hint in hints {
+            let cx = min(max(Int((Double(hint.u) * Double(n) - 0.5).rounded()), 0), n - 1)
+            let cy = min(max(Int((Double(hint.v) * Double(n) - 0.5).rounded()), 0), n - 1)
+            for y in max(0, cy - r)...min(n - 1, cy + r) {
+                for x in max(0, cx - r)...min(n - 1, cx + r) {
+                    ab[y * n + x] = hint.a
+                    ab[n * n + y * n + x] = hint.b
+                    mask[y * n + x] = 1
+                }
+            }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import ColorcamCore
 import Detect
+import Infer
 
 /// One photo's latest colours (and, when photos are saved, its best colorization so far), keyed by track id.
 ///
@@ -27,6 +28,13 @@ struct ColourEntry: @unchecked Sendable {
     var firstSeenFrame = -1
     /// Best colorization for --save-photos: the input L (raw L*, N×N), its ab, where and when.
     var best: SavedColour?
+    /// Colour hints given on this photo, in its rectified (model input) coordinates: `hintCount` of
+    /// `PhotoHints.maxPerPhoto`, oldest first.
+    let hints: UnsafeMutablePointer<HintPoint>
+    var hintCount = 0
+    /// Bumped by every hint; the colours follow the hints of `resultHintGeneration`.
+    var hintGeneration = 0
+    var resultHintGeneration = 0
 }
 
 /// A colorization worth saving: owns copies of its planes (allocated when the entry first beats nothing).
@@ -48,6 +56,8 @@ final class SavedColour: @unchecked Sendable {
     var lastFrame = -1
     var modelName = ""
     var abScale: Float = 1
+    /// The hint generation (`ColourEntry.hintGeneration`) its colours follow: a view with newer hints replaces it.
+    var hintGeneration = 0
 
     init(inputSizePx: Int, abWidthPx: Int, abHeightPx: Int) {
         self.inputSizePx = inputSizePx
@@ -64,6 +74,7 @@ final class SavedColour: @unchecked Sendable {
         c.ab.update(from: ab, count: 2 * abWidthPx * abHeightPx)
         c.quality = quality; c.coveredFraction = coveredFraction; c.quad = quad; c.frame = frame; c.trackID = trackID
         c.firstFrame = firstFrame; c.lastFrame = lastFrame; c.modelName = modelName; c.abScale = abScale
+        c.hintGeneration = hintGeneration
         return c
     }
 
@@ -86,7 +97,8 @@ struct ColourTable: @unchecked Sendable {
             ab.initialize(repeating: 0, count: abCount)
             let thumbnail = UnsafeMutablePointer<Float>.allocate(capacity: thumbCount)
             thumbnail.initialize(repeating: 0, count: thumbCount)
-            return ColourEntry(ab: ab, thumbnail: thumbnail)
+            let hints = UnsafeMutablePointer<HintPoint>.allocate(capacity: PhotoHints.maxPerPhoto)
+            return ColourEntry(ab: ab, thumbnail: thumbnail, hints: hints)
         }
     }
 
@@ -94,6 +106,7 @@ struct ColourTable: @unchecked Sendable {
         for e in entries {
             e.ab.deallocate()
             e.thumbnail.deallocate()
+            e.hints.deallocate()
         }
     }
 
@@ -124,6 +137,9 @@ struct ColourTable: @unchecked Sendable {
         entries[i].lastSeenFrame = frame
         entries[i].firstSeenFrame = frame
         entries[i].best = nil
+        entries[i].hintCount = 0
+        entries[i].hintGeneration = 0
+        entries[i].resultHintGeneration = 0
         return (i, evicted)
     }
 }

@@ -22,23 +22,10 @@ final class ModelHolder: Sendable {
     private let state: Locked<Loaded>
 
     init(bundle: ModelBundle) throws {
-        let engine = try Self.makeEngine(bundle)
+        let engine = try Colorizer.engine(for: bundle)
         inputShape = engine.inputShape
         outputShape = engine.outputShape
         state = Locked(Loaded(bundle: bundle, generation: 0, idle: [engine]))
-    }
-
-    /// Loads `bundle` and checks it is a colorizer: L `[1, 1, N, N]` in, ab `[1, 2, H, W]` out.
-    static func makeEngine(_ bundle: ModelBundle) throws -> InferenceEngine {
-        let n = bundle.inputSizePx
-        let engine = try InferenceEngine(path: bundle.modelPath, inputShape: [1, 1, n, n])
-        let out = engine.outputShape
-        guard out.count == 4, out[0] == 1, out[1] == 2, out[2] >= 1, out[3] >= 1 else {
-            throw ModelBundleError(
-                .badData, file: bundle.modelPath,
-                "output shape \(out) is not ab: want [1, 2, H, W] for input [1, 1, \(n), \(n)]")
-        }
-        return engine
     }
 
     var bundle: ModelBundle { state.withLock { $0.bundle } }
@@ -50,7 +37,7 @@ final class ModelHolder: Sendable {
         let (engine, generation, bundle) = state.withLock { s in (s.idle.popLast(), s.generation, s.bundle) }
         if let engine { return (engine, generation, bundle) }
         do {
-            return (try Self.makeEngine(bundle), generation, bundle)
+            return (try Colorizer.engine(for: bundle), generation, bundle)
         } catch {
             Log.error("colorizer: cannot load another engine for a parallel inference: \(error)")
             return nil
@@ -64,7 +51,7 @@ final class ModelHolder: Sendable {
 
     /// Loads `bundle` and makes it current; throws (old model kept) when it cannot be used.
     func reload(_ bundle: ModelBundle) throws {
-        let engine = try Self.makeEngine(bundle)
+        let engine = try Colorizer.engine(for: bundle)
         guard engine.inputShape == inputShape, engine.outputShape == outputShape else {
             throw ModelBundleError(
                 .badData, file: bundle.modelPath,

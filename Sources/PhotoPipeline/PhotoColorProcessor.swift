@@ -113,6 +113,9 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var coveredFraction = 0.0
     }
 
+    /// Colour hints on the photos (`addHint`).
+    let hints = PhotoHints()
+
     public var isSimulated: Bool { false }
     public var label: String {
         guard options.remote != nil else { return models.bundle.name }
@@ -190,6 +193,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             slotThumbs![i] = .allocate(capacity: side * side)
             slotJobs![i] = SlotJob()
         }
+        hints.prepare(slotCount: inputSlotCount)
     }
 
     // MARK: capture thread
@@ -234,7 +238,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let sampler = FrameSampler(frame)
         let generation = models.generation
         // Per photo in view: its thumbnail now, and whether its colours are missing or stale.
-        var chosen = -1, chosenReason = InferenceReason.new, chosenStaleness = -1
+        var chosen = -1, chosenReason = InferenceReason.new, chosenStaleness = -1, chosenEntry = -1
         // A remote server backing off after a failure takes no request (unless the local engine stands in).
         let serverAway = options.remote.map { !$0.acceptsRequests && !options.remoteFallbackLocal } ?? false
         let busy = serverAway || !inferenceIdle
@@ -242,6 +246,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var evicted: SavedColour?
         // Thumbnails only when a request can be made, and outside the lock (the output thread composites under it).
         var sampled: UInt64 = 0  // bit k: photo k's thumbnail is in `thumbs`
+        let dueClicks = hints.takeDue(frame: sequence)
         if !busy {
             for k in 0..<count where photoWhole![base + k] {  // colours come from whole views only
                 guard let map = Rectifier.homography(for: photoQuads![base + k], widthPx: side, heightPx: side)
@@ -263,6 +268,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 let reason: InferenceReason, staleness: Int
                 if !e.hasColour {
                     reason = .new; staleness = Int.max
+                } else if e.hintGeneration != e.resultHintGeneration {
+                    reason = .hint; staleness = sequence - e.resultFrame
                 } else if e.modelGeneration != generation
                     || thumbnailDistance(thumbs + k * side * side, e.thumbnail) > options.changeThreshold
                     || e.coveredFraction - photoCover![base + k] > Self.uncoveredChange
@@ -271,11 +278,16 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 } else {
                     continue
                 }
+                // New photos first, then hinted ones, then changed ones; among equals the stalest colours.
                 let better =
-                    chosen < 0 || (reason == .new && chosenReason != .new)
+                    chosen < 0 || Self.rank(reason) > Self.rank(chosenReason)
                     || (reason == chosenReason && staleness > chosenStaleness)
-                if better { chosen = k; chosenReason = reason; chosenStaleness = staleness }
+                if better { chosen = k; chosenReason = reason; chosenStaleness = staleness; chosenEntry = i }
             }
+            if chosen >= 0 { hints.load(slot: slot, from: t.entries[chosenEntry]) }
+            hints.apply(
+                dueClicks, ids: photoIDs! + base, quads: photoQuads! + base, count: count, sizePx: inputSizePx,
+                table: &t, frame: sequence)
             if saver != nil {
                 for i in t.entries.indices where t.entries[i].lastSeenFrame < saveBefore {
                     if let best = t.entries[i].best, best.unsaved {
@@ -314,6 +326,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let inputCount = inputSizePx * inputSizePx, abCount = 2 * abWidthPx * abHeightPx
         let inputBuffer = UnsafeBufferPointer(start: input, count: inputCount)
         let outputBuffer = UnsafeMutableBufferPointer(start: output, count: abCount)
+        Colorizer.setHints(hints.points(slot: slot), engine: engine, bundle: bundle)
         let outcome = runColorizer(
             local: engine, remote: options.remote, fallbackLocal: options.remoteFallbackLocal,
             input: inputBuffer, output: outputBuffer)
@@ -331,18 +344,23 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].modelGeneration = generation
             t.entries[i].coveredFraction = job.coveredFraction
             t.entries[i].abScale = bundle.outputScale
+            t.entries[i].resultHintGeneration = hints.generation(slot: slot)
             guard saver != nil else { return }
             let best =
                 t.entries[i].best ?? SavedColour(inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx)
             t.entries[i].best = best
             best.lastFrame = t.entries[i].lastSeenFrame
             best.firstFrame = t.entries[i].firstSeenFrame
-            guard job.quality > best.quality || best.modelName != bundle.name else { return }
+            // A better view, another model, or colours that follow newer hints (what the user asked for) replace it.
+            let hintGeneration = hints.generation(slot: slot)
+            guard job.quality > best.quality || best.modelName != bundle.name || hintGeneration > best.hintGeneration
+            else { return }
             for p in 0..<inputCount { best.lightness[p] = (input[p] - bundle.inputOffset) / bundle.inputScale }
             best.ab.update(from: output, count: abCount)
             best.quality = job.quality; best.quad = job.quad; best.frame = frame; best.trackID = job.trackID
             best.coveredFraction = job.coveredFraction
             best.modelName = bundle.name; best.abScale = bundle.outputScale; best.unsaved = true
+            best.hintGeneration = hintGeneration
         }
         return outcome
     }
@@ -388,6 +406,24 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     }
 
     // MARK: control plane
+
+    /// A colour hint clicked on the output picture: the photo under pixel `xPx`,`yPx` of frame `frame` (or the first
+    /// frame analysed after it) is that colour there, in its own coordinates from then on. Any thread. False when
+    /// too many clicks wait; a click on no photo is logged when its frame is analysed.
+    @discardableResult
+    public func addHint(frame: Int, xPx: Double, yPx: Double, red: UInt8, green: UInt8, blue: UInt8) -> Bool {
+        let (a, b) = ColourHint(xPx: xPx, yPx: yPx, red: red, green: green, blue: blue).ab
+        return hints.click(PhotoHints.Click(frame: frame, xPx: xPx, yPx: yPx, a: a, b: b))
+    }
+
+    static func rank(_ reason: InferenceReason) -> Int {
+        switch reason {
+        case .new: return 3
+        case .hint: return 2
+        case .changed: return 1
+        case .frame: return 0
+        }
+    }
 
     /// Swaps in another model without stopping the stream; every photo is then re-colorized (reason `changed`).
     /// Throws (the running model stays) when `bundle` cannot be loaded or has other sizes.

@@ -8,12 +8,15 @@ public enum InferenceReason: UInt8, Sendable {
     case new = 1
     /// A known photo whose rectified luma changed enough since its colours were computed.
     case changed = 2
+    /// A photo given a colour hint since its colours were computed.
+    case hint = 3
 
     public var name: String {
         switch self {
         case .frame: return "frame"
         case .new: return "new"
         case .changed: return "changed"
+        case .hint: return "hint"
         }
     }
 }

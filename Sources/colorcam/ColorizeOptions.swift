@@ -6,8 +6,9 @@ import Stream
 /// The options `replay` and `live` share for the real product (detect → colorize → composite), and building the
 /// processor from them.
 enum ColorizeOptions {
-    static let valued: Set<String> = Set(["model", "preset", "background", "save-photos", "color-range", "detect-every"]
-    )
+    static let valued: Set<String> = Set([
+        "model", "preset", "background", "save-photos", "color-range", "detect-every", "hint-click"
+    ])
     .union(DetectModelOptions.valued).union(RemoteInferenceOption.valued)
     static let boolean: Set<String> = ["passthrough"]
 
@@ -23,6 +24,10 @@ enum ColorizeOptions {
                                     range as JPEG/MJPEG webcams and colorcam's own recordings use)
           --detect-every N          full photo search every N frames, tracking in between (default 3)
           --passthrough             no detection and no model: frames pass through untouched (timing, format tests)
+          --hint-click FRAME,X,Y,#RRGGBB
+                                    a colour hint, as a click on the output at frame FRAME: the photo under pixel X,Y
+                                    is that colour there (its chroma), in the photo's own coordinates while it is
+                                    tracked; repeat for more (needs a model with hint inputs, run locally)
         \(DetectModelOptions.help)
         \(RemoteInferenceOption.help)
         """
@@ -65,10 +70,39 @@ enum ColorizeOptions {
             options.remoteFallbackLocal = remote.fallbackLocal
             options.remoteLabel = remote.model.url.description
         }
+        let clicks = try a.strings("hint-click").map { text in
+            let parts = text.split(separator: ",", maxSplits: 1)
+            guard parts.count == 2, let frame = Int(parts[0]), frame >= 0,
+                let hint = ColourHint(parsing: String(parts[1]))
+            else {
+                throw UsageError("\(command): --hint-click wants FRAME,X,Y,#RRGGBB, got '\(text)'")
+            }
+            guard (0..<Double(geometry.widthPx)).contains(hint.xPx), (0..<Double(geometry.heightPx)).contains(hint.yPx)
+            else {
+                throw UsageError(
+                    "\(command): --hint-click \(text): the point lies outside the \(geometry.widthPx)x\(geometry.heightPx) frame"
+                )
+            }
+            return (frame, hint)
+        }
+        if !clicks.isEmpty {
+            if clicks.count > 64 { throw UsageError("\(command): at most 64 --hint-click, got \(clicks.count)") }
+            if bundle.hintInputs == nil {
+                throw HintsRefused(model: bundle.modelPath, why: "its manifest declares no hint inputs")
+            }
+            if options.remote != nil {
+                throw HintsRefused(model: bundle.modelPath, why: "hints run on the local engine, not with --infer-url")
+            }
+        }
         if !geometry.chroma.hasChroma {
             Log.warning(
                 "\(command): the source has no chroma planes (\(geometry.chroma)); the output cannot show colour")
         }
-        return try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options)
+        let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options)
+        for (frame, hint) in clicks {
+            processor.addHint(
+                frame: frame, xPx: hint.xPx, yPx: hint.yPx, red: hint.red, green: hint.green, blue: hint.blue)
+        }
+        return processor
     }
 }

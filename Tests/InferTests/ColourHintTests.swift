@@ -22,6 +22,31 @@ import Testing
         #expect(abs(grey.a) < 0.05 && abs(grey.b) < 0.05, "\(grey)")
     }
 
+    @Test func planesHoldEachHintOverItsSquareClampedAtTheEdges() {
+        let n = 16, r = ColourHint.patchRadiusPx
+        var ab = [Float](repeating: 7, count: 2 * n * n), mask = [Float](repeating: 7, count: n * n)
+        // A hint at pixel (3, 12)'s centre, one beyond the top-left corner (clamped to pixel 0, 0), and a later one
+        // over the first's square (it wins there).
+        let hints = [
+            HintPoint(u: 3.5 / 16, v: 12.5 / 16, a: 10, b: -20), HintPoint(u: -0.2, v: -0.2, a: 30, b: 40),
+            HintPoint(u: 6.5 / 16, v: 12.5 / 16, a: -5, b: 5)
+        ]
+        hints.withUnsafeBufferPointer { h in
+            ab.withUnsafeMutableBufferPointer { a in
+                mask.withUnsafeMutableBufferPointer { m in HintPoint.writePlanes(h, sizePx: n, ab: a, mask: m) }
+            }
+        }
+        func at(_ x: Int, _ y: Int) -> (Float, Float, Float) { (ab[y * n + x], ab[n * n + y * n + x], mask[y * n + x]) }
+        #expect(at(0, 0) == (30, 40, 1) && at(r, r) == (30, 40, 1) && at(r + 1, 0) == (0, 0, 0))
+        #expect(at(0, 12) == (10, -20, 1), "the first hint where the later one does not reach")
+        #expect(at(3, 12) == (-5, 5, 1) && at(6 + r, 15) == (-5, 5, 1), "the later hint wins where they meet")
+        #expect(at(6 + r + 1, 12) == (0, 0, 0) && at(3, 12 - r - 1) == (0, 0, 0))
+        #expect(at(15, 0) == (0, 0, 0) && at(15, 7) == (0, 0, 0), "zeros elsewhere: the old values are gone")
+        // The corner's square, and the two squares' union (columns 3 − r … 6 + r, rows 12 − r … 15).
+        let union = (6 + r - max(0, 3 - r) + 1) * (min(15, 12 + r) - (12 - r) + 1)
+        #expect(mask.reduce(0, +) == Float((r + 1) * (r + 1) + union), "\(mask.reduce(0, +))")
+    }
+
     func manifest(hints: String?) -> Data {
         let hintsField = hints.map { ", \"hints\": \($0)" } ?? ""
         return Data(

@@ -22,6 +22,10 @@ orientation are a wrong outline or view, not a colour result: counted apart and 
 Baselines on the same pixels: grey (ab = 0) and sepia (ab = 5, 15). The script prints a table, writes --json, and
 --sheet: one tile per saved photo, worst hue first (the saved view's L, [--before: the earlier run's saved photo,]
 the saved photo, the original's picture).
+--hints K (issue #28's curve through the product): each print in a clip gets K colour hints, clicked at frame 2
+(`replay --hint-click`): centre-biased points of its picture, each with the original's mean colour over 5x5 print
+pixels there, placed in the frame through the print's truth corners (its orientation found by correlating the warped
+print with the clip's first frame).
 Exit 1 if no photo was saved at all (the figures would say nothing).
 """
 import argparse
@@ -78,6 +82,47 @@ def truth_print(rgb, info):
     m = pad + int(round(0.02 * min(pw, ph)))  # leave out the picture's outermost 2 %: the saved view's edge
     mask[m:ph - m, m:pw - m] = 1
     return full, mask
+
+
+def hint_clicks(clip_path, scene, rgb, k, seed, frame=2):
+    """`--hint-click` arguments: k hints per print of the clip (see the module doc); each print's points are the
+    first k of one draw (seeded by `seed` and the print), so more hints add points."""
+    if k == 0:
+        return []
+    with open(clip_path, "rb") as f:
+        f.readline()
+        f.readline()
+        luma = np.frombuffer(f.read(640 * 480), np.uint8).reshape(480, 640).astype(np.float64)
+    args = []
+    for j, info in enumerate(scene["photos"]):
+        rng = np.random.default_rng(seed * 10 + j)
+        full, mask = truth_print(rgb, info)
+        ph, pw = full.shape[:2]
+        src = np.float32([[0, 0], [pw, 0], [pw, ph], [0, ph]])
+        corners = np.float32(info["corners"])
+        grey = cv2.cvtColor(full, cv2.COLOR_RGB2GRAY).astype(np.float32)
+        best = None
+        for rot in range(4):
+            h = cv2.getPerspectiveTransform(src, np.roll(corners, -rot, axis=0))
+            warped = cv2.warpPerspective(grey, h, (640, 480))
+            inside = cv2.warpPerspective(mask.astype(np.float32), h, (640, 480), flags=cv2.INTER_NEAREST) > 0.5
+            if inside.sum() < 100:
+                continue
+            c = float(np.corrcoef(warped[inside], luma[inside])[0, 1])
+            if best is None or c > best[0]:
+                best = (c, h)
+        if best is None:
+            continue
+        ys, xs = np.nonzero(mask)
+        y0, y1, x0, x1 = ys.min() + 2, ys.max() - 2, xs.min() + 2, xs.max() - 2
+        for _ in range(k):
+            py = int(np.clip(rng.normal((y0 + y1) / 2, (y1 - y0) / 4), y0, y1))
+            px = int(np.clip(rng.normal((x0 + x1) / 2, (x1 - x0) / 4), x0, x1))
+            c = full[py - 2:py + 3, px - 2:px + 3].reshape(-1, 3).mean(0).round().astype(int)
+            fx, fy = cv2.perspectiveTransform(np.float32([[[px + 0.5, py + 0.5]]]), best[1])[0, 0]
+            if 0 <= fx < 640 and 0 <= fy < 480:
+                args += ["--hint-click", f"{frame},{fx:.1f},{fy:.1f},#{c[0]:02x}{c[1]:02x}{c[2]:02x}"]
+    return args
 
 
 def orient(saved_L, truth_rgb, mask):
@@ -149,6 +194,8 @@ def main():
     ap.add_argument("--min-correlation", type=float, default=0.6,
                     help="a saved view whose L correlates less with its print (best orientation) is a detection or "
                          "view failure, not colour: counted apart, left out of the colour figures (as score.py)")
+    ap.add_argument("--hints", type=int, default=0,
+                    help="colour hints clicked on each print (replay --hint-click; see the module doc)")
     ap.add_argument("--json")
     ap.add_argument("--sheet")
     ap.add_argument("--before", help="an earlier run's --out folder: the sheet shows its saved photo of each view too "
@@ -187,8 +234,9 @@ def main():
         clean_rows.append(dict(score(clean.astype(np.float64), rgb.astype(np.float64), whole), photo=pid))
         photos_dir = os.path.join(clip, "photos")
         subprocess.run(["rm", "-rf", photos_dir], check=True)
+        clicks = hint_clicks(os.path.join(clip, "clip.y4m"), scene, rgb, args.hints, args.seed * 1000 + i)
         run = subprocess.run([args.colorcam, "replay", os.path.join(clip, "clip.y4m"), "--pace", "asap", "--quiet",
-                              "--save-photos", photos_dir, "--output", os.path.join(clip, "out.y4m")] + model,
+                              "--save-photos", photos_dir, "--output", os.path.join(clip, "out.y4m")] + model + clicks,
                              capture_output=True, text=True)
         if run.returncode != 0:
             raise SystemExit(f"{pid}: colorcam replay failed ({run.returncode}): {run.stderr.strip()}")
