@@ -280,18 +280,12 @@ public final class InferenceEngine {
     /// Per step: the kernel class that runs it (e.g. `ConvTiledKernel`), for tests of load-time kernel choice.
     var kernelTypeNames: [String] { kernels.map { String(describing: type(of: $0)) } }
 
-    /// The names this engine was prepared `feeding`, sorted.
-    public var fedInputNames: [String] { fed.keys.sorted() }
-
     /// The values of fed input `name` (in the arena; write them before `run`, they stay until changed), or nil when
     /// the engine was not prepared feeding it. Same threading as `run`.
     public func fedInput(_ name: String) -> UnsafeMutableBufferPointer<Float>? {
         guard let slot = fed[name] else { return nil }
         return UnsafeMutableBufferPointer(start: arena + slot.offset, count: slot.shape.reduce(1, *))
     }
-
-    /// Shape of fed input `name`, or nil.
-    public func fedInputShape(_ name: String) -> [Int]? { fed[name]?.shape }
 
     /// Element counts of the input and output.
     public var inputCount: Int { inputShape.reduce(1, *) }

@@ -416,6 +416,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         return hints.click(PhotoHints.Click(frame: frame, xPx: xPx, yPx: yPx, a: a, b: b))
     }
 
+    /// Which photo is colorized first when several wait: new ones, then hinted ones, then changed ones.
     static func rank(_ reason: InferenceReason) -> Int {
         switch reason {
         case .new: return 3
