@@ -101,8 +101,8 @@ final class PhotoHints: @unchecked Sendable {
             }
             let u = Float(min(max(p.x / Double(n), 0), 1)), v = Float(min(max(p.y / Double(n), 0), 1))
             let e = table.entries[i]
-            if e.hintCount == Self.maxPerPhoto {
-                e.hints.update(from: e.hints + 1, count: Self.maxPerPhoto - 1)
+            if e.hintCount == Self.maxPerPhoto {  // the oldest goes
+                for j in 1..<Self.maxPerPhoto { e.hints[j - 1] = e.hints[j] }
                 table.entries[i].hintCount -= 1
             }
             e.hints[table.entries[i].hintCount] = HintPoint(u: u, v: v, a: c.a, b: c.b)

@@ -8,10 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from conftest import ROOT, run
+from conftest import run
 
-SCENE = ROOT / "demo" / "scene.y4m"
-TRUTH = ROOT / "demo" / "truth.json"
 W, H = 640, 480
 
 
@@ -38,20 +36,21 @@ def hue_deg(cb, cr):
     return np.degrees(np.arctan2(cr, cb))
 
 
-def centre(frame_index, print_name):
-    truth = json.loads(TRUTH.read_text())
+def centre(truth_path, frame_index, print_name):
+    truth = json.loads(truth_path.read_text())
     photo = next(p for p in truth["frames"][frame_index]["photos"] if p["print"] == print_name)
     c = np.mean(photo["corners"], 0)
     return int(round(c[0])), int(round(c[1]))
 
 
-def test_a_clicked_hint_recolours_its_print_where_clicked(colorcam, tmp_path):
-    x, y = centre(10, "A")  # the green maple, still for the whole clip
+def test_a_clicked_hint_recolours_its_print_where_clicked(colorcam, demo_scene, tmp_path):
+    scene, truth = demo_scene
+    x, y = centre(truth, 10, "A")  # the green maple, still for the whole clip
     hint = "#3c8c3c"  # green: the model gives this print yellow-brown by itself
     outputs = {}
     for name, extra in (("none", []), ("hint", ["--hint-click", f"10,{x},{y},{hint}"])):
         trace = tmp_path / f"{name}.json"
-        proc = run(colorcam, "replay", SCENE, "--output", tmp_path / f"{name}.y4m", "--trace", trace, *extra)
+        proc = run(colorcam, "replay", scene, "--output", tmp_path / f"{name}.y4m", "--trace", trace, *extra)
         outputs[name] = y4m_frames(tmp_path / f"{name}.y4m")
         events = json.loads(trace.read_text())
         reasons = [e["args"]["reason"] for e in events if e.get("name") == "infer"]
@@ -79,8 +78,8 @@ def test_a_clicked_hint_recolours_its_print_where_clicked(colorcam, tmp_path):
     ("-1,100,100,#ff0000", "--hint-click wants FRAME,X,Y,#RRGGBB"),
     ("10,640,100,#ff0000", "the point lies outside the 640x480 frame"),
 ])
-def test_a_bad_click_is_a_one_line_usage_error(colorcam, tmp_path, arg, says):
-    proc = run(colorcam, "replay", SCENE, "--output", tmp_path / "out.y4m", "--hint-click", arg, check=False)
+def test_a_bad_click_is_a_one_line_usage_error(colorcam, demo_scene, tmp_path, arg, says):
+    proc = run(colorcam, "replay", demo_scene[0], "--output", tmp_path / "out.y4m", "--hint-click", arg, check=False)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 64 and len(lines) == 1 and says in lines[0], proc.stderr
     assert not (tmp_path / "out.y4m").exists()
