@@ -103,13 +103,12 @@ public final class Colorizer {
     func setHints(_ hints: [ColourHint], imageWidthPx w: Int, imageHeightPx h: Int) throws {
         if bundle.hintInputs == nil {
             if !hints.isEmpty {
-                throw HintsRefused(model: bundle.modelPath, why: "its manifest declares no hint inputs")
+                throw HintsRefused.noHintInputs(bundle)
             }
             return
         }
         if !hints.isEmpty && remote != nil {
-            throw HintsRefused(
-                model: bundle.modelPath, why: "hints run on the local engine, not on an inference server")
+            throw HintsRefused.remote(bundle)
         }
         if let outside = hints.first(where: { !(0..<Double(w)).contains($0.xPx) || !(0..<Double(h)).contains($0.yPx) })
         {
@@ -170,6 +169,16 @@ public struct HintsRefused: ColorcamError {
     }
     public var kind: FailureKind { .usage }
     public var description: String { "\(model): cannot follow colour hints: \(why)" }
+
+    /// `bundle` declares no hint inputs.
+    public static func noHintInputs(_ bundle: ModelBundle) -> HintsRefused {
+        HintsRefused(model: bundle.modelPath, why: "its manifest declares no hint inputs")
+    }
+
+    /// The model runs on an inference server, whose requests carry L only.
+    public static func remote(_ bundle: ModelBundle) -> HintsRefused {
+        HintsRefused(model: bundle.modelPath, why: "hints run on the local engine, not on an inference server")
+    }
 }
 
 /// A model run that gave no result (a remote server's failure; its log line says why).

@@ -25,13 +25,18 @@ public struct ModelBundle: Sendable, Equatable {
     public var inputOffset: Float
     public var outputScale: Float
     public var head: String
-    /// The graph's hint inputs (ab hint image 1×2×N×N, then mask 1×1×N×N) when the manifest declares them (`hints`),
-    /// else nil: the model takes no hints.
-    public var hintInputs: (ab: String, mask: String)? {
-        get { hintInputNames.count == 2 ? (hintInputNames[0], hintInputNames[1]) : nil }
-        set { hintInputNames = newValue.map { [$0.ab, $0.mask] } ?? [] }
+    /// The graph's hint inputs when the manifest declares them (`hints`), else nil: the model takes no hints.
+    public var hintInputs: HintInputs?
+
+    /// The names of a colorizer graph's hint inputs: the ab hint image (1×2×N×N) and the mask (1×1×N×N).
+    public struct HintInputs: Sendable, Equatable {
+        public var ab: String
+        public var mask: String
+        public init(ab: String, mask: String) {
+            self.ab = ab
+            self.mask = mask
+        }
     }
-    private var hintInputNames: [String] = []
 
     public init(
         name: String, modelPath: String, inputSizePx: Int = 256, inputScale: Float = 1, inputOffset: Float = 0,
@@ -107,7 +112,7 @@ public struct ModelBundle: Sendable, Equatable {
     }
 
     /// `hints.inputs`: two entries, the ab hint image ([1, 2, N, N]) and the mask ([1, 1, N, N]), each with a `name`.
-    static func hintInputs(_ hints: Any, size n: Int, manifestPath: String) throws -> (ab: String, mask: String) {
+    static func hintInputs(_ hints: Any, size n: Int, manifestPath: String) throws -> HintInputs {
         let why =
             "'hints.inputs' must list the ab hint image [1, 2, \(n), \(n)] and the mask [1, 1, \(n), \(n)], each with a name"
         guard let inputs = (hints as? [String: Any])?["inputs"] as? [[String: Any]], inputs.count == 2,
@@ -116,7 +121,7 @@ public struct ModelBundle: Sendable, Equatable {
         else {
             throw ModelBundleError(.badData, file: manifestPath, why)
         }
-        return (ab, mask)
+        return HintInputs(ab: ab, mask: mask)
     }
 }
 

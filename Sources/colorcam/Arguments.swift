@@ -13,9 +13,8 @@ struct UsageError: ColorcamError {
 /// Each command declares its options up front; anything undeclared is a usage error naming it.
 struct Arguments {
     private(set) var positionals: [String] = []
-    private var values: [String: String] = [:]
     /// Every value given for each valued option, in order (an option given twice: `string` is the last).
-    private var allValues: [String: [String]] = [:]
+    private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
     let command: String
 
@@ -42,8 +41,7 @@ struct Arguments {
                 guard let value = inlineValue ?? iterator.next() else {
                     throw UsageError("\(command): option --\(name) needs a value")
                 }
-                values[name] = value
-                allValues[name, default: []].append(value)
+                values[name, default: []].append(value)
             } else if boolean.contains(name) {
                 if inlineValue != nil { throw UsageError("\(command): option --\(name) takes no value") }
                 flags.insert(name)
@@ -54,12 +52,12 @@ struct Arguments {
     }
 
     func flag(_ name: String) -> Bool { flags.contains(name) }
-    func string(_ name: String) -> String? { values[name] }
+    func string(_ name: String) -> String? { values[name]?.last }
     /// Every value of a repeatable option, in order (empty when not given).
-    func strings(_ name: String) -> [String] { allValues[name] ?? [] }
+    func strings(_ name: String) -> [String] { values[name] ?? [] }
 
     func int(_ name: String, default defaultValue: Int? = nil, range: ClosedRange<Int>? = nil) throws -> Int? {
-        guard let text = values[name] else { return defaultValue }
+        guard let text = string(name) else { return defaultValue }
         guard let value = Int(text) else { throw UsageError("\(command): --\(name) wants an integer, got '\(text)'") }
         if let range, !range.contains(value) {
             throw UsageError("\(command): --\(name) must be in \(range.lowerBound)...\(range.upperBound), got \(value)")
@@ -68,7 +66,7 @@ struct Arguments {
     }
 
     func double(_ name: String, default defaultValue: Double? = nil, min: Double? = nil) throws -> Double? {
-        guard let text = values[name] else { return defaultValue }
+        guard let text = string(name) else { return defaultValue }
         guard let value = Double(text), value.isFinite else {
             throw UsageError("\(command): --\(name) wants a number, got '\(text)'")
         }
@@ -78,7 +76,7 @@ struct Arguments {
 
     /// One of a fixed set of words.
     func choice(_ name: String, _ allowed: [String], default defaultValue: String) throws -> String {
-        guard let text = values[name] else { return defaultValue }
+        guard let text = string(name) else { return defaultValue }
         guard allowed.contains(text) else {
             throw UsageError("\(command): --\(name) must be one of \(allowed.joined(separator: ", ")), got '\(text)'")
         }

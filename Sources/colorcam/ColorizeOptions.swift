@@ -88,10 +88,10 @@ enum ColorizeOptions {
         if !clicks.isEmpty {
             if clicks.count > 64 { throw UsageError("\(command): at most 64 --hint-click, got \(clicks.count)") }
             if bundle.hintInputs == nil {
-                throw HintsRefused(model: bundle.modelPath, why: "its manifest declares no hint inputs")
+                throw HintsRefused.noHintInputs(bundle)
             }
             if options.remote != nil {
-                throw HintsRefused(model: bundle.modelPath, why: "hints run on the local engine, not with --infer-url")
+                throw HintsRefused.remote(bundle)
             }
         }
         if !geometry.chroma.hasChroma {

@@ -12,12 +12,9 @@ OUT=/dev/video1
 now_us() { echo $(( $(date +%s%N) / 1000 )); }
 hash_frames() { python3 "$(dirname "$0")/frame_hashes.py" "$@"; }
 
-# Loop Video only joins matching connectors with the same timings and format: HDMI in 3 <- HDMI out 1, 640x480p59.94.
-v4l2-ctl -d $CAP -i 3 > "$W/v4l2out_setup.txt" 2>&1
-v4l2-ctl -d $OUT -o 1 >> "$W/v4l2out_setup.txt" 2>&1
-v4l2-ctl -d $OUT --set-dv-bt-timings index=0 >> "$W/v4l2out_setup.txt" 2>&1
-v4l2-ctl -d $CAP --set-dv-bt-timings index=0 >> "$W/v4l2out_setup.txt" 2>&1
-v4l2-ctl -d $CAP --set-ctrl loop_video=1,osd_text_mode=2 >> "$W/v4l2out_setup.txt" 2>&1
+# shellcheck source=Tests/vivid/loop_video.sh
+source "$(dirname "$0")/loop_video.sh"
+loop_video $CAP $OUT "$W/v4l2out_setup.txt"
 
 # A: YUYV forced (what most consumers read). A reader takes 4 s of frames; then a second reader is stopped
 # (SIGSTOP) for 5 s mid-stream and let go again. No --output here (the guest is emulated: every copy costs), so

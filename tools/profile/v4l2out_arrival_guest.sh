@@ -6,11 +6,9 @@ set -u
 W=$1 C=$2 SRC=$3 ROUNDS=$4 SECS=$5
 CAP=/dev/video0 OUT=/dev/video1
 echo started > "$W/started"
-v4l2-ctl -d $CAP -i 3 > "$W/setup.txt" 2>&1
-v4l2-ctl -d $OUT -o 1 >> "$W/setup.txt" 2>&1
-v4l2-ctl -d $OUT --set-dv-bt-timings index=0 >> "$W/setup.txt" 2>&1
-v4l2-ctl -d $CAP --set-dv-bt-timings index=0 >> "$W/setup.txt" 2>&1
-v4l2-ctl -d $CAP --set-ctrl loop_video=1,osd_text_mode=2 >> "$W/setup.txt" 2>&1
+# shellcheck source=Tests/vivid/loop_video.sh
+source "$(dirname "$0")/../../Tests/vivid/loop_video.sh"
+loop_video $CAP $OUT "$W/setup.txt"
 frames=$(( SECS * 60 ))
 for r in $(seq 1 "$ROUNDS"); do
     fmt=YUYV; [ $(( r % 2 )) = 0 ] && fmt=YU12
