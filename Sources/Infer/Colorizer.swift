@@ -42,7 +42,7 @@ public final class Colorizer {
     ///   `HintsRefused` for hints to a model without hint inputs or run on a server.
     public func colorize(_ image: RGBImage, hints: [ColourHint] = []) throws -> RGBImage {
         let w = image.widthPx, h = image.heightPx, n = bundle.inputSizePx
-        try setHints(hints, imageWidthPx: w, imageHeightPx: h)
+        let points = try setHints(hints, imageWidthPx: w, imageHeightPx: h)
         var lightness = [Float](repeating: 0, count: w * h)
         image.pixels.withUnsafeBufferPointer { Lab.lightnessFromRGB8($0.baseAddress!, &lightness, pixelCount: w * h) }
         let k = min(w, h) / n
@@ -58,6 +58,11 @@ public final class Colorizer {
             }
         }
         guard outcome.gaveResult else { throw ModelRunFailed(reason: outcome.failure) }
+        points.withUnsafeBufferPointer { p in
+            modelOutput.withUnsafeMutableBufferPointer {
+                HintPoint.stamp(p, into: $0, widthPx: n, heightPx: n, inputSizePx: n, scale: bundle.outputScale)
+            }
+        }
         var a = [Float](repeating: 0, count: w * h), b = [Float](repeating: 0, count: w * h)
         modelOutput.withUnsafeBufferPointer { out in
             Self.bilinear(Array(out[0..<(n * n)]), widthPx: n, heightPx: n, into: &a, outWidthPx: w, outHeightPx: h)
@@ -99,13 +104,14 @@ public final class Colorizer {
         return true
     }
 
-    /// Writes the hint inputs for the next run from hints on the image (`w`×`h` pixels).
-    func setHints(_ hints: [ColourHint], imageWidthPx w: Int, imageHeightPx h: Int) throws {
+    /// Writes the hint inputs for the next run from hints on the image (`w`×`h` pixels); returns them in the model's
+    /// coordinates (for `HintPoint.stamp`).
+    func setHints(_ hints: [ColourHint], imageWidthPx w: Int, imageHeightPx h: Int) throws -> [HintPoint] {
         if bundle.hintInputs == nil {
             if !hints.isEmpty {
                 throw HintsRefused.noHintInputs(bundle)
             }
-            return
+            return []
         }
         if !hints.isEmpty && remote != nil {
             throw HintsRefused.remote(bundle)
@@ -120,6 +126,7 @@ public final class Colorizer {
             return HintPoint(u: Float((hint.xPx + 0.5) / Double(w)), v: Float((hint.yPx + 0.5) / Double(h)), a: a, b: b)
         }
         points.withUnsafeBufferPointer { _ = Self.setHints($0, engine: engine, bundle: bundle) }
+        return points
     }
 
     /// Means of `factor`×`factor` blocks; the last partial blocks average the pixels they have.

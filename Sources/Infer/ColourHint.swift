@@ -84,4 +84,39 @@ public struct HintPoint: Sendable, Equatable {
             }
         }
     }
+
+    /// Makes the colours follow `hints` where they were given: over each hint's square (`ColourHint.patchRadiusPx` at
+    /// the model's `inputSizePx`, scaled to the output's grid) the output ab becomes the hint's, blending back to the
+    /// model's own over as far again (a smooth step). The model weighs a hint against what it sees and may only turn
+    /// towards it; the person who gave it said "this point is this colour". `ab`: the output grid (`widthPx` ×
+    /// `heightPx`, the a plane then the b plane) in the model's units (`scale`: its output scale, so a hint's chroma
+    /// is written as `a / scale`). Later hints win where squares meet. Allocates nothing.
+    public static func stamp(
+        _ hints: UnsafeBufferPointer<HintPoint>, into ab: UnsafeMutableBufferPointer<Float>, widthPx w: Int,
+        heightPx h: Int, inputSizePx n: Int, scale: Float
+    ) {
+        precondition(ab.count == 2 * w * h, "ab grid of the wrong size for \(w)x\(h)")
+        guard scale != 0 else { return }
+        let inner = (Double(ColourHint.patchRadiusPx) + 0.5) * Double(w) / Double(n)
+        let outer = 2 * inner
+        for hint in hints {
+            let cx = Double(hint.u) * Double(w), cy = Double(hint.v) * Double(h)
+            let y0 = max(0, Int((cy - outer).rounded(.down))), y1 = min(h - 1, Int((cy + outer).rounded(.up)))
+            let x0 = max(0, Int((cx - outer).rounded(.down))), x1 = min(w - 1, Int((cx + outer).rounded(.up)))
+            guard y0 <= y1, x0 <= x1 else { continue }
+            let a = hint.a / scale, b = hint.b / scale
+            for y in y0...y1 {
+                for x in x0...x1 {
+                    // Chebyshev distance: the hint's square, as the model's hint planes have it.
+                    let d = max(abs(Double(x) + 0.5 - cx), abs(Double(y) + 0.5 - cy))
+                    if d >= outer { continue }
+                    let t = d <= inner ? 1 : 1 - (d - inner) / (outer - inner)
+                    let weight = Float(t * t * (3 - 2 * t))
+                    let i = y * w + x
+                    ab[i] += (a - ab[i]) * weight
+                    ab[w * h + i] += (b - ab[w * h + i]) * weight
+                }
+            }
+        }
+    }
 }

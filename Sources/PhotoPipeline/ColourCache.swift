@@ -30,8 +30,14 @@ struct ColourEntry: @unchecked Sendable {
     var best: SavedColour?
     /// Colour hints given on this photo, in its rectified (model input) coordinates: `hintCount` of
     /// `PhotoHints.maxPerPhoto`, oldest first.
-    let hints: UnsafeMutablePointer<HintPoint>
+    let hints: UnsafeMutablePointer<PhotoHint>
     var hintCount = 0
+    /// Its record in the table's `HintMemory` (nil: none).
+    var rememberedID: Int?
+    /// Whether the memory was searched for this photo (once, at its first view with a thumbnail).
+    var recallTried = false
+    /// Its corners in the last frame that showed it (`lastSeenFrame`).
+    var lastQuad = Quad(.zero, .zero, .zero, .zero)
     /// Bumped by every hint; the colours follow the hints of `resultHintGeneration`.
     var hintGeneration = 0
     var resultHintGeneration = 0
@@ -88,6 +94,12 @@ final class SavedColour: @unchecked Sendable {
 struct ColourTable: @unchecked Sendable {
     var entries: [ColourEntry]
     let abCount: Int
+    /// Every photo's hints by content (`HintMemory`).
+    var memory = HintMemory()
+    /// The last frame analysed (photos with `lastSeenFrame` equal to it are in view).
+    var frame = -1
+    /// Hint ids are unique across photos for the run.
+    var nextHintID = 1
 
     init(capacity: Int, abCount: Int) {
         self.abCount = abCount
@@ -97,7 +109,7 @@ struct ColourTable: @unchecked Sendable {
             ab.initialize(repeating: 0, count: abCount)
             let thumbnail = UnsafeMutablePointer<Float>.allocate(capacity: thumbCount)
             thumbnail.initialize(repeating: 0, count: thumbCount)
-            let hints = UnsafeMutablePointer<HintPoint>.allocate(capacity: PhotoHints.maxPerPhoto)
+            let hints = UnsafeMutablePointer<PhotoHint>.allocate(capacity: PhotoHints.maxPerPhoto)
             return ColourEntry(ab: ab, thumbnail: thumbnail, hints: hints)
         }
     }
@@ -138,6 +150,8 @@ struct ColourTable: @unchecked Sendable {
         entries[i].firstSeenFrame = frame
         entries[i].best = nil
         entries[i].hintCount = 0
+        entries[i].rememberedID = nil
+        entries[i].recallTried = false
         entries[i].hintGeneration = 0
         entries[i].resultHintGeneration = 0
         return (i, evicted)

@@ -2,6 +2,7 @@ import ColorcamCore
 import Detect
 import Infer
 import Stream
+import Synchronization
 
 /// How the frame outside the photos looks.
 public enum Background: String, Sendable, CaseIterable {
@@ -43,6 +44,8 @@ public struct PhotoPipelineOptions: Sendable {
     public var remoteFallbackLocal = false
     /// With `remote`: where it is (the URL), for the trace's `config` `model`.
     public var remoteLabel = ""
+    /// Where colour hints are kept across restarts (`--hints-file`); nil: for the run only.
+    public var hintsFile: HintsFile?
 
     public init() {}
 
@@ -113,8 +116,11 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var coveredFraction = 0.0
     }
 
-    /// Colour hints on the photos (`addHint`).
+    /// Colour hints on the photos (`addHint`, the `+Hints` API).
     let hints = PhotoHints()
+    /// Where the hints are kept across restarts; the memory revision last handed to it (under the table lock).
+    let hintsFile: HintsFile?
+    let savedHintsRevision = Atomic<Int>(0)
 
     public var isSimulated: Bool { false }
     public var label: String {
@@ -147,7 +153,15 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         inputSizePx = bundle.inputSizePx
         abHeightPx = models.outputShape[2]
         abWidthPx = models.outputShape[3]
-        table = Locked(ColourTable(capacity: 16, abCount: 2 * abWidthPx * abHeightPx))
+        var colours = ColourTable(capacity: 16, abCount: 2 * abWidthPx * abHeightPx)
+        do {
+            colours.memory = HintMemory(photos: try options.hintsFile?.load() ?? [])
+        } catch {
+            colours.deallocate()
+            throw error
+        }
+        table = Locked(colours)
+        hintsFile = options.hintsFile
         saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
         let side = FrameSampler.thumbnailSide
         thumbs = .allocate(capacity: options.maxPhotos * side * side)
@@ -256,6 +270,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             }
         }
         table.withLock { t in
+            t.frame = sequence
             for k in 0..<count {
                 let id = photoIDs![base + k]
                 guard let (i, old) = t.claim(id, frame: sequence, evictBefore: sequence - poolSize - 2) else {
@@ -263,7 +278,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 }
                 if let old, old.unsaved { evicted = old }
                 t.entries[i].lastSeenFrame = sequence
+                t.entries[i].lastQuad = photoQuads![base + k]
                 guard sampled & (1 << UInt64(k)) != 0 else { continue }
+                // A photo seen before (a new track id, or a restart with a hints file) gets its hints back.
+                if !t.entries[i].hasColour { _ = t.recallHints(entry: i, thumbnail: thumbs + k * side * side) }
                 let e = t.entries[i]
                 let reason: InferenceReason, staleness: Int
                 if !e.hasColour {
@@ -288,6 +306,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             hints.apply(
                 dueClicks, ids: photoIDs! + base, quads: photoQuads! + base, count: count, sizePx: inputSizePx,
                 table: &t, frame: sequence)
+            saveHintsIfChanged(t)
             if saver != nil {
                 for i in t.entries.indices where t.entries[i].lastSeenFrame < saveBefore {
                     if let best = t.entries[i].best, best.unsaved {
@@ -332,6 +351,9 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             input: inputBuffer, output: outputBuffer)
         models.release(engine, generation: generation)
         guard outcome.gaveResult else { return outcome }  // colours keep their age
+        HintPoint.stamp(
+            hints.points(slot: slot), into: outputBuffer, widthPx: abWidthPx, heightPx: abHeightPx,
+            inputSizePx: inputSizePx, scale: bundle.outputScale)
         let job = slotJobs![slot]
         let side = FrameSampler.thumbnailSide
         table.withLock { t in
@@ -345,6 +367,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].coveredFraction = job.coveredFraction
             t.entries[i].abScale = bundle.outputScale
             t.entries[i].resultHintGeneration = hints.generation(slot: slot)
+            t.signRemembered(entry: i)
+            saveHintsIfChanged(t)
             guard saver != nil else { return }
             let best =
                 t.entries[i].best ?? SavedColour(inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx)
@@ -412,8 +436,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     /// too many clicks wait; a click on no photo is logged when its frame is analysed.
     @discardableResult
     public func addHint(frame: Int, xPx: Double, yPx: Double, red: UInt8, green: UInt8, blue: UInt8) -> Bool {
-        let (a, b) = ColourHint(xPx: xPx, yPx: yPx, red: red, green: green, blue: blue).ab
-        return hints.click(PhotoHints.Click(frame: frame, xPx: xPx, yPx: yPx, a: a, b: b))
+        hints.click(PhotoHints.Click(frame: frame, xPx: xPx, yPx: yPx, red: red, green: green, blue: blue))
     }
 
     /// Which photo is colorized first when several wait: new ones, then hinted ones, then changed ones.
@@ -435,6 +458,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     /// After the run: saves every photo's best colorization not yet saved, and waits for the writes.
     /// Throws the first write error.
     public func finish() throws {
+        hintsFile?.flush()
         guard let saver else { return }
         table.withLock { t in
             for e in t.entries where e.trackID >= 0 {

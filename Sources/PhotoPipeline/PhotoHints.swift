@@ -24,8 +24,9 @@ final class PhotoHints: @unchecked Sendable {
         var frame: Int
         var xPx: Double
         var yPx: Double
-        var a: Float
-        var b: Float
+        var red: UInt8
+        var green: UInt8
+        var blue: UInt8
     }
 
     private let pending: Locked<[Click]>
@@ -100,14 +101,7 @@ final class PhotoHints: @unchecked Sendable {
                 continue
             }
             let u = Float(min(max(p.x / Double(n), 0), 1)), v = Float(min(max(p.y / Double(n), 0), 1))
-            let e = table.entries[i]
-            if e.hintCount == Self.maxPerPhoto {  // the oldest goes
-                for j in 1..<Self.maxPerPhoto { e.hints[j - 1] = e.hints[j] }
-                table.entries[i].hintCount -= 1
-            }
-            e.hints[table.entries[i].hintCount] = HintPoint(u: u, v: v, a: c.a, b: c.b)
-            table.entries[i].hintCount += 1
-            table.entries[i].hintGeneration += 1
+            _ = table.addHint(entry: i, u: u, v: v, red: c.red, green: c.green, blue: c.blue)
             let count = table.entries[i].hintCount
             Log.info(
                 "hint at \(Self.text(c.xPx)),\(Self.text(c.yPx)) (frame \(frame)) → photo \(ids[hit]) at "
@@ -120,7 +114,8 @@ final class PhotoHints: @unchecked Sendable {
 
     /// Copies `entry`'s hints into `slot` for the job about to run there. Capture thread, under the table lock.
     func load(slot: Int, from entry: ColourEntry) {
-        (slotPoints! + slot * Self.maxPerPhoto).update(from: entry.hints, count: entry.hintCount)
+        let points = slotPoints! + slot * Self.maxPerPhoto
+        for j in 0..<entry.hintCount { points[j] = entry.hints[j].point }
         slotCounts![slot] = entry.hintCount
         slotGenerations![slot] = entry.hintGeneration
     }

@@ -23,7 +23,7 @@ final class PhotoSaver: Sendable {
     private struct Saved {
         var name: String
         var quality: Double
-        var thumbnail: [Float]
+        var signature: ContentSignature
     }
     private let state = Locked<(saved: [Saved], firstError: Error?)>(([], nil))
 
@@ -63,18 +63,18 @@ final class PhotoSaver: Sendable {
     var savedNames: [String] { queue.sync {}; return state.withLock { $0.saved.map(\.name) } }
 
     private func save(_ colour: SavedColour) throws {
-        let thumbnail = Self.thumbnail(colour)
+        let signature = Self.signature(colour)
         let (name, isBetter): (String, Bool) = state.withLock { s in
-            for i in s.saved.indices where Self.sameContent(s.saved[i].thumbnail, thumbnail) {
+            for i in s.saved.indices where s.saved[i].signature.rotation(matching: signature) != nil {
                 if colour.quality > s.saved[i].quality {
                     s.saved[i].quality = colour.quality
-                    s.saved[i].thumbnail = thumbnail
+                    s.saved[i].signature = signature
                     return (s.saved[i].name, true)
                 }
                 return (s.saved[i].name, false)
             }
             let name = "photo-\(colour.trackID)"
-            s.saved.append(Saved(name: name, quality: colour.quality, thumbnail: thumbnail))
+            s.saved.append(Saved(name: name, quality: colour.quality, signature: signature))
             return (name, true)
         }
         guard isBetter else { return }
@@ -140,9 +140,9 @@ final class PhotoSaver: Sendable {
         return top + (bottom - top) * ay
     }
 
-    /// 32×32 block means of the saved lightness, zero-mean and unit-norm.
-    static func thumbnail(_ c: SavedColour) -> [Float] {
-        let side = 32, n = c.inputSizePx
+    /// The saved lightness's content signature (32×32 samples).
+    static func signature(_ c: SavedColour) -> ContentSignature {
+        let side = ContentSignature.side, n = c.inputSizePx
         var t = [Float](repeating: 0, count: side * side)
         for v in 0..<side {
             for u in 0..<side {
@@ -151,32 +151,6 @@ final class PhotoSaver: Sendable {
                     (Double(v) + 0.5) * Double(n) / Double(side))
             }
         }
-        let mean = t.reduce(0, +) / Float(t.count)
-        for i in t.indices { t[i] -= mean }
-        let norm = t.reduce(0) { $0 + $1 * $1 }.squareRoot()
-        if norm > 0 { for i in t.indices { t[i] /= norm } }
-        return t
-    }
-
-    /// Normalised correlation ≥ 0.9 in any of the 4 rotations.
-    static func sameContent(_ a: [Float], _ b: [Float]) -> Bool {
-        let side = 32
-        for rotation in 0..<4 {
-            var dot: Float = 0
-            for v in 0..<side {
-                for u in 0..<side {
-                    let (ru, rv): (Int, Int)
-                    switch rotation {
-                    case 0: (ru, rv) = (u, v)
-                    case 1: (ru, rv) = (side - 1 - v, u)
-                    case 2: (ru, rv) = (side - 1 - u, side - 1 - v)
-                    default: (ru, rv) = (v, side - 1 - u)
-                    }
-                    dot += a[v * side + u] * b[rv * side + ru]
-                }
-            }
-            if dot >= 0.9 { return true }
-        }
-        return false
+        return t.withUnsafeBufferPointer { ContentSignature(grid: $0) }
     }
 }

@@ -9,6 +9,8 @@ final class PreviewConnection {
     enum Phase {
         /// Waiting for (more of) a request head.
         case readingHead
+        /// Reading an API request's body (`PreviewEventLoop+API`): `needed` bytes in all, into `body`.
+        case readingBody(head: HTTPRequestHead, needed: Int)
         /// Sending a response; then read the next request, or close.
         case responding(closeAfter: Bool)
         /// Waiting for the first frame to answer `/snapshot.jpg`; 503 at `deadlineNs`.
@@ -31,6 +33,8 @@ final class PreviewConnection {
     var parser: HTTPRequestParser
     /// Bytes received after the last complete head (pipelined requests), parsed once the response is sent.
     var pendingInput: [UInt8] = []
+    /// An API request's body as it arrives (`Phase.readingBody`).
+    var body: [UInt8] = []
     var outgoing: [Chunk] = []
     /// Bytes of `outgoing[0]` already sent.
     var sentOffset = 0

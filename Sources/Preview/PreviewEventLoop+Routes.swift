@@ -4,14 +4,17 @@ extension PreviewEventLoop {
     /// Answers one complete request head. Loop thread only.
     func handle(_ head: HTTPRequestHead, on connection: PreviewConnection, nowNs: Int64) {
         let headOnly = head.method == "HEAD"
-        guard head.method == "GET" || headOnly else {
+        let api = PreviewAPIRules.serves(head.path) ? server.api.withLock { $0 } : nil
+        let methods = api == nil ? ["GET", "HEAD"] : PreviewAPIRules.methods
+        guard methods.contains(head.method) else {
             server.metrics.rejected(status: 405)?.increment()
             return respond(
                 connection,
                 bytes: HTTPResponseHead.textResponse(
                     status: 405, body: "method \(head.method) not allowed\n", keepAlive: false,
-                    extraHeaders: [("Allow", "GET, HEAD")]), keepAlive: false)
+                    extraHeaders: [("Allow", methods.joined(separator: ", "))]), keepAlive: false)
         }
+        if let api { return beginAPIRequest(head, api: api, on: connection, nowNs: nowNs) }
         if head.header("Transfer-Encoding") != nil || (head.header("Content-Length").map { $0 != "0" } ?? false) {
             return reject(connection, status: 400, message: "request bodies are not accepted")
         }
@@ -65,7 +68,7 @@ extension PreviewEventLoop {
 
     static let boundary = "colorcamframe"
 
-    private func text(
+    func text(
         _ connection: PreviewConnection, status: Int, body: String,
         type: String = "text/plain; charset=utf-8", keepAlive: Bool, headOnly: Bool
     ) {
@@ -147,7 +150,7 @@ extension PreviewEventLoop {
                 }
             case .awaitingSnapshot:
                 answerSnapshotIfReady(connection)
-            case .readingHead, .responding, .lingering:
+            case .readingHead, .readingBody, .responding, .lingering:
                 break
             }
         }

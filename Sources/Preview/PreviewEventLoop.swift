@@ -62,7 +62,7 @@ final class PreviewEventLoop {
                 case .readingHead:
                     // Back-pressure a client that pipelines faster than it is answered.
                     if connection.pendingInput.count < 64 * 1024 { events |= Int16(POLLIN) }
-                case .streaming: events |= Int16(POLLIN)
+                case .streaming, .readingBody: events |= Int16(POLLIN)
                 case .lingering: events |= Int16(POLLIN)
                 case .responding, .awaitingSnapshot: break
                 }
@@ -203,6 +203,8 @@ final class PreviewEventLoop {
                 } else {
                     connection.pendingInput.append(contentsOf: bytes)  // keep order behind unparsed pipelined bytes
                 }
+            case .readingBody:
+                receiveBody(bytes, on: connection)
             case .streaming, .lingering:
                 return  // Nothing more to parse from this client; its bytes are discarded.
             case .responding, .awaitingSnapshot:
@@ -242,7 +244,7 @@ final class PreviewEventLoop {
             if connection.wantsNewer, let jpeg = currentJPEG, jpeg.sequence != connection.lastQueuedSequence {
                 queueStreamPart(jpeg, on: connection)
             }
-        case .readingHead, .awaitingSnapshot, .lingering:
+        case .readingHead, .readingBody, .awaitingSnapshot, .lingering:
             break
         }
     }
@@ -292,6 +294,12 @@ final class PreviewEventLoop {
                             + "\(config.headerTimeoutNs / 1_000_000) ms")
                 } else if connection.headStartedNs == nil && nowNs - connection.idleSinceNs > config.idleTimeoutNs {
                     close(connection)
+                }
+            case .readingBody:
+                if let started = connection.headStartedNs, nowNs - started > config.headerTimeoutNs {
+                    reject(
+                        connection, status: 408,
+                        message: "request body not complete within \(config.headerTimeoutNs / 1_000_000) ms")
                 }
             case .awaitingSnapshot(let keepAlive, _, let deadlineNs):
                 if nowNs >= deadlineNs {

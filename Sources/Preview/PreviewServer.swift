@@ -103,6 +103,9 @@ public final class PreviewServer: @unchecked Sendable {
         line.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
     }
 
+    /// Serves `api` under `/photos` from now on (nil: stop). Any thread.
+    public func serveAPI(_ api: (any PreviewAPI)?) { shared.api.withLock { $0 = api } }
+
     /// The address actually bound (its port is the kernel's choice when the config asked for port 0); nil before
     /// `start`.
     public private(set) var boundAddress: SocketAddress?
@@ -188,6 +191,8 @@ final class PreviewShared: Sendable {
     let warn: @Sendable (String) -> Void
     /// `config.accessToken`'s UTF-8 bytes (what requests are compared with), or nil for an open preview.
     let accessSecret: [UInt8]?
+    /// The JSON API under `/photos` (`PreviewServer.serveAPI`), nil: none (those paths are 404).
+    let api = Locked<(any PreviewAPI)?>(nil)
     /// A non-blocking pipe: the publisher writes a byte to `wakeWriteFD` to wake the loop, which polls and drains
     /// `wakeFD`. A full pipe means the loop is already due to wake, so a failed write is fine.
     let wakeFD: Int32

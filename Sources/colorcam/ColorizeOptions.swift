@@ -7,7 +7,7 @@ import Stream
 /// processor from them.
 enum ColorizeOptions {
     static let valued: Set<String> = Set([
-        "model", "preset", "background", "save-photos", "color-range", "detect-every", "hint-click"
+        "model", "preset", "background", "save-photos", "color-range", "detect-every", "hint-click", "hints-file"
     ])
     .union(DetectModelOptions.valued).union(RemoteInferenceOption.valued)
     static let boolean: Set<String> = ["passthrough"]
@@ -28,6 +28,9 @@ enum ColorizeOptions {
                                     a colour hint, as a click on the output at frame FRAME: the photo under pixel X,Y
                                     is that colour there (its chroma), in the photo's own coordinates while it is
                                     tracked; repeat for more (needs a model with hint inputs, run locally)
+          --hints-file FILE.json    keep every photo's colour hints in FILE.json (read at start, rewritten
+                                    atomically on each change): a print found again, in this run or a later
+                                    one, gets its hints back (recognised by its content)
         \(DetectModelOptions.help)
         \(RemoteInferenceOption.help)
         """
@@ -85,7 +88,8 @@ enum ColorizeOptions {
             }
             return (frame, hint)
         }
-        if !clicks.isEmpty {
+        options.hintsFile = try a.string("hints-file").map { try HintsFile(path: $0) }
+        if !clicks.isEmpty || options.hintsFile != nil {
             if clicks.count > 64 { throw UsageError("\(command): at most 64 --hint-click, got \(clicks.count)") }
             if bundle.hintInputs == nil {
                 throw HintsRefused.noHintInputs(bundle)

@@ -121,6 +121,7 @@ enum LiveCommand {
         let metrics = PreviewMetrics(dropReasons: DropReason.allCases.map(\.rawValue))
         let server = try PreviewServer(
             config: PreviewServerConfig(listenAddress: listen, accessToken: access.token), metrics: metrics)
+        if let processor { server.serveAPI(PhotoHintsAPI(processor: processor)) }
         let preview = PreviewSink(
             server: server, clock: clock, model: modelLabel,
             overlays: processor.map(Self.outlines(of:)))
