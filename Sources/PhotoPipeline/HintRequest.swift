@@ -23,7 +23,7 @@ public struct HintRequest: Sendable, Equatable {
     public static func parse(_ body: [UInt8]) throws(HintRequestError) -> [HintRequest] {
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: Data(body))
+            object = try JSONSerialization.jsonObject(with: Data(body), options: .fragmentsAllowed)
         } catch {
             let detail = (error as NSError).userInfo["NSDebugDescription"] as? String ?? "\(error)"
             throw HintRequestError("the body is not JSON (\(detail))")

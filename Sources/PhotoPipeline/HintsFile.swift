@@ -27,7 +27,9 @@ public struct HintsFileError: ColorcamError {
 public final class HintsFile: Sendable {
     public let path: String
     private let queue = DispatchQueue(label: "colorcam.hints-file")
-    private let state = Locked<(pending: (revision: Int, photos: [RememberedHints])?, written: Int, failed: Bool)>(
+    /// `pending`: the newest photos waiting for the queue; `newest`: the newest revision taken (written, being
+    /// written or pending); `failed`: the last write failed (warned once until one succeeds).
+    private let state = Locked<(pending: (revision: Int, photos: [RememberedHints])?, newest: Int, failed: Bool)>(
         (nil, 0, false))
 
     /// Checks the file can be used: an existing one must be a regular file; a missing one's directory must exist.
@@ -111,30 +113,29 @@ public final class HintsFile: Sendable {
         return out + "\n]}\n"
     }
 
-    /// Writes `photos` as revision `revision` (skipped when a newer one was written or waits).
+    /// Writes `photos` as revision `revision` (skipped when a newer one was taken: written, being written or waiting).
     func save(_ photos: [RememberedHints], revision: Int) {
         let schedule: Bool = state.withLock { s in
-            guard revision > max(s.written, s.pending?.revision ?? 0) else { return false }
+            guard revision > s.newest else { return false }
+            s.newest = revision
             let wasIdle = s.pending == nil
             s.pending = (revision, photos)
             return wasIdle
         }
         guard schedule else { return }
         queue.async { [self] in
-            guard
-                let (revision, photos) = state.withLock({ s -> (Int, [RememberedHints])? in
-                    defer { s.pending = nil }
-                    return s.pending
-                })
-            else { return }
+            let taken = state.withLock { s -> [RememberedHints]? in
+                defer { s.pending = nil }
+                return s.pending?.photos
+            }
+            guard let photos = taken else { return }
             do {
                 try write(Self.text(photos))
-                state.withLock {
-                    $0.written = revision; $0.failed = false
-                }
+                state.withLock { $0.failed = false }
             } catch {
                 let first = state.withLock { s -> Bool in
-                    defer { s.failed = true }; return !s.failed
+                    defer { s.failed = true }
+                    return !s.failed
                 }
                 if first { Log.warning("\(error); hints are kept in memory only until a write succeeds") }
             }
@@ -144,7 +145,7 @@ public final class HintsFile: Sendable {
     /// Waits for the writes asked for so far.
     public func flush() { queue.sync {} }
 
-    private func write(_ text: String) throws {
+    func write(_ text: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let temporary = ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(".\(name).partial")

@@ -11,11 +11,11 @@ import Infer
 /// (`apply`/`load` under the processor's table lock); `points`/`generation` of a slot on the inference thread that
 /// owns the slot's job. Allocation: `prepare` and `init` only (queues and slots are fixed-capacity); a click that
 /// finds the queue full is refused.
-final class PhotoHints: @unchecked Sendable {
+public final class PhotoHints: @unchecked Sendable {
     // Invariant for @unchecked Sendable: `pending` is guarded by its lock; `due` is the capture thread's; a slot's
     // storage belongs to whoever holds that slot's job (the pipeline hands a slot to one thread at a time).
     /// Hints kept per photo (a further hint replaces the oldest).
-    static let maxPerPhoto = 32
+    public static let maxPerPhoto = 32
     /// Clicks waiting for their frame.
     static let maxPending = 64
 

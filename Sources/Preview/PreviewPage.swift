@@ -1,5 +1,5 @@
-/// The preview's single page (`/`): live MJPEG video, an SVG overlay of tracked-photo outlines (toggle), live stats
-/// and a banner when the device is lost. Self-contained: no external scripts, styles or fonts.
+/// The preview's single page (`/`): live MJPEG video, an SVG overlay of tracked-photo outlines (toggle), live stats,
+/// a banner when the device is lost, and colour hints when the server has the `/photos` API (`PreviewPage+Hints`). Self-contained: no external scripts, styles or fonts.
 enum PreviewPage {
     static let html = """
         <!doctype html>
@@ -23,6 +23,7 @@ enum PreviewPage {
           table { border-collapse: collapse; min-width: 260px; }
           td { padding: 2px 8px; border-bottom: 1px solid #333; }
           td.v { text-align: right; font-variant-numeric: tabular-nums; }
+        \(hintsStyle)
         </style>
         </head>
         <body>
@@ -36,7 +37,9 @@ enum PreviewPage {
           <div id="view">
             <img id="video" src="/stream.mjpg" alt="live video">
             <svg id="outlines" viewBox="0 0 640 480" preserveAspectRatio="none"></svg>
+        \(hintsMarkup)
           </div>
+          <div>
           <table>
             <tbody>
               <tr><td>frame</td><td class="v" id="sequence">–</td></tr>
@@ -49,6 +52,8 @@ enum PreviewPage {
             </tbody>
             <tbody id="drops"></tbody>
           </table>
+        \(hintsPanel)
+          </div>
         </main>
         <script>
         "use strict";
@@ -97,6 +102,7 @@ enum PreviewPage {
           }
           setText("status", stats.health === "ok" ? "live" : "device lost");
           drawOutlines(stats);
+          startHints(stats);
         }
         async function poll() {
           try {
@@ -107,6 +113,7 @@ enum PreviewPage {
           }
           setTimeout(poll, 500);
         }
+        \(hintsScript)
         $("toggle").addEventListener("change", () => { if (!$("toggle").checked) drawOutlines({}); });
         $("video").addEventListener("error", () => {
           setText("status", "stream lost, reconnecting…");

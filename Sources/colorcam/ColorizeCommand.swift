@@ -10,7 +10,7 @@ import PhotoPipeline
 enum ColorizeCommand {
     static let help = """
         usage: colorcam colorize IN OUT [--model DIR|FILE.onnx] [--preset colorcam|eccv16|siggraph17] [--whole]
-                                        [--hint X,Y,#RRGGBB …]
+                                        [--hint X,Y,#RRGGBB …] [--hints-file FILE.json]
                                         [--detect-model DIR|FILE.onnx|none] [--detector learned|classic|both]
                                         [--infer-url URL [--infer-timeout-ms N] [--infer-fallback none|local]]
 
@@ -26,6 +26,9 @@ enum ColorizeCommand {
         --hint    with --whole: the picture is this colour at pixel X,Y of IN (its chroma; the picture keeps its own
                   lightness), e.g. --hint 120,80,#3060c0; repeat for more points. Needs a model with hint inputs
                   (the default bundle has them; ECCV16 and bare files do not).
+        --hints-file  with --whole: also the hints FILE.json remembers for this picture (recognised by its content,
+                  in any quarter turn: the file `replay`/`live --hints-file` keep); with --hint, the picture's hints
+                  (those and the new ones) are written back to it (atomically)
         \(DetectModelOptions.help)
         \(RemoteInferenceOption.help)
         """
@@ -37,7 +40,7 @@ enum ColorizeCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
             args, command: "colorize",
-            valued: Set(["model", "preset", "hint"]).union(DetectModelOptions.valued)
+            valued: Set(["model", "preset", "hint", "hints-file"]).union(DetectModelOptions.valued)
                 .union(RemoteInferenceOption.valued),
             boolean: ["whole"])
         let paths = try a.positionals(exactly: 2, usage: "colorize IN OUT [--model M] [--preset P] [--whole]")
@@ -59,6 +62,10 @@ enum ColorizeCommand {
             throw UsageError(
                 "colorize: --hint needs --whole (hints on the photos found in an image are not supported yet)")
         }
+        if a.string("hints-file") != nil && !a.flag("whole") {
+            throw UsageError("colorize: --hints-file needs --whole")
+        }
+        let hintsFile = try a.string("hints-file").map { try HintsFile(path: $0) }
         let modelPath = try a.string("model") ?? defaultModel()
         let bundle = try ModelBundle.load(modelPath, preset: preset)
         let image = try ImageFile.read(paths[0])
@@ -67,7 +74,17 @@ enum ColorizeCommand {
             let colorizer = try Colorizer(
                 bundle: bundle, remote: remote?.model,
                 fallbackLocal: remote?.fallbackLocal ?? false)
-            try ImageFile.write(colorizer.colorize(image, hints: hints), to: paths[1])
+            let remembered = try hintsFile?.hints(for: image) ?? []
+            if let hintsFile, !remembered.isEmpty {
+                printNote(
+                    "colorize: \(remembered.count) hint\(remembered.count == 1 ? "" : "s") from \(hintsFile.path)")
+            }
+            let all = remembered + hints
+            if all.count > PhotoHints.maxPerPhoto {
+                throw UsageError("colorize: \(all.count) hints; a picture keeps at most \(PhotoHints.maxPerPhoto)")
+            }
+            try ImageFile.write(colorizer.colorize(image, hints: all), to: paths[1])
+            if let hintsFile, !hints.isEmpty { try hintsFile.remember(all, for: image) }
         } else {
             let (detectModel, detectorMode) = try DetectModelOptions.resolve(a, command: "colorize")
             let (out, photos) = try StillImage.colorizePhotos(

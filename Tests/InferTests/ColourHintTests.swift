@@ -75,4 +75,29 @@ import Testing
             }
         }
     }
+
+    @Test func stampGivesTheHintsChromaOverItsSquareAndBlendsBackOverAsFarAgain() {
+        // A 64x64 output grid for a 256 input: the square's half side is 4.5 input px = 1.125 output px; full strength
+        // within it, the model's own beyond 2.25.
+        let w = 64, n = 256
+        var ab = [Float](repeating: 3, count: 2 * w * w)
+        let hints = [HintPoint(u: 0.5, v: 0.25, a: 40, b: -20)]
+        hints.withUnsafeBufferPointer { h in
+            ab.withUnsafeMutableBufferPointer {
+                HintPoint.stamp(h, into: $0, widthPx: w, heightPx: w, inputSizePx: n, scale: 2)
+            }
+        }
+        func at(_ x: Int, _ y: Int) -> (Float, Float) { (ab[y * w + x], ab[w * w + y * w + x]) }
+        #expect(at(32, 16) == (20, -10) && at(31, 15) == (20, -10), "the hint's chroma over its square (÷ scale)")
+        let edge = at(33, 16)
+        #expect(edge.0 > 3 && edge.0 < 20 && edge.1 < 3 && edge.1 > -10, "blended between: \(edge)")
+        #expect(at(34, 16) == (3, 3) && at(32, 19) == (3, 3) && at(0, 0) == (3, 3), "the model's own elsewhere")
+        // No hints, or a zero scale: untouched.
+        var untouched = [Float](repeating: 3, count: 2 * w * w)
+        untouched.withUnsafeMutableBufferPointer {
+            HintPoint.stamp(
+                UnsafeBufferPointer(start: nil, count: 0), into: $0, widthPx: w, heightPx: w, inputSizePx: n, scale: 2)
+        }
+        #expect(untouched.allSatisfy { $0 == 3 })
+    }
 }

@@ -1,7 +1,8 @@
 """`colorcam colorize --whole --hint X,Y,#RRGGBB`: colour hints fed to the default bundle's hint inputs.
 
-The Swift path (hint planes at the model's resolution, the engine's fed inputs) is held to the reference pipeline
-(tools/train/pipeline.py with onnxruntime fed the same planes) within 1 level per channel; a hint moves the colour at
+The Swift path (hint planes at the model's resolution, the engine's fed inputs, the hint's chroma stamped on the
+output where it was given) is held to the reference pipeline (tools/train/pipeline.py with onnxruntime fed the same
+planes, the same stamp) within 1 level per channel; a hint moves the colour at
 its point to the hint's hue; bad hints are one-line usage errors that write nothing.
 """
 import sys
@@ -32,6 +33,24 @@ def hint_planes(hints, h, w):
     return ab, mask
 
 
+def stamp(ab, hints, h, w):
+    """colorcam's HintPoint.stamp on the model's 256x256 output (scale 1): the hint's ab over its square (half side
+    RADIUS + 0.5 px, Chebyshev distance from the pixel centre), blending back to the model's own over as far again
+    (smooth step)."""
+    from labcolor import rgb2lab
+    ab = ab.copy()
+    centres = np.arange(SIZE) + 0.5
+    inner = RADIUS + 0.5
+    for x, y, rgb in hints:
+        cx, cy = (x + 0.5) / w * SIZE, (y + 0.5) / h * SIZE
+        d = np.maximum(np.abs(centres[None, :] - cx), np.abs(centres[:, None] - cy))
+        t = np.clip(1 - (d - inner) / inner, 0, 1)
+        weight = (t * t * (3 - 2 * t)).astype(np.float32)[..., None]
+        lab = rgb2lab(np.array(rgb, np.float64).reshape(1, 1, 3) / 255.0)[0, 0]
+        ab += (np.array(lab[1:], np.float32) - ab) * weight
+    return ab
+
+
 def reference_with_hints(rgb8, hints):
     import onnxruntime as ort
     from pipeline import colorize_rgb8
@@ -39,8 +58,9 @@ def reference_with_hints(rgb8, hints):
     opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(str(BUNDLE / "model.onnx"), opts, providers=["CPUExecutionProvider"])
     ab, mask = hint_planes(hints, *rgb8.shape[:2])
-    return colorize_rgb8(rgb8, lambda L256: sess.run(None, {"L": L256[None, None].astype(np.float32),
-                                                            "hint_ab": ab, "hint_mask": mask})[0][0].transpose(1, 2, 0))
+    return colorize_rgb8(rgb8, lambda L256: stamp(sess.run(None, {"L": L256[None, None].astype(np.float32),
+                                                                  "hint_ab": ab, "hint_mask": mask})[0][0]
+                                                  .transpose(1, 2, 0), hints, *rgb8.shape[:2]))
 
 
 def hint_args(hints):
@@ -123,4 +143,50 @@ def test_hints_to_a_model_without_hint_inputs_are_refused(colorcam, tmp_path):
                "--whole", "--hint", "3,3,#ff0000", check=False)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 64 and len(lines) == 1 and "declares no hint inputs" in lines[0], proc.stderr
+    assert not (tmp_path / "out.png").exists()
+
+
+def test_a_hints_file_remembers_a_pictures_hints_and_finds_it_turned(colorcam, tmp_path):
+    Image = need_pil()
+    rgb = scene(180, 240, seed=3)
+    Image.fromarray(rgb).save(tmp_path / "in.png")
+    hints_file = tmp_path / "hints.json"
+    x, y, colour = HINTS[0]
+    run(colorcam, "colorize", tmp_path / "in.png", tmp_path / "first.png", "--model", BUNDLE, "--whole",
+        *hint_args([(x, y, colour)]), "--hints-file", hints_file)
+    saved = __import__("json").loads(hints_file.read_text())
+    assert [[h["color"] for h in p["hints"]] for p in saved["photos"]] == [["#285ac8"]], saved
+    # The same picture turned a quarter (clockwise): the file's hint lands on the same spot of the picture.
+    turned = np.rot90(rgb, k=-1).copy()
+    Image.fromarray(turned).save(tmp_path / "turned.png")
+    proc = run(colorcam, "colorize", tmp_path / "turned.png", tmp_path / "from-file.png", "--model", BUNDLE, "--whole",
+               "--hints-file", hints_file)
+    assert f"1 hint from {hints_file}" in proc.stderr, proc.stderr
+    h = rgb.shape[0]
+    run(colorcam, "colorize", tmp_path / "turned.png", tmp_path / "explicit.png", "--model", BUNDLE, "--whole",
+        *hint_args([(h - 1 - y, x, colour)]))
+    got = np.asarray(Image.open(tmp_path / "from-file.png").convert("RGB")).astype(int)
+    want = np.asarray(Image.open(tmp_path / "explicit.png").convert("RGB")).astype(int)
+    assert np.abs(got - want).max() <= 1, np.abs(got - want).max()
+    # Another picture gets nothing from the file.
+    Image.fromarray(scene(180, 240, seed=11)).save(tmp_path / "other.png")
+    proc = run(colorcam, "colorize", tmp_path / "other.png", tmp_path / "other-out.png", "--model", BUNDLE,
+               "--whole", "--hints-file", hints_file)
+    assert "from" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("setup,args,code,says", [
+    (None, ["--hints-file", "{dir}/h.json"], 64, "--hints-file needs --whole"),
+    ("{", ["--whole", "--hints-file", "{dir}/h.json"], 65, "h.json: not JSON"),
+    (None, ["--whole", "--hints-file", "{dir}/no/such/dir/h.json"], 66, "does not exist"),
+])
+def test_a_bad_hints_file_is_one_line(colorcam, tmp_path, setup, args, code, says):
+    Image = need_pil()
+    Image.fromarray(scene(60, 80, seed=1)).save(tmp_path / "in.png")
+    if setup is not None:
+        (tmp_path / "h.json").write_text(setup)
+    args = [a.replace("{dir}", str(tmp_path)) for a in args]
+    proc = run(colorcam, "colorize", tmp_path / "in.png", tmp_path / "out.png", "--model", BUNDLE, *args, check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == code and len(lines) == 1 and says in lines[0], proc.stderr
     assert not (tmp_path / "out.png").exists()
