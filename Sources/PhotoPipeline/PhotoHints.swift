@@ -9,8 +9,9 @@ import Infer
 ///
 /// Threading: `click` from any thread (queued under a lock); `takeDue`, `apply`, `load` on the capture thread
 /// (`apply`/`load` under the processor's table lock); `points`/`generation` of a slot on the inference thread that
-/// owns the slot's job. Allocation: `prepare` and `init` only (queues and slots are fixed-capacity); a click that
-/// finds the queue full is refused.
+/// owns the slot's job. Allocation: `prepare` and `init`, and a click when it is applied (the table's `HintMemory`
+/// keeps a copy of the photo's hints); queues and slots are fixed-capacity, and a click that finds the queue full is
+/// refused.
 public final class PhotoHints: @unchecked Sendable {
     // Invariant for @unchecked Sendable: `pending` is guarded by its lock; `due` is the capture thread's; a slot's
     // storage belongs to whoever holds that slot's job (the pipeline hands a slot to one thread at a time).

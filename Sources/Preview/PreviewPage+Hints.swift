@@ -1,6 +1,8 @@
 /// The preview page's colour hints (when the server has the `/photos` API): a click on an outlined photo opens a
-/// colour picker — the colour shown there now first (the model's own choice), then colours at that point's lightness
-/// around the hue circle, and a free picker — and the chosen colour is sent as a hint (`POST /photos/ID/hints`). Hints
+/// colour picker — the colour shown there now first (the model's own choice), then the model's most used colours on
+/// that photo (its pixels' chroma binned by hue: the colorizer predicts one ab per pixel, not a distribution, so this
+/// is the distribution over the photo), then colours around the hue circle, all at that point's lightness, and a free
+/// picker — and the chosen colour is sent as a hint (`POST /photos/ID/hints`). Hints
 /// of the photos in view are drawn on them (through each photo's corners), listed per photo with a remove button, can be dragged
 /// (`PUT`), and undone (button or Ctrl+Z: the inverse request).
 extension PreviewPage {
@@ -95,21 +97,46 @@ extension PreviewPage {
                   fromLinear(0.0557 * x - 0.2040 * y + 1.0570 * z)];
         }
         function hex(rgb) { return "#" + rgb.map((v) => v.toString(16).padStart(2, "0")).join(""); }
-        function colourNow(x, y) {
-          const img = $("video"), canvas = document.createElement("canvas");
+        function frameCanvas() {
+          const canvas = document.createElement("canvas");
           canvas.width = hints.frame.w; canvas.height = hints.frame.h;
           const ctx = canvas.getContext("2d");
-          try { ctx.drawImage(img, 0, 0, canvas.width, canvas.height); } catch (e) { return [128, 128, 128]; }
+          try { ctx.drawImage($("video"), 0, 0, canvas.width, canvas.height); } catch (e) { return null; }
+          return ctx;
+        }
+        function colourNow(ctx, x, y) {
+          if (!ctx) return [128, 128, 128];
           const d = ctx.getImageData(Math.max(0, Math.round(x) - 2), Math.max(0, Math.round(y) - 2), 5, 5).data;
           const sum = [0, 0, 0];
           for (let i = 0; i < d.length; i += 4) { sum[0] += d[i]; sum[1] += d[i + 1]; sum[2] += d[i + 2]; }
           return sum.map((s) => Math.round(s / (d.length / 4)));
         }
+        // The colours the model gave this photo: its pixels' chroma by hue (30-degree bins), the three most used
+        // hues' mean chroma, at lightness l.
+        function modelColours(ctx, photo, l) {
+          if (!ctx) return [];
+          const bins = Array.from({ length: 12 }, () => ({ n: 0, a: 0, b: 0 }));
+          const w = hints.frame.w, h = hints.frame.h, data = ctx.getImageData(0, 0, w, h).data;
+          for (let i = 0; i < 32; i++) {
+            for (let j = 0; j < 32; j++) {
+              const [x, y] = toFrame(photo.corners, (i + 0.5) / 32, (j + 0.5) / 32);
+              const k = 4 * (Math.min(h - 1, Math.max(0, Math.round(y))) * w + Math.min(w - 1, Math.max(0, Math.round(x))));
+              const [, a, b] = rgbToLab([data[k], data[k + 1], data[k + 2]]);
+              if (Math.hypot(a, b) < 6) continue;
+              const bin = bins[Math.floor(((Math.atan2(b, a) * 180 / Math.PI) + 360) % 360 / 30)];
+              bin.n += 1; bin.a += a; bin.b += b;
+            }
+          }
+          return bins.filter((bin) => bin.n >= 8).sort((p, q) => q.n - p.n).slice(0, 3)
+            .map((bin) => labToRgb([l, bin.a / bin.n, bin.b / bin.n]));
+        }
         function openPicker(photo, x, y, event) {
-          const now = colourNow(x, y), lab = rgbToLab(now), picker = $("picker"), swatches = $("swatches");
+          const ctx = frameCanvas(), now = colourNow(ctx, x, y), lab = rgbToLab(now);
+          const picker = $("picker"), swatches = $("swatches");
           setText("pickertitle", "photo #" + photo.id + ": this point is…");
           swatches.textContent = "";
           const choices = [{ rgb: now, title: "as shown now", now: true }];
+          for (const rgb of modelColours(ctx, photo, lab[0])) choices.push({ rgb, title: "the model's colour on this photo" });
           for (let h = 0; h < 360; h += 30) {
             const rad = h * Math.PI / 180;
             choices.push({ rgb: labToRgb([lab[0], 45 * Math.cos(rad), 45 * Math.sin(rad)]), title: "hue " + h });
