@@ -77,17 +77,24 @@ public final class Colorizer {
     }
 
     /// Prepares `bundle`'s model as a colorizer: L `[1, 1, N, N]` in, feeding its hint inputs when it declares them
-    /// (zeros until set: no hints). Checks the output is ab, `[1, 2, H, W]`. The one place a colorizer engine is made.
+    /// (zeros until set: no hints) and keeping its ab distribution for `tapped` when it declares one. Checks the
+    /// output is ab, `[1, 2, H, W]`, and the distribution's shape. The one place a colorizer engine is made.
     public static func engine(for bundle: ModelBundle) throws -> InferenceEngine {
         let n = bundle.inputSizePx
         let engine = try InferenceEngine(
             path: bundle.modelPath, inputShape: [1, 1, n, n],
-            feeding: bundle.hintInputs.map { [$0.ab, $0.mask] } ?? [])
+            feeding: bundle.hintInputs.map { [$0.ab, $0.mask] } ?? [],
+            tapping: bundle.distribution.map { [$0.tensor] } ?? [])
         let out = engine.outputShape
         guard out.count == 4, out[0] == 1, out[1] == 2, out[2] >= 1, out[3] >= 1 else {
             throw ModelBundleError(
                 .badData, file: bundle.modelPath,
                 "output shape \(out) is not ab: want [1, 2, H, W] for input [1, 1, \(n), \(n)]")
+        }
+        if let d = bundle.distribution, let tapped = engine.tapped(d.tensor), tapped.shape != d.shape {
+            throw ModelBundleError(
+                .badData, file: bundle.modelPath,
+                "distribution '\(d.tensor)' computes to \(tapped.shape), the manifest says \(d.shape)")
         }
         return engine
     }

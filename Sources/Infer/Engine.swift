@@ -21,6 +21,10 @@ import ColorcamCore
 /// mask), named in `feeding`. Each is an *optional* input (a graph input with an initialiser, which gives its
 /// default) or an input with a fully declared shape (default zeros). It lives in the arena for the engine's life:
 /// `fedInput(_:)` gives its values to write before `run`; they stay until changed. Not folded as constants.
+///
+/// Tapped tensors: intermediate tensors named in `tapping` (a colorizer's ab distribution) are kept whole until the
+/// run ends — planned like the graph's output, never fused away or overwritten — so `tapped(_:)` reads them after
+/// `run`.
 public final class InferenceEngine {
     public let file: String
     public let mode: EngineMode
@@ -45,6 +49,8 @@ public final class InferenceEngine {
     public let instructionSet: InstructionSet
     /// The fed inputs (see the type's doc): name → shape, offset in the arena.
     private let fed: [String: (shape: [Int], offset: Int)]
+    /// The tapped tensors (see the type's doc): name → shape, offset in the arena.
+    private let taps: [String: (shape: [Int], offset: Int)]
 
     private let kernels: [Kernel]
     private let arena: UnsafeMutablePointer<Float>
@@ -55,7 +61,7 @@ public final class InferenceEngine {
     /// - Throws: `InferError` (`.missingInput` when unreadable, `.badData` for a bad model).
     public convenience init(
         path: String, inputShape: [Int]? = nil, mode: EngineMode = .fast, instructionSet: InstructionSet? = nil,
-        feeding: [String] = []
+        feeding: [String] = [], tapping: [String] = []
     ) throws {
         guard let bytes = readBinaryFile(path) else {
             throw InferError(.missingInput, file: path, "cannot read the model file")
@@ -63,16 +69,18 @@ public final class InferenceEngine {
         let model = try ONNXModel.decode(bytes, file: path)
         try self.init(
             model: model, file: path, inputShape: inputShape, mode: mode, instructionSet: instructionSet,
-            feeding: feeding)
+            feeding: feeding, tapping: tapping)
     }
 
     /// Prepares a decoded model for `inputShape` (default: the shape the model declares), with the kernels of
     /// `instructionSet` (default: this process's choice, `InstructionSetChoice.forProcess()`), and `feeding` the
     /// named further inputs (see the type's doc; an unknown name, or one with neither an initialiser nor a static
-    /// shape, is `.badData`).
+    /// shape, is `.badData`), and keeping the named intermediate tensors for `tapped(_:)` (one that no step computes
+    /// is `.badData`).
     public init(
         model: ONNXModel, file: String = "<memory>", inputShape requested: [Int]? = nil,
-        mode: EngineMode = .fast, instructionSet: InstructionSet? = nil, feeding: [String] = []
+        mode: EngineMode = .fast, instructionSet: InstructionSet? = nil, feeding: [String] = [],
+        tapping: [String] = []
     ) throws {
         self.file = file
         self.mode = mode
@@ -164,21 +172,29 @@ public final class InferenceEngine {
             }
         }
         outputShape = outShape
+        for name in tapping
+        where shapes[name] == nil || consts[name] != nil || name == output.name || name == input.name
+            || fedDefaults[name] != nil
+        {
+            throw InferError(.badData, file: file, "the graph computes no intermediate tensor '\(name)' to tap")
+        }
+        // Tapped tensors are outputs too, for fusion, reordering and in-place concatenation.
+        let kept = Set([output.name]).union(tapping)
         if mode == .fast {
             runtime = try Self.fuse(
-                runtime, consts: &consts, shapes: shapes, graphOutputs: [output.name],
+                runtime, consts: &consts, shapes: shapes, graphOutputs: kept,
                 opset: opset, file: file)
             for (name, c) in consts where shapes[name] == nil { shapes[name] = c.shape }
             runtime = Self.convBeforeNearestResize(
                 runtime, shapes: &shapes, consts: consts,
-                graphOutputs: [output.name])
+                graphOutputs: kept)
         }
 
         var slices: [String: ConcatSlice] = [:]
         if mode == .fast {
             (runtime, slices) = Self.concatsInPlace(
                 runtime, shapes: shapes, consts: consts, graphInput: input.name,
-                graphOutputs: [output.name])
+                graphOutputs: kept)
         }
 
         // Final plans and the memory plan.
@@ -205,7 +221,7 @@ public final class InferenceEngine {
         }
         var lastUse: [String: Int] = [:]
         for (step, r) in runtime.enumerated() { for name in r.node.inputs { lastUse[name] = step } }
-        lastUse[output.name] = runtime.count
+        for name in kept { lastUse[name] = runtime.count }
         // An eliminated Concat's output lives until the last read of it or of any of its slices.
         var concatLastUse: [String: Int] = [:]
         for (name, slice) in slices {
@@ -271,6 +287,7 @@ public final class InferenceEngine {
         }
         flops = totalFlops
         fed = fedSlots
+        taps = Dictionary(uniqueKeysWithValues: Set(tapping).map { ($0, (shapes[$0]!, offsets[$0]!)) })
         inputOffset = offsets[input.name]!
         outputOffset = offsets[output.name]!
     }
@@ -285,6 +302,13 @@ public final class InferenceEngine {
     public func fedInput(_ name: String) -> UnsafeMutableBufferPointer<Float>? {
         guard let slot = fed[name] else { return nil }
         return UnsafeMutableBufferPointer(start: arena + slot.offset, count: slot.shape.reduce(1, *))
+    }
+
+    /// Tapped tensor `name` as the last `run` left it (read it before the next), with its shape; nil when the
+    /// engine was not prepared tapping it. Same threading as `run`.
+    public func tapped(_ name: String) -> (shape: [Int], values: UnsafeBufferPointer<Float>)? {
+        guard let slot = taps[name] else { return nil }
+        return (slot.shape, UnsafeBufferPointer(start: arena + slot.offset, count: slot.shape.reduce(1, *)))
     }
 
     /// Element counts of the input and output.

@@ -27,6 +27,25 @@ public struct ModelBundle: Sendable, Equatable {
     public var head: String
     /// The graph's hint inputs when the manifest declares them (`hints`), else nil: the model takes no hints.
     public var hintInputs: HintInputs?
+    /// The graph's ab distribution when the manifest declares it (`distribution`), else nil.
+    public var distribution: Distribution?
+
+    /// A colorizer's ab distribution: an intermediate tensor `[1, Q, H, W]` holding, per cell of an H×W grid over the
+    /// picture, the probability of each of Q ab bins, and the bins' ab (Lab units). What the model thinks a point's
+    /// colour could be — the preview's picker offers its most likely colours (`ABSuggestions`).
+    public struct Distribution: Sendable, Equatable {
+        public var tensor: String
+        public var shape: [Int]
+        /// Per bin: a, b.
+        public var binA: [Float]
+        public var binB: [Float]
+        public init(tensor: String, shape: [Int], binA: [Float], binB: [Float]) {
+            self.tensor = tensor
+            self.shape = shape
+            self.binA = binA
+            self.binB = binB
+        }
+    }
 
     /// The names of a colorizer graph's hint inputs: the ab hint image (1×2×N×N) and the mask (1×1×N×N).
     public struct HintInputs: Sendable, Equatable {
@@ -108,7 +127,24 @@ public struct ModelBundle: Sendable, Equatable {
         if let hints = root["hints"] {
             bundle.hintInputs = try hintInputs(hints, size: shape[2], manifestPath: manifestPath)
         }
+        if let distribution = root["distribution"] {
+            bundle.distribution = try self.distribution(distribution, manifestPath: manifestPath)
+        }
         return bundle
+    }
+
+    /// `distribution`: `tensor` (a name), `shape` [1, Q, H, W], `bins_ab` (Q pairs [a, b]).
+    static func distribution(_ value: Any, manifestPath: String) throws -> Distribution {
+        let why = "'distribution' must give a tensor name, its shape [1, Q, H, W] and bins_ab: Q pairs [a, b]"
+        guard let fields = value as? [String: Any], let tensor = fields["tensor"] as? String,
+            let shape = fields["shape"] as? [Int], shape.count == 4, shape[0] == 1, shape.allSatisfy({ $0 >= 1 }),
+            shape[1] <= Int(UInt16.max), let bins = fields["bins_ab"] as? [[Double]], bins.count == shape[1],
+            bins.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isFinite) })
+        else {
+            throw ModelBundleError(.badData, file: manifestPath, why)
+        }
+        return Distribution(
+            tensor: tensor, shape: shape, binA: bins.map { Float($0[0]) }, binB: bins.map { Float($0[1]) })
     }
 
     /// `hints.inputs`: two entries, the ab hint image ([1, 2, N, N]) and the mask ([1, 1, N, N]), each with a `name`.

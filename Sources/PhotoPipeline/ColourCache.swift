@@ -38,6 +38,11 @@ struct ColourEntry: @unchecked Sendable {
     var recallTried = false
     /// Its corners in the last frame that showed it (`lastSeenFrame`).
     var lastQuad = Quad(.zero, .zero, .zero, .zero)
+    /// The model's most likely ab bins per cell of its distribution for the colours it has (`ABSuggestions.keep`;
+    /// nil when the model has no distribution), valid when `hasSuggestions`.
+    let suggestionBins: UnsafeMutablePointer<UInt16>?
+    let suggestionProbabilities: UnsafeMutablePointer<Float>?
+    var hasSuggestions = false
     /// Bumped by every hint; the colours follow the hints of `resultHintGeneration`.
     var hintGeneration = 0
     var resultHintGeneration = 0
@@ -101,7 +106,8 @@ struct ColourTable: @unchecked Sendable {
     /// Hint ids are unique across photos for the run.
     var nextHintID = 1
 
-    init(capacity: Int, abCount: Int) {
+    /// `suggestionCount`: kept bins per entry (cells × `ABSuggestions.keptPerCell`; 0: the model has no distribution).
+    init(capacity: Int, abCount: Int, suggestionCount: Int = 0) {
         self.abCount = abCount
         let thumbCount = FrameSampler.thumbnailSide * FrameSampler.thumbnailSide
         entries = (0..<capacity).map { _ in
@@ -110,7 +116,12 @@ struct ColourTable: @unchecked Sendable {
             let thumbnail = UnsafeMutablePointer<Float>.allocate(capacity: thumbCount)
             thumbnail.initialize(repeating: 0, count: thumbCount)
             let hints = UnsafeMutablePointer<PhotoHint>.allocate(capacity: PhotoHints.maxPerPhoto)
-            return ColourEntry(ab: ab, thumbnail: thumbnail, hints: hints)
+            let bins = suggestionCount > 0 ? UnsafeMutablePointer<UInt16>.allocate(capacity: suggestionCount) : nil
+            let probabilities =
+                suggestionCount > 0 ? UnsafeMutablePointer<Float>.allocate(capacity: suggestionCount) : nil
+            return ColourEntry(
+                ab: ab, thumbnail: thumbnail, hints: hints, suggestionBins: bins, suggestionProbabilities: probabilities
+            )
         }
     }
 
@@ -119,6 +130,8 @@ struct ColourTable: @unchecked Sendable {
             e.ab.deallocate()
             e.thumbnail.deallocate()
             e.hints.deallocate()
+            e.suggestionBins?.deallocate()
+            e.suggestionProbabilities?.deallocate()
         }
     }
 
@@ -150,6 +163,7 @@ struct ColourTable: @unchecked Sendable {
         entries[i].firstSeenFrame = frame
         entries[i].best = nil
         entries[i].hintCount = 0
+        entries[i].hasSuggestions = false
         entries[i].rememberedID = nil
         entries[i].recallTried = false
         entries[i].hintGeneration = 0

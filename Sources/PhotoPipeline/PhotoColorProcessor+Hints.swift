@@ -104,6 +104,26 @@ extension PhotoColorProcessor {
         }
     }
 
+    /// What the model thinks the colour at `place` of `photo` could be: the distinct colours among the most likely
+    /// bins of its ab distribution there (`ABSuggestions.modes`), in the colours `photo` shows now, most likely first;
+    /// [] when the model has no distribution or the photo has no colours yet.
+    public func colourSuggestions(photo: Int, at place: HintPlace, count: Int = 3) throws(HintEditError)
+        -> [ABSuggestions.Suggestion]
+    {
+        let distribution = models.bundle.distribution
+        return try edit(photo: photo, checkModel: false) { t, i throws(HintEditError) in
+            let e = t.entries[i]
+            let (u, v) = try point(place, photo: photo, entry: e, frame: t.frame)
+            guard let distribution, e.hasSuggestions, let bins = e.suggestionBins,
+                let probabilities = e.suggestionProbabilities
+            else { return [] }
+            let h = distribution.shape[2], w = distribution.shape[3]
+            let cell = min(h - 1, Int(v * Float(h))) * w + min(w - 1, Int(u * Float(w)))
+            return ABSuggestions.modes(
+                binIndices: bins, probabilities: probabilities, cell: cell, distribution: distribution, count: count)
+        }
+    }
+
     /// Runs `body` on `photo`'s entry under the lock, then saves the hints file when the memory changed.
     private func edit<T>(
         photo: Int, checkModel: Bool = true, _ body: (inout ColourTable, Int) throws(HintEditError) -> T

@@ -118,6 +118,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
 
     /// Colour hints on the photos (`addHint`, the `+Hints` API).
     let hints = PhotoHints()
+    /// Cells of the model's ab distribution (0: none); per input slot, the last run's kept bins (`ABSuggestions`).
+    let suggestionCells: Int
+    private var slotSuggestionBins: UnsafeMutablePointer<UInt16>?
+    private var slotSuggestionProbabilities: UnsafeMutablePointer<Float>?
     /// Where the hints are kept across restarts; the memory revision last handed to it (under the table lock).
     let hintsFile: HintsFile?
     let savedHintsRevision = Atomic<Int>(0)
@@ -153,7 +157,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         inputSizePx = bundle.inputSizePx
         abHeightPx = models.outputShape[2]
         abWidthPx = models.outputShape[3]
-        var colours = ColourTable(capacity: 16, abCount: 2 * abWidthPx * abHeightPx)
+        suggestionCells = bundle.distribution.map { $0.shape[2] * $0.shape[3] } ?? 0
+        var colours = ColourTable(
+            capacity: 16, abCount: 2 * abWidthPx * abHeightPx,
+            suggestionCount: suggestionCells * ABSuggestions.keptPerCell)
         do {
             colours.memory = HintMemory(photos: try options.hintsFile?.load() ?? [])
         } catch {
@@ -183,6 +190,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             slotInputs?[i].deallocate(); slotOutputs?[i].deallocate(); slotThumbs?[i].deallocate()
         }
         slotInputs?.deallocate(); slotOutputs?.deallocate(); slotThumbs?.deallocate(); slotJobs?.deallocate()
+        slotSuggestionBins?.deallocate(); slotSuggestionProbabilities?.deallocate()
     }
 
     public func prepare(framePoolSize: Int, inputSlotCount: Int) {
@@ -208,6 +216,11 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             slotJobs![i] = SlotJob()
         }
         hints.prepare(slotCount: inputSlotCount)
+        if suggestionCells > 0 {
+            let n = inputSlotCount * suggestionCells * ABSuggestions.keptPerCell
+            slotSuggestionBins = .allocate(capacity: n)
+            slotSuggestionProbabilities = .allocate(capacity: n)
+        }
     }
 
     // MARK: capture thread
@@ -349,11 +362,24 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let outcome = runColorizer(
             local: engine, remote: options.remote, fallbackLocal: options.remoteFallbackLocal,
             input: inputBuffer, output: outputBuffer)
+        // The model's distribution (the local engine's run only), read before the engine goes back.
+        let kept = suggestionCells * ABSuggestions.keptPerCell
+        var suggested = false
+        if kept > 0, outcome.gaveResult, options.remote == nil, let d = bundle.distribution,
+            let tapped = engine.tapped(d.tensor), tapped.values.count == suggestionCells * d.shape[1]
+        {
+            ABSuggestions.keep(
+                tapped.values, bins: d.shape[1], cells: suggestionCells,
+                binIndices: slotSuggestionBins! + slot * kept, probabilities: slotSuggestionProbabilities! + slot * kept
+            )
+            suggested = true
+        }
         models.release(engine, generation: generation)
         guard outcome.gaveResult else { return outcome }  // colours keep their age
         HintPoint.stamp(
             hints.points(slot: slot), into: outputBuffer, widthPx: abWidthPx, heightPx: abHeightPx,
             inputSizePx: inputSizePx, scale: bundle.outputScale)
+
         let job = slotJobs![slot]
         let side = FrameSampler.thumbnailSide
         table.withLock { t in
@@ -367,6 +393,13 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].coveredFraction = job.coveredFraction
             t.entries[i].abScale = bundle.outputScale
             t.entries[i].resultHintGeneration = hints.generation(slot: slot)
+            if suggested, let bins = t.entries[i].suggestionBins,
+                let probabilities = t.entries[i].suggestionProbabilities
+            {
+                bins.update(from: slotSuggestionBins! + slot * kept, count: kept)
+                probabilities.update(from: slotSuggestionProbabilities! + slot * kept, count: kept)
+            }
+            t.entries[i].hasSuggestions = suggested
             t.signRemembered(entry: i)
             saveHintsIfChanged(t)
             guard saver != nil else { return }

@@ -37,6 +37,12 @@ public struct HTTPRequestHead: Sendable, Equatable {
         target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
     }
 
+    /// The target's query string (after the first `?`), "" when there is none.
+    public var query: String {
+        guard let mark = target.firstIndex(of: "?") else { return "" }
+        return String(target[target.index(after: mark)...])
+    }
+
     /// Whether the connection stays open after the response: HTTP/1.1 unless `Connection: close`,
     /// HTTP/1.0 only with `Connection: keep-alive`.
     public var keepAlive: Bool {

@@ -7,9 +7,9 @@ import ColorcamCore
 /// Threading: `respond` runs on the preview's event-loop thread and must answer at once (a lock held for
 /// microseconds, a copy), never wait for the pipeline.
 public protocol PreviewAPI: AnyObject, Sendable {
-    /// Answers one request: `method` (`GET`, `POST`, `PUT`, `DELETE`), `path` (no query), `body` (empty for
-    /// `GET`/`DELETE`).
-    func respond(method: String, path: String, body: [UInt8]) -> PreviewAPIResponse
+    /// Answers one request: `method` (`GET`, `POST`, `PUT`, `DELETE`), `path` and `query` (the target split at its
+    /// `?`; "" when none), `body` (empty for `GET`/`DELETE`).
+    func respond(method: String, path: String, query: String, body: [UInt8]) -> PreviewAPIResponse
 }
 
 /// An API answer: a status and a JSON body (an error answers `{"error": "one line"}`).

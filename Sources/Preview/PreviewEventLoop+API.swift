@@ -55,7 +55,7 @@ extension PreviewEventLoop {
         let api = server.api.withLock { $0 }
         let method = head.method == "HEAD" ? "GET" : head.method
         let answer =
-            api?.respond(method: method, path: String(head.path), body: body)
+            api?.respond(method: method, path: String(head.path), query: head.query, body: body)
             ?? .error(404, "no such page: \(head.path)")
         if answer.status >= 400 { server.metrics.rejected(status: answer.status)?.increment() }
         text(

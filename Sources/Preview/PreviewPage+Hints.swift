@@ -1,8 +1,7 @@
 /// The preview page's colour hints (when the server has the `/photos` API): a click on an outlined photo opens a
-/// colour picker — the colour shown there now first (the model's own choice), then the model's most used colours on
-/// that photo (its pixels' chroma binned by hue: the colorizer predicts one ab per pixel, not a distribution, so this
-/// is the distribution over the photo), then colours around the hue circle, all at that point's lightness, and a free
-/// picker — and the chosen colour is sent as a hint (`POST /photos/ID/hints`). Hints
+/// colour picker — first the model's suggestions at that point (the most likely colours of its ab distribution there,
+/// `GET /photos/ID/suggestions`), then the colour shown there now, the most used colours on that photo (its pixels'
+/// chroma binned by hue) and colours around the hue circle, all at that point's lightness, and a free picker — and the chosen colour is sent as a hint (`POST /photos/ID/hints`). Hints
 /// of the photos in view are drawn on them (through each photo's corners), listed per photo with a remove button, can be dragged
 /// (`PUT`), and undone (button or Ctrl+Z: the inverse request).
 extension PreviewPage {
@@ -14,7 +13,7 @@ extension PreviewPage {
                     line-height: 1.4; z-index: 2; width: 208px; }
           #picker.shown { display: block; }
           #picker button.swatch { width: 28px; height: 28px; margin: 2px; border: 1px solid #888; cursor: pointer; }
-          #picker button.swatch.now { width: 60px; }
+          #picker button.swatch.now, #picker button.swatch.suggestion { width: 44px; }
           #hintlist li { margin: 2px 0; }
           #hintlist span.chip { display: inline-block; width: 14px; height: 14px; vertical-align: middle;
                                 border: 1px solid #888; margin-right: 4px; }
@@ -130,12 +129,18 @@ extension PreviewPage {
           return bins.filter((bin) => bin.n >= 8).sort((p, q) => q.n - p.n).slice(0, 3)
             .map((bin) => labToRgb([l, bin.a / bin.n, bin.b / bin.n]));
         }
-        function openPicker(photo, x, y, event) {
+        async function openPicker(photo, x, y, event) {
           const ctx = frameCanvas(), now = colourNow(ctx, x, y), lab = rgbToLab(now);
+          let suggested = [];
+          try {
+            suggested = (await api("GET", "/photos/" + photo.id + "/suggestions?x=" + x.toFixed(1) + "&y=" + y.toFixed(1))).suggestions;
+          } catch (error) { /* none: the other choices stay */ }
           const picker = $("picker"), swatches = $("swatches");
           setText("pickertitle", "photo #" + photo.id + ": this point is…");
           swatches.textContent = "";
-          const choices = [{ rgb: now, title: "as shown now", now: true }];
+          const choices = suggested.map((s) => ({ rgb: labToRgb([lab[0], s.a, s.b]), kind: "suggestion",
+                                                  title: "the model's suggestion here (" + Math.round(100 * s.probability) + " %)" }));
+          choices.push({ rgb: now, title: "as shown now", kind: "now" });
           for (const rgb of modelColours(ctx, photo, lab[0])) choices.push({ rgb, title: "the model's colour on this photo" });
           for (let h = 0; h < 360; h += 30) {
             const rad = h * Math.PI / 180;
@@ -143,7 +148,7 @@ extension PreviewPage {
           }
           for (const choice of choices) {
             const button = document.createElement("button");
-            button.className = "swatch" + (choice.now ? " now" : "");
+            button.className = "swatch" + (choice.kind ? " " + choice.kind : "");
             button.style.background = hex(choice.rgb);
             button.title = choice.title + " " + hex(choice.rgb);
             button.dataset.color = hex(choice.rgb);

@@ -12,6 +12,9 @@ import Preview
 ///   "color"}`, or a list of them: adds (201, the photo).
 /// - `PUT /photos/ID/hints/HINT` with a place and/or a colour: moves or recolours one hint (200).
 /// - `DELETE /photos/ID/hints/HINT`, `DELETE /photos/ID/hints`: removes one, or all (200, the photo).
+/// - `GET /photos/ID/suggestions?x=…&y=…` (or `u=…&v=…`): what the model thinks the colour there could be, from its
+///   ab distribution in the photo's current colours: `{"photo", "suggestions": [{"a", "b", "probability"}]}`, most
+///   likely first (none when the model has no distribution or the photo no colours yet).
 ///
 /// Refusals are 4xx with `{"error": "one line"}`: 400 malformed JSON or fields, 404 unknown photo, hint or path, 405
 /// a method the path does not take, 409 a model that cannot follow hints or a place in pixels on a photo out of
@@ -24,7 +27,7 @@ final class PhotoHintsAPI: PreviewAPI, @unchecked Sendable {
 
     init(processor: PhotoColorProcessor) { self.processor = processor }
 
-    func respond(method: String, path: String, body: [UInt8]) -> PreviewAPIResponse {
+    func respond(method: String, path: String, query: String, body: [UInt8]) -> PreviewAPIResponse {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()  // "", "photos", …
         let photo = parts.count >= 2 ? Int(parts[parts.startIndex + 1]) : nil
         let hint = parts.count == 4 ? Int(parts[parts.startIndex + 3]) : nil
@@ -32,6 +35,7 @@ final class PhotoHintsAPI: PreviewAPI, @unchecked Sendable {
         switch (parts.count, photo, parts.count >= 3 ? parts[parts.startIndex + 2] : "", hint) {
         case (1, _, _, _): route = .photos
         case (3, let id?, "hints", _): route = .hints(id)
+        case (3, let id?, "suggestions", _): route = .suggestions(id)
         case (4, let id?, "hints", let h?): route = .hint(id, h)
         default: return .error(404, "no such page: \(path)")
         }
@@ -41,6 +45,16 @@ final class PhotoHintsAPI: PreviewAPI, @unchecked Sendable {
                 return ok(200, "{\"photos\": [" + processor.photoHints().map(Self.json).joined(separator: ", ") + "]}")
             case (.hints(let id), "GET"):
                 return ok(200, Self.json(try processor.photoHints(photo: id)))
+            case (.suggestions(let id), "GET"):
+                let place = try Self.place(query)
+                let suggestions = try processor.colourSuggestions(photo: id, at: place)
+                return ok(
+                    200,
+                    "{\"photo\": \(id), \"suggestions\": ["
+                        + suggestions.map {
+                            "{\"a\": \(Self.number(Double($0.a))), \"b\": \(Self.number(Double($0.b))), "
+                                + "\"probability\": \(Self.number(Double($0.probability), digits: 3))}"
+                        }.joined(separator: ", ") + "]}")
             case (.hints(let id), "POST"):
                 let requests = try parse(body)
                 guard !requests.isEmpty else { return .error(422, "no hints in the request") }
@@ -67,12 +81,30 @@ final class PhotoHintsAPI: PreviewAPI, @unchecked Sendable {
     private enum Route {
         case photos
         case hints(Int)
+        case suggestions(Int)
         case hint(Int, Int)
     }
 
     /// Parse failures surface as `HintEditError`-shaped 400s through `BadRequest`.
     private func parse(_ body: [UInt8]) throws(HintEditError) -> [HintRequest] {
         do { return try HintRequest.parse(body) } catch { throw .badRequest(error.description) }
+    }
+
+    /// `x=…&y=…` (frame pixels) or `u=…&v=…` (photo fractions) from a query string.
+    static func place(_ query: String) throws(HintEditError) -> HintPlace {
+        var fields: [String: Double] = [:]
+        for pair in query.split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1)
+            guard kv.count == 2, let value = Double(kv[1]), value.isFinite else {
+                throw .badRequest("the query wants x=…&y=… (frame pixels) or u=…&v=… (photo fractions)")
+            }
+            fields[String(kv[0])] = value
+        }
+        switch (fields["x"], fields["y"], fields["u"], fields["v"], fields.count) {
+        case (let x?, let y?, nil, nil, 2): return .frame(xPx: x, yPx: y)
+        case (nil, nil, let u?, let v?, 2) where (0...1).contains(u) && (0...1).contains(v): return .photo(u: u, v: v)
+        default: throw .badRequest("the query wants x=…&y=… (frame pixels) or u=…&v=… (photo fractions, 0…1)")
+        }
     }
 
     static func status(of error: HintEditError) -> Int {

@@ -8,7 +8,7 @@ import Testing
 /// An API that answers with what it was asked.
 private final class EchoAPI: PreviewAPI, Sendable {
     let calls = Mutex<[(String, String, [UInt8])]>([])
-    func respond(method: String, path: String, body: [UInt8]) -> PreviewAPIResponse {
+    func respond(method: String, path: String, query: String, body: [UInt8]) -> PreviewAPIResponse {
         calls.withLock { $0.append((method, path, body)) }
         if path == "/photos/404" { return .error(404, "no photo 404") }
         return PreviewAPIResponse(status: method == "POST" ? 201 : 200, json: "{\"bytes\": \(body.count)}\n")

@@ -91,6 +91,25 @@ def test_hints_are_added_moved_listed_removed_and_written(live):
     assert status == 200 and json.loads(text)["hints"] == [], text
 
 
+def test_suggestions_are_the_models_likely_colours_at_a_point(live):
+    url, _ = live
+    photo = in_view(url)
+    cx = sum(x for x, _ in photo["corners"]) / 4
+    cy = sum(y for _, y in photo["corners"]) / 4
+    for query in (f"x={cx:.1f}&y={cy:.1f}", "u=0.25&v=0.75"):
+        status, text = call(url, "GET", f"/photos/{photo['id']}/suggestions?{query}")
+        assert status == 200, text
+        got = json.loads(text)["suggestions"]
+        probabilities = [s["probability"] for s in got]
+        print(query, got)
+        assert 1 <= len(got) <= 3 and probabilities == sorted(probabilities, reverse=True), got
+        assert all(0 < p <= 1 for p in probabilities) and sum(probabilities) <= 1.001, got
+        assert all(-128 <= s["a"] <= 127 and -128 <= s["b"] <= 127 for s in got), got
+        # Distinct colours: no two within the merge distance (15 Lab units).
+        assert all(((s["a"] - t["a"]) ** 2 + (s["b"] - t["b"]) ** 2) ** 0.5 >= 10 for i, s in enumerate(got)
+                   for t in got[i + 1:]), got
+
+
 @pytest.mark.parametrize("method,path,body,status,says", [
     ("POST", "/photos/9999/hints", {"u": 0.5, "v": 0.5, "color": "#ff0000"}, 404, "no photo 9999"),
     ("POST", "/photos/{id}/hints", {"x": 1, "y": 1, "color": "#ff0000"}, 422, "lies outside photo"),
@@ -108,6 +127,11 @@ def test_hints_are_added_moved_listed_removed_and_written(live):
     ("DELETE", "/photos/{id}/hints/987654", None, 404, "has no hint 987654"),
     ("POST", "/photos/{id}", {"u": 0.5, "v": 0.5, "color": "#ff0000"}, 404, "no such page"),
     ("PATCH", "/photos/{id}/hints", None, 405, "not allowed"),
+    ("GET", "/photos/{id}/suggestions?x=1", None, 400, "the query wants"),
+    ("GET", "/photos/{id}/suggestions?u=2&v=0", None, 400, "the query wants"),
+    ("GET", "/photos/{id}/suggestions?x=1&y=1", None, 422, "lies outside photo"),
+    ("GET", "/photos/9999/suggestions?u=0.5&v=0.5", None, 404, "no photo 9999"),
+    ("POST", "/photos/{id}/suggestions", None, 405, "is not taken by"),
     ("POST", "/photos", None, 405, "is not taken by"),
 ])
 def test_a_bad_hint_request_is_a_4xx_with_a_reason(live, method, path, body, status, says):

@@ -129,11 +129,17 @@ def test_a_hint_clicked_in_the_page_follows_the_print(colorcam, chromium, demo_s
         browser.wait_for('$("picker").className === "shown"', timeout=5)
         swatches = json.loads(browser.evaluate(
             'JSON.stringify([...document.querySelectorAll("#swatches button")].map(e => {'
-            ' const r = e.getBoundingClientRect(); return [e.dataset.color, r.left + r.width / 2, r.top + r.height / 2]; }))'))
-        now = hex_lab(swatches[0][0])
-        # The colour farthest from what the print shows there now (the first swatch is that colour).
-        colour, sx, sy = max(swatches[1:], key=lambda s: np.hypot(*(hex_lab(s[0])[1:] - now[1:])))
-        print(f"clicked frame {click_frame} at {point.round(1)}: shown {swatches[0][0]}, chose {colour}")
+            ' const r = e.getBoundingClientRect();'
+            ' return [e.dataset.color, r.left + r.width / 2, r.top + r.height / 2, e.className]; }))'))
+        kinds = [s[3] for s in swatches]
+        # The model's suggestions first (its ab distribution at that point), then the colour shown there now.
+        assert kinds[0] == "swatch suggestion" and "swatch now" in kinds, kinds
+        shown = next(s for s in swatches if s[3] == "swatch now")
+        now = hex_lab(shown[0])
+        # The colour farthest from what the print shows there now.
+        colour, sx, sy, _ = max(swatches, key=lambda s: np.hypot(*(hex_lab(s[0])[1:] - now[1:])))
+        print(f"clicked frame {click_frame} at {point.round(1)}: shown {shown[0]}, "
+              f"suggested {[s[0] for s in swatches if 'suggestion' in s[3]]}, chose {colour}")
         watch = HintWatch(url, truth, click_frame, point, colour)
         browser.click(sx, sy)
         first = watch.watch(3, until=lambda s: s[-1][2] is not None and s[-1][2] <= 15)

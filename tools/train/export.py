@@ -123,6 +123,9 @@ def main():
                          "for the per-photo list; the licence status of trained weights is not settled."),
         "metrics": metrics,
     }
+    if args.head != "regression":  # the picker's suggestions (tools/train/manifest_distribution.py)
+        from manifest_distribution import describe
+        manifest["distribution"] = describe(onnx_path)
     json.dump(manifest, open(os.path.join(args.out, "manifest.json"), "w"), indent=1)
     print(f"wrote {onnx_path} ({os.path.getsize(onnx_path) / 1e6:.2f} MB) and manifest.json")
 
