@@ -379,7 +379,6 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         HintPoint.stamp(
             hints.points(slot: slot), into: outputBuffer, widthPx: abWidthPx, heightPx: abHeightPx,
             inputSizePx: inputSizePx, scale: bundle.outputScale)
-
         let job = slotJobs![slot]
         let side = FrameSampler.thumbnailSide
         table.withLock { t in

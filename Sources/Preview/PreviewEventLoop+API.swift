@@ -1,6 +1,7 @@
 import ColorcamCore
 
-/// Framing of the JSON API's requests (`PreviewAPI`): the access token first, then the body — `Content-Length` only
+/// Framing of the JSON API's requests (`PreviewAPI`): the access token first (so without it nothing says the API is
+/// there), then the method (405), then the body — `Content-Length` only
 /// (411 for chunked), at most `PreviewAPIRules.maxBodyBytes` (413), `application/json` when there is one (415) — read
 /// under the header timeout (408), then the API's answer. A refused body is not read: the connection closes after
 /// the answer. Loop thread only.
@@ -10,6 +11,9 @@ extension PreviewEventLoop {
     ) {
         let keepAlive = head.keepAlive, headOnly = head.method == "HEAD"
         guard admit(head, on: connection, keepAlive: keepAlive, headOnly: headOnly) else { return }
+        guard PreviewAPIRules.methods.contains(head.method) else {
+            return refuseMethod(head, on: connection, allowed: PreviewAPIRules.methods)
+        }
         if head.header("Transfer-Encoding") != nil {
             return reject(
                 connection, status: 411, message: "send the body with Content-Length (chunked is not accepted)")

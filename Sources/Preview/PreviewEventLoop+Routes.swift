@@ -4,17 +4,13 @@ extension PreviewEventLoop {
     /// Answers one complete request head. Loop thread only.
     func handle(_ head: HTTPRequestHead, on connection: PreviewConnection, nowNs: Int64) {
         let headOnly = head.method == "HEAD"
-        let api = PreviewAPIRules.serves(head.path) ? server.api.withLock { $0 } : nil
-        let methods = api == nil ? ["GET", "HEAD"] : PreviewAPIRules.methods
-        guard methods.contains(head.method) else {
-            server.metrics.rejected(status: 405)?.increment()
-            return respond(
-                connection,
-                bytes: HTTPResponseHead.textResponse(
-                    status: 405, body: "method \(head.method) not allowed\n", keepAlive: false,
-                    extraHeaders: [("Allow", methods.joined(separator: ", "))]), keepAlive: false)
+        // The API checks the token before it says which methods it takes.
+        if PreviewAPIRules.serves(head.path), let api = server.api.withLock({ $0 }) {
+            return beginAPIRequest(head, api: api, on: connection, nowNs: nowNs)
         }
-        if let api { return beginAPIRequest(head, api: api, on: connection, nowNs: nowNs) }
+        guard head.method == "GET" || headOnly else {
+            return refuseMethod(head, on: connection, allowed: ["GET", "HEAD"])
+        }
         if head.header("Transfer-Encoding") != nil || (head.header("Content-Length").map { $0 != "0" } ?? false) {
             return reject(connection, status: 400, message: "request bodies are not accepted")
         }
@@ -64,6 +60,16 @@ extension PreviewEventLoop {
                 connection, status: 404, body: "no such page: \(head.path)\n", keepAlive: keepAlive,
                 headOnly: headOnly)
         }
+    }
+
+    /// 405 naming the methods `allowed` (`Allow`), and close.
+    func refuseMethod(_ head: HTTPRequestHead, on connection: PreviewConnection, allowed: [String]) {
+        server.metrics.rejected(status: 405)?.increment()
+        respond(
+            connection,
+            bytes: HTTPResponseHead.textResponse(
+                status: 405, body: "method \(head.method) not allowed\n", keepAlive: false,
+                extraHeaders: [("Allow", allowed.joined(separator: ", "))]), keepAlive: false)
     }
 
     static let boundary = "colorcamframe"

@@ -98,6 +98,10 @@ private func read(_ client: TestHTTPClient) throws -> TestHTTPClient.Response {
         try client.send(
             "POST /photos/1/hints HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
         #expect(try read(client).status == 401 && api.calls.withLock { $0.isEmpty })
+        let patch = try TestHTTPClient(port: port)
+        try patch.send("PATCH /photos/1/hints HTTP/1.1\r\nHost: t\r\n\r\n")
+        let hidden = try read(patch)
+        #expect(hidden.status == 401 && hidden.headers["allow"] == nil, "no method list without the token")
         let allowed = try TestHTTPClient(port: port)
         try allowed.send(
             "POST /photos/1/hints HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\n"
