@@ -49,6 +49,14 @@ public struct PhotoHintsView: Sendable, Equatable {
 /// photo again (the trace's reason `hint`, one inference in flight as always) and is written to the hints file, when
 /// there is one.
 extension PhotoColorProcessor {
+    /// A colour hint clicked on the output picture: the photo under pixel `xPx`,`yPx` of frame `frame` (or the first
+    /// frame analysed after it) is that colour there, in its own coordinates from then on. Any thread. False when
+    /// too many clicks wait; a click on no photo is logged when its frame is analysed.
+    @discardableResult
+    public func addHint(frame: Int, xPx: Double, yPx: Double, red: UInt8, green: UInt8, blue: UInt8) -> Bool {
+        hints.click(PhotoHints.Click(frame: frame, xPx: xPx, yPx: yPx, red: red, green: green, blue: blue))
+    }
+
     /// Photos in view or with hints, by id.
     public func photoHints() -> [PhotoHintsView] {
         table.withLock { t in

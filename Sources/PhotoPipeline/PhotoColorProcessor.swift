@@ -463,14 +463,6 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
 
     // MARK: control plane
 
-    /// A colour hint clicked on the output picture: the photo under pixel `xPx`,`yPx` of frame `frame` (or the first
-    /// frame analysed after it) is that colour there, in its own coordinates from then on. Any thread. False when
-    /// too many clicks wait; a click on no photo is logged when its frame is analysed.
-    @discardableResult
-    public func addHint(frame: Int, xPx: Double, yPx: Double, red: UInt8, green: UInt8, blue: UInt8) -> Bool {
-        hints.click(PhotoHints.Click(frame: frame, xPx: xPx, yPx: yPx, red: red, green: green, blue: blue))
-    }
-
     /// Which photo is colorized first when several wait: new ones, then hinted ones, then changed ones.
     static func rank(_ reason: InferenceReason) -> Int {
         switch reason {
