@@ -37,11 +37,17 @@ public struct ColourHint: Sendable, Equatable {
         guard parts.count == 3, let x = Double(parts[0]), let y = Double(parts[1]), x.isFinite, y.isFinite else {
             return nil
         }
-        var hex = Substring(parts[2])
+        guard let c = Self.colour(hex: parts[2]) else { return nil }
+        self.init(xPx: x, yPx: y, red: c.red, green: c.green, blue: c.blue)
+    }
+
+    /// Parses `#RRGGBB` (the `#` optional, six hex digits); nil otherwise. The one colour parser of the CLI, the
+    /// preview's hint API and the hints file.
+    public static func colour(hex text: Substring) -> (red: UInt8, green: UInt8, blue: UInt8)? {
+        var hex = text
         if hex.hasPrefix("#") { hex = hex.dropFirst() }
-        guard hex.count == 6, let value = UInt32(hex, radix: 16) else { return nil }
-        self.init(
-            xPx: x, yPx: y, red: UInt8(value >> 16 & 0xFF), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))
+        guard hex.count == 6, hex.allSatisfy(\.isHexDigit), let value = UInt32(hex, radix: 16) else { return nil }
+        return (UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF))
     }
 }
 

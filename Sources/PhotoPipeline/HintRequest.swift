@@ -51,7 +51,7 @@ public struct HintRequest: Sendable, Equatable {
                 throw HintRequestError(at + "a hint's place is x and y (frame pixels) or u and v (photo fractions)")
             }
             if let text = fields["color"] {
-                guard let text = text as? String, let colour = colour(text) else {
+                guard let text = text as? String, let colour = ColourHint.colour(hex: Substring(text)) else {
                     throw HintRequestError(at + "color wants \"#rrggbb\"")
                 }
                 request.colour = colour
@@ -67,18 +67,10 @@ public struct HintRequest: Sendable, Equatable {
         return n.doubleValue.isFinite ? n.doubleValue : nil
     }
 
-    /// `#rrggbb` (the `#` optional).
-    static func colour(_ text: String) -> (red: UInt8, green: UInt8, blue: UInt8)? {
-        var hex = Substring(text)
-        if hex.hasPrefix("#") { hex = hex.dropFirst() }
-        guard hex.count == 6, hex.allSatisfy(\.isHexDigit), let value = UInt32(hex, radix: 16) else { return nil }
-        return (UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF))
-    }
-
     /// A stored hint (`{"u", "v", "color"}`, the hints file) as hint `id`; nil when malformed.
     static func photoHint(_ fields: [String: Any], id: Int) -> PhotoHint? {
         guard let u = number(fields["u"]), let v = number(fields["v"]), (0...1).contains(u), (0...1).contains(v),
-            let text = fields["color"] as? String, let c = colour(text)
+            let text = fields["color"] as? String, let c = ColourHint.colour(hex: Substring(text))
         else { return nil }
         return PhotoHint(id: id, u: Float(u), v: Float(v), red: c.red, green: c.green, blue: c.blue)
     }

@@ -180,12 +180,10 @@ extension PhotoColorProcessor {
             return (Float(u), Float(v))
         case .frame(let x, let y):
             guard entry.lastSeenFrame == frame else { throw .notInView(photo) }
-            let p = PixelPoint(x, y), n = inputSizePx
-            guard entry.lastQuad.contains(p),
-                let map = Rectifier.homography(for: entry.lastQuad, widthPx: n, heightPx: n)?.inverse,
-                let q = map.apply(p)
-            else { throw .outsidePhoto(photo: photo, xPx: x, yPx: y) }
-            return (Float(min(max(q.x / Double(n), 0), 1)), Float(min(max(q.y / Double(n), 0), 1)))
+            guard let p = PhotoHints.photoPoint(PixelPoint(x, y), in: entry.lastQuad, sizePx: inputSizePx) else {
+                throw .outsidePhoto(photo: photo, xPx: x, yPx: y)
+            }
+            return p
         }
     }
 }

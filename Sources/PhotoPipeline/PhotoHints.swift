@@ -95,19 +95,28 @@ public final class PhotoHints: @unchecked Sendable {
             for k in 0..<count where quads[k].contains(point) && (hit < 0 || quads[k].area < quads[hit].area) {
                 hit = k
             }
-            guard hit >= 0, let map = Rectifier.homography(for: quads[hit], widthPx: n, heightPx: n)?.inverse,
-                let p = map.apply(point), let i = table.index(of: ids[hit])
+            guard hit >= 0, let (u, v) = Self.photoPoint(point, in: quads[hit], sizePx: n),
+                let i = table.index(of: ids[hit])
             else {
                 Log.warning("hint at \(Self.text(c.xPx)),\(Self.text(c.yPx)) (frame \(frame)): no photo there; ignored")
                 continue
             }
-            let u = Float(min(max(p.x / Double(n), 0), 1)), v = Float(min(max(p.y / Double(n), 0), 1))
             _ = table.addHint(entry: i, u: u, v: v, red: c.red, green: c.green, blue: c.blue)
             let count = table.entries[i].hintCount
             Log.info(
                 "hint at \(Self.text(c.xPx)),\(Self.text(c.yPx)) (frame \(frame)) → photo \(ids[hit]) at "
                     + "\(String(format: "%.3f,%.3f", u, v)) of its picture (\(count) hint\(count == 1 ? "" : "s"))")
         }
+    }
+
+    /// Frame pixel `point` in the photo at `quad`'s own coordinates: fractions (0…1) of a square model input of
+    /// `sizePx`, through the inverse of the photo's rectification. Nil when the point lies outside the quad or the
+    /// quad is degenerate.
+    static func photoPoint(_ point: PixelPoint, in quad: Quad, sizePx n: Int) -> (u: Float, v: Float)? {
+        guard quad.contains(point), let map = Rectifier.homography(for: quad, widthPx: n, heightPx: n)?.inverse,
+            let p = map.apply(point)
+        else { return nil }
+        return (Float(min(max(p.x / Double(n), 0), 1)), Float(min(max(p.y / Double(n), 0), 1)))
     }
 
     /// A pixel coordinate as given (`12`, `12.5`).

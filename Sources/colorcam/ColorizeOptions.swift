@@ -89,6 +89,7 @@ enum ColorizeOptions {
             return (frame, hint)
         }
         options.hintsFile = try a.string("hints-file").map { try HintsFile(path: $0) }
+        options.keepsColourSuggestions = command == "live"  // its preview's hint picker asks for them
         if !clicks.isEmpty || options.hintsFile != nil {
             if clicks.count > 64 { throw UsageError("\(command): at most 64 --hint-click, got \(clicks.count)") }
             if bundle.hintInputs == nil {
