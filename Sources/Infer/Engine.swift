@@ -304,6 +304,9 @@ public final class InferenceEngine {
         return UnsafeMutableBufferPointer(start: arena + slot.offset, count: slot.shape.reduce(1, *))
     }
 
+    /// The shape of fed input `name`, or nil when the engine was not prepared feeding it.
+    public func fedShape(_ name: String) -> [Int]? { fed[name]?.shape }
+
     /// Tapped tensor `name` as the last `run` left it (read it before the next), with its shape; nil when the
     /// engine was not prepared tapping it. Same threading as `run`.
     public func tapped(_ name: String) -> (shape: [Int], values: UnsafeBufferPointer<Float>)? {

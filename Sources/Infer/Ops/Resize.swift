@@ -8,7 +8,57 @@ import InferKernelSet
 /// table), `linear` on the last two axes, with coordinate modes half_pixel, pytorch_half_pixel, align_corners and
 /// asymmetric.
 enum ResizeOp {
-    static func plan(_ ctx: OpContext) throws -> OpPlan {
+    /// A Resize node's output shape, per-axis scale, mode and coordinate transformation, read from its attributes
+    /// and constant inputs (shared by the engine's plan and the training graph, `TrainOps`).
+    struct Geometry {
+        var input: [Int]
+        var output: [Int]
+        var scale: [Float]
+        var mode: String
+        var transform: String
+
+        /// The input coordinate that output index `o` on axis `d` samples.
+        func source(_ o: Int, _ d: Int) -> Float {
+            let s = scale[d], inLen = Float(input[d]), outLen = Float(output[d])
+            switch transform {
+            case "half_pixel": return (Float(o) + 0.5) / s - 0.5
+            case "pytorch_half_pixel": return outLen > 1 ? (Float(o) + 0.5) / s - 0.5 : 0
+            case "align_corners": return outLen > 1 ? Float(o) * (inLen - 1) / (outLen - 1) : 0
+            default: return Float(o) / s
+            }
+        }
+
+        /// Linear interpolation on axis `d`: per output index, the lower and upper input index and the upper's weight.
+        func linearTable(_ d: Int) -> (lo: [Int32], hi: [Int32], w: [Float]) {
+            var lo: [Int32] = [], hi: [Int32] = [], w: [Float] = []
+            for o in 0..<output[d] {
+                let f = min(max(source(o, d), 0), Float(input[d] - 1))
+                let i0 = Int(f.rounded(.down))
+                lo.append(Int32(i0)); hi.append(Int32(min(i0 + 1, input[d] - 1))); w.append(f - Float(i0))
+            }
+            return (lo, hi, w)
+        }
+
+        /// Nearest on axis `d`: per output index, the input index (`rounding`: an ONNX `nearest_mode`).
+        func nearestTable(_ d: Int, rounding: String) -> [Int] {
+            (0..<output[d]).map { o in
+                let f = source(o, d)
+                var i: Int
+                switch rounding {
+                case "round_prefer_floor":
+                    i = f == f.rounded(.down) + 0.5 ? Int(f.rounded(.down)) : Int(f.rounded())
+                case "round_prefer_ceil":
+                    i = Int(f.rounded(.toNearestOrAwayFromZero))
+                    if f == f.rounded(.down) + 0.5 { i = Int(f.rounded(.up)) }
+                case "floor": i = Int(f.rounded(.down))
+                default: i = Int(f.rounded(.up))
+                }
+                return min(max(i, 0), input[d] - 1)
+            }
+        }
+    }
+
+    static func geometry(_ ctx: OpContext) throws -> Geometry {
         let x = try ctx.shape(0)
         let rank = x.count
         var scales: [Float]?
@@ -57,37 +107,21 @@ enum ResizeOp {
         guard ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"].contains(transform) else {
             throw ctx.error("coordinate_transformation_mode \(transform) is not supported")
         }
-        func source(_ o: Int, _ d: Int) -> Float {
-            let s = scale[d], inLen = Float(x[d]), outLen = Float(out[d])
-            switch transform {
-            case "half_pixel": return (Float(o) + 0.5) / s - 0.5
-            case "pytorch_half_pixel": return outLen > 1 ? (Float(o) + 0.5) / s - 0.5 : 0
-            case "align_corners": return outLen > 1 ? Float(o) * (inLen - 1) / (outLen - 1) : 0
-            default: return Float(o) / s
-            }
-        }
+        return Geometry(input: x, output: out, scale: scale, mode: mode, transform: transform)
+    }
+
+    static func plan(_ ctx: OpContext) throws -> OpPlan {
+        let g = try geometry(ctx)
+        let x = g.input, out = g.output, rank = x.count, mode = g.mode
         switch mode {
         case "nearest":
             let rounding = try ctx.string(
                 "nearest_mode", ctx.node.opType == "Upsample" ? "floor" : "round_prefer_floor")
             let strides = contiguousStrides(x)
-            let tables: [[Int]] = try (0..<rank).map { d in
-                try (0..<out[d]).map { o in
-                    let f = source(o, d)
-                    var i: Int
-                    switch rounding {
-                    case "round_prefer_floor":
-                        i = f == f.rounded(.down) + 0.5 ? Int(f.rounded(.down)) : Int(f.rounded())
-                    case "round_prefer_ceil":
-                        i = Int(f.rounded(.toNearestOrAwayFromZero))
-                        if f == f.rounded(.down) + 0.5 { i = Int(f.rounded(.up)) }
-                    case "floor": i = Int(f.rounded(.down))
-                    case "ceil": i = Int(f.rounded(.up))
-                    default: throw ctx.error("nearest_mode \(rounding) is not supported")
-                    }
-                    return min(max(i, 0), x[d] - 1)
-                }
+            guard ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"].contains(rounding) else {
+                throw ctx.error("nearest_mode \(rounding) is not supported")
             }
+            let tables = (0..<rank).map { g.nearestTable($0, rounding: rounding) }
             if rank >= 2, (0..<(rank - 2)).allSatisfy({ out[$0] == x[$0] && tables[$0] == Array(0..<x[$0]) }) {
                 var plan = OpPlan(
                     outputShapes: [out],
@@ -110,16 +144,7 @@ enum ResizeOp {
             guard rank >= 2, (0..<(rank - 2)).allSatisfy({ out[$0] == x[$0] }) else {
                 throw ctx.error("linear resize is supported on the last two axes only")
             }
-            func axisTable(_ d: Int) -> (lo: [Int32], hi: [Int32], w: [Float]) {
-                var lo: [Int32] = [], hi: [Int32] = [], w: [Float] = []
-                for o in 0..<out[d] {
-                    let f = min(max(source(o, d), 0), Float(x[d] - 1))
-                    let i0 = Int(f.rounded(.down))
-                    lo.append(Int32(i0)); hi.append(Int32(min(i0 + 1, x[d] - 1))); w.append(f - Float(i0))
-                }
-                return (lo, hi, w)
-            }
-            let rows = axisTable(rank - 2), cols = axisTable(rank - 1)
+            let rows = g.linearTable(rank - 2), cols = g.linearTable(rank - 1)
             let planes = x[..<(rank - 2)].reduce(1, *)
             let inH = x[rank - 2], inW = x[rank - 1]
             let kernels = ctx.kernels
