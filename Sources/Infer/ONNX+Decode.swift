@@ -195,6 +195,7 @@ extension ONNXTensor {
             raw.withUnsafeBytes { buf in
                 switch type {
                 case .float:
+                    tensor.rawDataOffset = raw.startIndex
                     tensor.floats = (0..<count).map {
                         Float(bitPattern: buf.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))
                     }

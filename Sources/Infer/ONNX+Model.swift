@@ -53,6 +53,9 @@ public struct ONNXTensor: Sendable {
     public var floats: [Float] = []
     public var ints: [Int64] = []
     public var isExternal = false
+    /// Byte offset in the model file of a float tensor's `raw_data` (nil when its values are not stored raw): where
+    /// `ONNXModel.replacingInitializers` writes new values.
+    public var rawDataOffset: Int?
 
     public var elementCount: Int { dims.reduce(1, *) }
 }

@@ -149,7 +149,7 @@ public final class HintsFile: Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let temporary = ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(".\(name).partial")
-        if let failure = Self.writeFlushed(Array(text.utf8), to: temporary) {
+        if let failure = FileDescriptor.writeFlushed(Array(text.utf8), to: temporary) {
             unlink(temporary)
             throw HintsFileError(kind: .ioError, file: temporary, message: "cannot write (\(failure))")
         }
@@ -158,20 +158,5 @@ public final class HintsFile: Sendable {
             unlink(temporary)
             throw HintsFileError(kind: .ioError, file: path, message: "cannot replace (\(reason))")
         }
-    }
-
-    /// Creates `path` with `bytes`, flushed to the disk; the failure, or nil.
-    private static func writeFlushed(_ bytes: [UInt8], to path: String) -> Errno? {
-        let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions: 0o644) } catch {
-            return error
-        }
-        var failure: Errno?
-        bytes.withUnsafeBytes { raw in
-            do throws(Errno) { try fd.writeAll(raw) } catch { failure = error }
-        }
-        if failure == nil && fsync(fd.rawValue) != 0 { failure = Errno.current }
-        do { try fd.close() } catch { if failure == nil { failure = error } }
-        return failure
     }
 }

@@ -218,20 +218,27 @@ enum LiveCommand {
     }
 }
 
-/// SIGINT/SIGTERM → stop, SIGHUP → reload, delivered on a dispatch queue (never in a signal handler).
+/// SIGINT/SIGTERM → stop, SIGHUP → reload (when given), delivered on a dispatch queue (never in a signal handler).
 final class DaemonSignals: @unchecked Sendable {
     // Invariant: `sources` is written in init and cancel() only, on the main thread.
     private var sources: [DispatchSourceSignal] = []
 
-    init(stop: @escaping @Sendable () -> Void, reload: @escaping @Sendable () -> Void) {
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
+    private let signals: [Int32]
+
+    /// - Parameter stopNote: what stopping does, for the log line.
+    init(
+        stop: @escaping @Sendable () -> Void, reload: (@Sendable () -> Void)? = nil,
+        stopNote: String = "finishing the in-flight inference, flushing outputs"
+    ) {
+        signals = reload == nil ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP]
+        for sig in signals {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
                 if sig == SIGHUP {
-                    reload()
+                    reload?()
                 } else {
-                    Log.info("signal \(sig): stopping (finishing the in-flight inference, flushing outputs)")
+                    Log.info("signal \(sig): stopping (\(stopNote))")
                     stop()
                 }
             }
@@ -243,7 +250,7 @@ final class DaemonSignals: @unchecked Sendable {
     func cancel() {
         for source in sources { source.cancel() }
         sources = []
-        for sig in [SIGINT, SIGTERM, SIGHUP] { signal(sig, SIG_DFL) }
+        for sig in signals { signal(sig, SIG_DFL) }
     }
 }
 

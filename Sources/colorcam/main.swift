@@ -15,7 +15,8 @@ let commands: [Command] = [
     DetectCommand.command,
     BenchCommand.command,
     TestClipCommand.command,
-    ColorizeCommand.command
+    ColorizeCommand.command,
+    PersonalizeCommand.command
 ]
 
 func topLevelHelp() -> String {

@@ -40,10 +40,21 @@ enum TrainOps {
             let shape = try broadcastShape(x.shape, y.shape, ctx)
             var out = Tensor(zeros: shape)
             let ix = broadcastIndex(x.shape, to: shape), iy = broadcastIndex(y.shape, to: shape)
-            let op = node.opType
-            for i in 0..<out.count {
-                let a = x.data[ix[i]], b = y.data[iy[i]]
-                out.data[i] = op == "Add" ? a + b : op == "Sub" ? a - b : op == "Mul" ? a * b : a / b
+            out.data.withUnsafeMutableBufferPointer { o in
+                x.data.withUnsafeBufferPointer { a in
+                    y.data.withUnsafeBufferPointer { b in
+                        ix.withUnsafeBufferPointer { ia in
+                            iy.withUnsafeBufferPointer { ib in
+                                switch node.opType {
+                                case "Add": for i in 0..<o.count { o[i] = a[ia[i]] + b[ib[i]] }
+                                case "Sub": for i in 0..<o.count { o[i] = a[ia[i]] - b[ib[i]] }
+                                case "Mul": for i in 0..<o.count { o[i] = a[ia[i]] * b[ib[i]] }
+                                default: for i in 0..<o.count { o[i] = a[ia[i]] / b[ib[i]] }
+                                }
+                            }
+                        }
+                    }
+                }
             }
             return out
         case "Conv", "ConvTranspose":
@@ -57,18 +68,21 @@ enum TrainOps {
         case "Softmax":
             let (outer, length, inner) = try softmaxExtent(ctx, x.shape)
             var y = x
-            for o in 0..<outer {
-                for j in 0..<inner {
-                    let base = o * length * inner + j
-                    var peak = -Float.infinity
-                    for l in 0..<length { peak = max(peak, x.data[base + l * inner]) }
-                    var sum: Float = 0
+            var peak = [Float](repeating: 0, count: inner), sum = peak
+            y.data.withUnsafeMutableBufferPointer { yp in
+                for o in 0..<outer {
+                    let base = yp.baseAddress! + o * length * inner
+                    for j in 0..<inner { peak[j] = base[j]; sum[j] = 0 }
+                    for l in 1..<max(1, length) { for j in 0..<inner { peak[j] = max(peak[j], base[l * inner + j]) } }
                     for l in 0..<length {
-                        let e = Foundation.exp(x.data[base + l * inner] - peak)
-                        y.data[base + l * inner] = e
-                        sum += e
+                        for j in 0..<inner {
+                            let e = Foundation.exp(base[l * inner + j] - peak[j])
+                            base[l * inner + j] = e
+                            sum[j] += e
+                        }
                     }
-                    for l in 0..<length { y.data[base + l * inner] /= sum }
+                    for j in 0..<inner { sum[j] = 1 / sum[j] }
+                    for l in 0..<length { for j in 0..<inner { base[l * inner + j] *= sum[j] } }
                 }
             }
             return y
@@ -105,13 +119,33 @@ enum TrainOps {
             let ix = broadcastIndex(x.shape, to: dy.shape), ib = broadcastIndex(b.shape, to: dy.shape)
             var da = Tensor(zeros: x.shape), db = Tensor(zeros: b.shape)
             let op = node.opType
-            for i in 0..<dy.count {
-                let g = dy.data[i], av = x.data[ix[i]], bv = b.data[ib[i]]
-                switch op {
-                case "Add": da.data[ix[i]] += g; db.data[ib[i]] += g
-                case "Sub": da.data[ix[i]] += g; db.data[ib[i]] -= g
-                case "Mul": da.data[ix[i]] += g * bv; db.data[ib[i]] += g * av
-                default: da.data[ix[i]] += g / bv; db.data[ib[i]] -= g * av / (bv * bv)
+            da.data.withUnsafeMutableBufferPointer { ga in
+                db.data.withUnsafeMutableBufferPointer { gb in
+                    x.data.withUnsafeBufferPointer { av in
+                        b.data.withUnsafeBufferPointer { bv in
+                            dy.data.withUnsafeBufferPointer { g in
+                                ix.withUnsafeBufferPointer { ia in
+                                    ib.withUnsafeBufferPointer { jb in
+                                        switch op {
+                                        case "Add":
+                                            for i in 0..<g.count { ga[ia[i]] += g[i]; gb[jb[i]] += g[i] }
+                                        case "Sub":
+                                            for i in 0..<g.count { ga[ia[i]] += g[i]; gb[jb[i]] -= g[i] }
+                                        case "Mul":
+                                            for i in 0..<g.count {
+                                                ga[ia[i]] += g[i] * bv[jb[i]]; gb[jb[i]] += g[i] * av[ia[i]]
+                                            }
+                                        default:
+                                            for i in 0..<g.count {
+                                                let q = bv[jb[i]]
+                                                ga[ia[i]] += g[i] / q; gb[jb[i]] -= g[i] * av[ia[i]] / (q * q)
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
             }
             grads[0] = wants[0] ? da : nil
@@ -144,14 +178,23 @@ enum TrainOps {
         case "Softmax":
             let (outer, length, inner) = try softmaxExtent(ctx, x.shape)
             var dx = Tensor(zeros: x.shape)
-            for o in 0..<outer {
-                for j in 0..<inner {
-                    let base = o * length * inner + j
-                    var dot: Float = 0
-                    for l in 0..<length { dot += dy.data[base + l * inner] * y.data[base + l * inner] }
-                    for l in 0..<length {
-                        let k = base + l * inner
-                        dx.data[k] = y.data[k] * (dy.data[k] - dot)
+            var dot = [Float](repeating: 0, count: inner)
+            dx.data.withUnsafeMutableBufferPointer { dp in
+                y.data.withUnsafeBufferPointer { yp in
+                    dy.data.withUnsafeBufferPointer { gp in
+                        for o in 0..<outer {
+                            let off = o * length * inner
+                            for j in 0..<inner { dot[j] = 0 }
+                            for l in 0..<length {
+                                for j in 0..<inner { dot[j] += gp[off + l * inner + j] * yp[off + l * inner + j] }
+                            }
+                            for l in 0..<length {
+                                for j in 0..<inner {
+                                    let k = off + l * inner + j
+                                    dp[k] = yp[k] * (gp[k] - dot[j])
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -188,8 +231,12 @@ enum TrainOps {
     }
 
     static func zipped(_ a: Tensor, _ b: Tensor, _ f: (Float, Float) -> Float) -> Tensor {
-        var out = a
-        for i in 0..<a.count { out.data[i] = f(a.data[i], b.data[i]) }
+        var out = Tensor(zeros: a.shape)
+        out.data.withUnsafeMutableBufferPointer { o in
+            a.data.withUnsafeBufferPointer { ap in
+                b.data.withUnsafeBufferPointer { bp in for i in 0..<o.count { o[i] = f(ap[i], bp[i]) } }
+            }
+        }
         return out
     }
 
@@ -299,22 +346,26 @@ enum TrainOps {
             }
         case "linear", "bilinear":
             let rows = g.linearTable(rank - 2), cols = g.linearTable(rank - 1)
-            for p in 0..<planes {
-                for oy in 0..<outH {
-                    let y0 = (p * inH + Int(rows.lo[oy])) * inW, y1 = (p * inH + Int(rows.hi[oy])) * inW
-                    let wy = rows.w[oy]
-                    for ox in 0..<outW {
-                        let x0 = Int(cols.lo[ox]), x1 = Int(cols.hi[ox]), wx = cols.w[ox]
-                        let o = (p * outH + oy) * outW + ox
-                        let w00 = (1 - wy) * (1 - wx), w01 = (1 - wy) * wx, w10 = wy * (1 - wx), w11 = wy * wx
-                        if let grad {
-                            let gv = grad.data[o]
-                            result.data[y0 + x0] += w00 * gv; result.data[y0 + x1] += w01 * gv
-                            result.data[y1 + x0] += w10 * gv; result.data[y1 + x1] += w11 * gv
-                        } else {
-                            result.data[o] =
-                                w00 * x.data[y0 + x0] + w01 * x.data[y0 + x1] + w10 * x.data[y1 + x0] + w11
-                                * x.data[y1 + x1]
+            let src = grad ?? x
+            result.data.withUnsafeMutableBufferPointer { r in
+                src.data.withUnsafeBufferPointer { v in
+                    for p in 0..<planes {
+                        for oy in 0..<outH {
+                            let y0 = (p * inH + Int(rows.lo[oy])) * inW, y1 = (p * inH + Int(rows.hi[oy])) * inW
+                            let wy = rows.w[oy]
+                            let o = (p * outH + oy) * outW
+                            for ox in 0..<outW {
+                                let x0 = Int(cols.lo[ox]), x1 = Int(cols.hi[ox]), wx = cols.w[ox]
+                                let w00 = (1 - wy) * (1 - wx), w01 = (1 - wy) * wx, w10 = wy * (1 - wx), w11 = wy * wx
+                                if grad != nil {
+                                    let gv = v[o + ox]
+                                    r[y0 + x0] += w00 * gv; r[y0 + x1] += w01 * gv
+                                    r[y1 + x0] += w10 * gv; r[y1 + x1] += w11 * gv
+                                } else {
+                                    r[o + ox] =
+                                        w00 * v[y0 + x0] + w01 * v[y0 + x1] + w10 * v[y1 + x0] + w11 * v[y1 + x1]
+                                }
+                            }
                         }
                     }
                 }

@@ -1,0 +1,231 @@
+import Foundation
+
+/// Fine-tunes a colorizer bundle's later layers on a user's colour photos (transfer learning: the rest of the
+/// graph stays frozen and is computed once per training view, `FrozenCache`).
+///
+/// Views are made as the product sees prints (`UserPhoto.view`, `PrintLook`); a share of the photos is held out
+/// and scored (ab L1, hue agreement) before training and at each evaluation; the parameters with the lowest
+/// held-out ab L1 are kept. Adam with decay towards the base weights (`Adam`), smooth-L1 on the model's ab output.
+///
+/// Threading: `train` runs on the caller's thread; `progress` is called on it; `shouldStop` is polled between
+/// steps (a signal handler's flag).
+public final class Personalizer {
+    public struct Options: Sendable {
+        public var selection: TrainGraph.Selection = .head
+        /// Share of the photos held out for validation (0…0.5).
+        public var holdout: Double = 0.2
+        public var seed: UInt64 = 1
+        /// Training views per photo (each a random crop, mirror and print look), capped by `maxCachedBytes`.
+        public var viewsPerPhoto = 8
+        /// Held-out views per held-out photo.
+        public var heldoutViews = 2
+        public var learningRate: Float = 1e-3
+        /// Decay towards the base weights (per step, scaled by the learning rate).
+        public var decay: Float = 0.05
+        /// Views per Adam step.
+        public var batch = 8
+        /// Evaluations on the held-out photos over the run.
+        public var evaluations = 12
+        /// Cap on the frozen cache (float16 frontier values + targets), bytes.
+        public var maxCachedBytes = 600 << 20
+        public init() {}
+    }
+
+    /// A progress report.
+    public struct Progress: Sendable {
+        public enum Phase: Sendable { case caching(done: Int, of: Int), training }
+        public var phase: Phase
+        public var step = 0
+        /// Mean training loss since the last report.
+        public var loss: Float = 0
+        public var heldout: ColourScore?
+        public var best: ColourScore?
+        public var secondsLeft: Double = 0
+    }
+
+    public struct Outcome: Sendable {
+        /// The trained initializers' best values (lowest held-out ab L1; the base values when nothing beat them).
+        public var parameters: [String: Tensor]
+        public var before: ColourScore
+        public var after: ColourScore
+        public var steps: Int
+        public var trainViews: Int
+        public var heldoutViews: Int
+        public var trainPhotos: [String]
+        public var heldoutPhotos: [String]
+        public var cacheSeconds: Double
+        public var trainSeconds: Double
+        /// Mean wall time of one view's forward + backward pass, ms.
+        public var stepMs: Double
+        public var cacheBytes: Int
+        public var stoppedEarly: Bool
+        public var trainedNodes: [String]
+        public var trainable: [String]
+    }
+
+    public let bundle: ModelBundle
+    public let model: ONNXModel
+    public let modelBytes: [UInt8]
+    public private(set) var graph: TrainGraph
+    let options: Options
+
+    /// - Throws: `InferError` when the model cannot be read or its later layers cannot be trained.
+    public init(bundle: ModelBundle, options: Options) throws {
+        guard let bytes = readBinaryFile(bundle.modelPath) else {
+            throw InferError(.missingInput, file: bundle.modelPath, "cannot read the model file")
+        }
+        self.bundle = bundle
+        self.options = options
+        modelBytes = bytes
+        model = try ONNXModel.decode(bytes, file: bundle.modelPath)
+        graph = try TrainGraph(
+            model: model, file: bundle.modelPath, selection: options.selection, fixed: Self.fixedDecodes(model))
+    }
+
+    /// A bias-free 1×1 Conv reading a Softmax is a distribution's decode (its weights are the bins' ab, not learned
+    /// features): never trained.
+    static func fixedDecodes(_ model: ONNXModel) -> Set<String> {
+        let softmaxOutputs = Set(model.graph.nodes.filter { $0.opType == "Softmax" }.flatMap(\.outputs))
+        return Set(
+            model.graph.nodes.filter {
+                $0.opType == "Conv" && $0.inputs.count == 2 && softmaxOutputs.contains($0.inputs[0])
+            }
+            .flatMap(\.outputs))
+    }
+
+    /// Splits `photos` into training and held-out (seeded), builds the frozen cache, trains until `deadline`
+    /// (monotonic seconds, `ProcessInfo.systemUptime`) or `shouldStop`, and returns the best parameters.
+    /// - Throws: `InferError` when the graph's shapes do not fit.
+    public func train(
+        photos: [UserPhoto], deadline: Double, progress: (Progress) -> Void, shouldStop: () -> Bool
+    ) throws -> Outcome {
+        var rng = SeededGenerator(seed: options.seed)
+        let order = photos.indices.shuffled(using: &rng)
+        let heldoutCount = min(max(1, Int((Double(photos.count) * options.holdout).rounded())), photos.count - 1)
+        let heldout = order.prefix(heldoutCount).map { photos[$0] }
+        let training = order.dropFirst(heldoutCount).map { photos[$0] }
+        let n = bundle.inputSizePx
+        let cacheStart = ProcessInfo.processInfo.systemUptime
+        let trainCache = try FrozenCache(
+            model: model, file: bundle.modelPath, frontier: graph.frontier, inputShape: [1, 1, n, n])
+        let heldCache = try FrozenCache(
+            model: model, file: bundle.modelPath, frontier: graph.frontier, inputShape: [1, 1, n, n])
+        var trainTargets: [[Float16]] = [], heldTargets: [[Float]] = []
+        let total = heldout.count * options.heldoutViews + training.count * options.viewsPerPhoto
+        var done = 0
+        func input(_ view: [Float]) -> [Float] { view.map { $0 * bundle.inputScale + bundle.inputOffset } }
+        for photo in heldout {
+            for _ in 0..<options.heldoutViews {
+                let v = photo.view(sizePx: n, look: .random(&rng), jitter: false, rng: &rng)
+                heldCache.add(input: input(v.input))
+                heldTargets.append(v.target)
+                done += 1
+            }
+            progress(Progress(phase: .caching(done: done, of: total)))
+        }
+        var views = options.viewsPerPhoto
+        for (index, photo) in training.enumerated() {
+            for _ in 0..<views {
+                let v = photo.view(sizePx: n, look: .random(&rng), jitter: true, rng: &rng)
+                trainCache.add(input: input(v.input))
+                trainTargets.append(v.target.map { Float16($0) })
+                done += 1
+            }
+            let perView = trainCache.bytes / max(1, trainCache.count) + 4 * n * n
+            let left = training.count - index - 1
+            if left > 0 {
+                let room = max(0, options.maxCachedBytes - trainCache.bytes - trainTargets.count * 4 * n * n)
+                views = max(1, min(views, room / max(1, perView * left)))
+            }
+            progress(Progress(phase: .caching(done: done, of: total)))
+        }
+        let cacheSeconds = ProcessInfo.processInfo.systemUptime - cacheStart
+        let scale = 1 / max(bundle.outputScale, 1e-12)
+
+        func score() throws -> ColourScore {
+            var s = ColourScore()
+            for i in 0..<heldCache.count {
+                let out = try graph.forward(frontier: heldCache.frontierValues(i)).output
+                s.add(predicted: out.data.map { $0 * bundle.outputScale }, target: heldTargets[i])
+            }
+            return s
+        }
+        let before = try score()
+        var best = before
+        var bestParameters = graph.parameters
+        var adam = Adam(learningRate: options.learningRate, decay: options.decay, anchor: graph.parameters)
+        let trainStart = ProcessInfo.processInfo.systemUptime
+        let budget = max(1, deadline - trainStart)
+        var nextEval = trainStart + budget / Double(max(1, options.evaluations))
+        var steps = 0, viewsRun = 0, lossSum: Float = 0, lossCount = 0, stepTime: Double = 0
+        var stopped = false
+        var grads: [String: Tensor] = [:]
+        var last: ColourScore? = nil
+        training: while true {
+            for i in (0..<trainCache.count).shuffled(using: &rng) {
+                let now = ProcessInfo.processInfo.systemUptime
+                if shouldStop() { stopped = true; break training }
+                if now >= deadline { break training }
+                let t0 = now
+                let acts = try graph.forward(frontier: trainCache.frontierValues(i))
+                let target = Tensor(shape: acts.output.shape, data: trainTargets[i].map { Float($0) * scale })
+                let (loss, dy) = TrainLoss.smoothL1(prediction: acts.output, target: target)
+                try graph.backward(acts, outputGradient: dy, into: &grads)
+                stepTime += ProcessInfo.processInfo.systemUptime - t0
+                viewsRun += 1
+                lossSum += loss * bundle.outputScale
+                lossCount += 1
+                if viewsRun % options.batch == 0 {
+                    adam.step(&graph.parameters, gradients: grads, scale: 1 / Float(options.batch))
+                    grads.removeAll(keepingCapacity: true)
+                    steps += 1
+                }
+                if ProcessInfo.processInfo.systemUptime >= nextEval {
+                    let s = try score()
+                    last = s
+                    if s.abL1 < best.abL1 {
+                        best = s
+                        bestParameters = graph.parameters
+                    }
+                    nextEval += budget / Double(max(1, options.evaluations))
+                    progress(
+                        Progress(
+                            phase: .training, step: steps, loss: lossSum / Float(max(1, lossCount)), heldout: s,
+                            best: best, secondsLeft: max(0, deadline - ProcessInfo.processInfo.systemUptime)))
+                    lossSum = 0
+                    lossCount = 0
+                }
+            }
+        }
+        // A last look at the final weights (the run may end between evaluations).
+        if !stopped {
+            let s = try score()
+            if s.abL1 < best.abL1 {
+                best = s
+                bestParameters = graph.parameters
+            }
+            last = s
+        }
+        _ = last
+        return Outcome(
+            parameters: bestParameters, before: before, after: best, steps: steps, trainViews: trainCache.count,
+            heldoutViews: heldCache.count, trainPhotos: training.map(\.path), heldoutPhotos: heldout.map(\.path),
+            cacheSeconds: cacheSeconds, trainSeconds: ProcessInfo.processInfo.systemUptime - trainStart,
+            stepMs: viewsRun == 0 ? 0 : 1000 * stepTime / Double(viewsRun),
+            cacheBytes: trainCache.bytes + heldCache.bytes + trainTargets.count * 4 * n * n,
+            stoppedEarly: stopped, trainedNodes: graph.trainedNodes, trainable: graph.trainable)
+    }
+}
+
+/// SplitMix64: a small seeded generator, so a personalize run with the same seed draws the same views.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,168 @@
+import ColorcamCore
+import Dispatch
+import Foundation
+import Infer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `colorcam personalize --photos DIR --out BUNDLE`: fine-tunes the colorizer's later layers on the user's own
+/// colour photos, on this machine (`Infer.Personalizer`), and writes a bundle any colorcam command takes.
+enum PersonalizeCommand {
+    static let help = """
+        usage: colorcam personalize --photos DIR --out BUNDLE [--base DIR|FILE.onnx [--preset P]]
+                                    [--train head|decoder|N] [--minutes M] [--holdout F] [--seed S]
+
+        Teaches the colorizer the colours of your own photos: reads the colour JPEG/PNG files under DIR (recursively;
+        at least 5), shows them to the model as prints under the camera (lightness only, faded, unevenly lit,
+        blurred, grainy), and trains its last layers to give back their colours. The rest of the model stays as it
+        is and runs once per view. A share of the photos is held out and scored before and during training (ab L1,
+        hue agreement); the best weights are kept and written, with the scores, to BUNDLE (a directory:
+        model.onnx + manifest.json), atomically: `colorcam live|replay|colorize --model BUNDLE` use it.
+        Ctrl+C (SIGINT/SIGTERM) stops early and still writes the best weights so far.
+        --photos   the folder of colour photos (black-and-white pictures are refused: they hold no colour to learn)
+        --out      the bundle to write; an existing personalized bundle there is replaced, anything else is refused
+        --base     the model to start from (default: the colorcam-default bundle)
+        --train    which layers learn: head (default: the last layer of each output head), decoder (every layer from
+                   the first upsampling on), or N (the last N conv layers)
+        --minutes  the whole run's time budget, reading and writing included (default 5)
+        --holdout  share of the photos held out for scoring (default 0.2, 0.05…0.5)
+        --seed     the split and the views drawn (default 1)
+        Runs on one core (OpenBLAS threads as colorcam sets them); prints a progress line to stderr.
+        """
+
+    static let command = Command(
+        name: "personalize", summary: "train the colorizer on your own colour photos", help: help, run: run)
+
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png"]
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let start = ProcessInfo.processInfo.systemUptime
+        let a = try Arguments(
+            args, command: "personalize",
+            valued: ["photos", "out", "base", "preset", "train", "minutes", "holdout", "seed"])
+        _ = try a.positionals(exactly: 0, usage: "personalize --photos DIR --out BUNDLE [options]")
+        guard let photosDir = a.string("photos"), let out = a.string("out") else {
+            throw UsageError(
+                "personalize: --photos DIR and --out BUNDLE are required (see 'colorcam personalize --help')")
+        }
+        let minutes = try a.double("minutes", default: 5, min: 0.1)!
+        let holdout = try a.double("holdout", default: 0.2, min: 0.05)!
+        guard holdout <= 0.5 else { throw UsageError("personalize: --holdout must be at most 0.5, got \(holdout)") }
+        var options = Personalizer.Options()
+        options.holdout = holdout
+        options.seed = UInt64(try a.int("seed", default: 1, range: 0...Int(Int32.max))!)
+        options.selection = try selection(a.string("train") ?? "head")
+        var preset: ModelBundle.Preset?
+        if let text = a.string("preset") {
+            guard let p = ModelBundle.Preset(rawValue: text) else {
+                throw UsageError("personalize: --preset must be colorcam, eccv16 or siggraph17, got '\(text)'")
+            }
+            preset = p
+        }
+        try CPUSupport.requireInference("personalize")
+        let target = try BundleTarget(out)
+        let files = try photoFiles(photosDir)
+        guard files.count >= 5 else {
+            throw ImageFileError(
+                .badData, file: photosDir,
+                "\(files.count) photo\(files.count == 1 ? "" : "s") (JPEG/PNG) found; personalize needs at least 5")
+        }
+        let basePath = try a.string("base") ?? ColorizeCommand.defaultModel()
+        let bundle = try ModelBundle.load(basePath, preset: preset)
+        let personalizer = try Personalizer(bundle: bundle, options: options)
+        Log.info(
+            "personalize: \(files.count) photos from \(photosDir); base \(bundle.name); training "
+                + "\(personalizer.graph.trainedNodes.joined(separator: ", ")) "
+                + "(\(personalizer.graph.trainable.count) tensors, frozen part cached at "
+                + "\(personalizer.graph.frontier.joined(separator: ", ")))")
+        var photos: [UserPhoto] = []
+        var hashes: [String] = []
+        for (i, file) in files.enumerated() {
+            photos.append(try UserPhoto.load(file))
+            hashes.append(SHA256.hex(readBinaryFile(file) ?? []))
+            progressLine("reading photos \(i + 1)/\(files.count)", milestone: i + 1 == files.count)
+        }
+        let stop = StopFlag()
+        let signals = DaemonSignals(stop: { stop.set() }, stopNote: "writing the best weights so far")
+        defer { signals.cancel() }
+        let deadline = start + minutes * 60 - 3  // leave time to write the bundle
+        let outcome = try personalizer.train(
+            photos: photos, deadline: deadline,
+            progress: { p in
+                switch p.phase {
+                case .caching(let done, let total):
+                    progressLine("views through the frozen model \(done)/\(total)", milestone: done == total)
+                case .training:
+                    let h = p.heldout.map { String(format: "held-out ab L1 %.2f hue %.1f %%", $0.abL1, 100 * $0.hue) }
+                    let b = p.best.map { String(format: "best %.2f", $0.abL1) } ?? ""
+                    progressLine(
+                        String(
+                            format: "step %d  loss %.3f  %@  %@  left %d:%02d", p.step, p.loss, h ?? "", b,
+                            Int(p.secondsLeft) / 60, Int(p.secondsLeft) % 60), milestone: true)
+                }
+            },
+            shouldStop: { stop.isSet })
+        finishProgress()
+        let record = PersonalizeRecord(
+            bundle: bundle, basePath: basePath, baseHash: SHA256.hex(personalizer.modelBytes), options: options,
+            selectionText: a.string("train") ?? "head", photosDir: photosDir, files: files, hashes: hashes,
+            outcome: outcome, command: (["colorcam"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
+            seconds: ProcessInfo.processInfo.systemUptime - start)
+        let modelBytes = try personalizer.model.replacingInitializers(
+            in: personalizer.modelBytes, file: bundle.modelPath, values: outcome.parameters)
+        try target.write(modelBytes: modelBytes, manifest: try record.manifest())
+        print(record.summary(out: out))
+        return 0
+    }
+
+    static func selection(_ text: String) throws -> TrainGraph.Selection {
+        switch text {
+        case "head": return .head
+        case "decoder": return .decoder
+        default:
+            guard let n = Int(text), n >= 1, n <= 1000 else {
+                throw UsageError("personalize: --train must be head, decoder or a number of layers, got '\(text)'")
+            }
+            return .lastLayers(n)
+        }
+    }
+
+    /// The JPEG/PNG files under `dir`, recursively, sorted by path.
+    static func photoFiles(_ dir: String) throws -> [String] {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) else {
+            throw ImageFileError(.missingInput, file: dir, "no such folder")
+        }
+        guard isDir.boolValue else { throw ImageFileError(.badData, file: dir, "not a folder") }
+        guard let walker = FileManager.default.enumerator(atPath: dir) else {
+            throw ImageFileError(.missingInput, file: dir, "cannot read the folder")
+        }
+        var files: [String] = []
+        while let rel = walker.nextObject() as? String {
+            let ext = (rel as NSString).pathExtension.lowercased()
+            guard imageExtensions.contains(ext) else { continue }
+            files.append((dir as NSString).appendingPathComponent(rel))
+        }
+        return files.sorted()
+    }
+
+    /// A progress line: rewritten in place on a terminal; elsewhere (a log) only `milestone` lines, one each.
+    static func progressLine(_ text: String, milestone: Bool = false) {
+        let line: String
+        if isatty(2) != 0 {
+            line = "\r\u{1B}[K" + text
+        } else if milestone {
+            line = "personalize: " + text + "\n"
+        } else {
+            return
+        }
+        line.withCString { _ = write(2, $0, strlen($0)) }
+    }
+
+    static func finishProgress() {
+        guard isatty(2) != 0 else { return }
+        "\n".withCString { _ = write(2, $0, 1) }
+    }
+}
