@@ -72,11 +72,6 @@ enum PersonalizeCommand {
         let basePath = try a.string("base") ?? ColorizeCommand.defaultModel()
         let bundle = try ModelBundle.load(basePath, preset: preset)
         let personalizer = try Personalizer(bundle: bundle, options: options)
-        Log.info(
-            "personalize: \(files.count) photos from \(photosDir); base \(bundle.name); training "
-                + "\(personalizer.graph.trainedNodes.joined(separator: ", ")) "
-                + "(\(personalizer.graph.trainable.count) tensors, frozen part cached at "
-                + "\(personalizer.graph.frontier.joined(separator: ", ")))")
         var photos: [UserPhoto] = []
         var hashes: [String] = []
         for (i, file) in files.enumerated() {
@@ -84,6 +79,11 @@ enum PersonalizeCommand {
             hashes.append(SHA256.hex(readBinaryFile(file) ?? []))
             progressLine("reading photos \(i + 1)/\(files.count)", milestone: i + 1 == files.count)
         }
+        Log.info(
+            "personalize: \(files.count) photos from \(photosDir); base \(bundle.name); training "
+                + "\(personalizer.graph.trainedNodes.joined(separator: ", ")) "
+                + "(\(personalizer.graph.trainable.count) tensors, frozen part cached at "
+                + "\(personalizer.graph.frontier.joined(separator: ", ")))")
         let stop = StopFlag()
         let signals = DaemonSignals(stop: { stop.set() }, stopNote: "writing the best weights so far")
         defer { signals.cancel() }

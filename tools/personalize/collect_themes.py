@@ -25,7 +25,9 @@ default model's training split (tools/train/sources.csv), and a CSV whose splits
 rewrites themes.csv; id, theme, package, file and licence are the hand-made selection (decided by eye on contact
 sheets: real colour photographs, short side >= ~300 px, no near-duplicates of each other or of a training photo).
 
-Python 3 standard library + Pillow. Needs apt-get (Debian), dpkg and pip; about 300 MB of downloads.
+Python 3 standard library + Pillow. Needs apt-get (Debian 12 lists: run `apt-get update` once), dpkg and pip; about
+340 MB of downloads (+44 MB gcompris-qt-data when /work/data/color/raw is absent), 1.6 GB in WORK; ~40 s on a
+2-core machine with a fast mirror (downloading dominates elsewhere).
 """
 import argparse
 import csv
@@ -60,7 +62,8 @@ class Failure(Exception):
     pass
 
 
-def read_rows(path=CSV_PATH):
+def read_rows(path=None):
+    path = path or CSV_PATH
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows or list(rows[0].keys()) != COLUMNS:
@@ -211,14 +214,14 @@ def extract(row, work):
             return z.read(path)
     full = os.path.join(unpacked_root(package, work), path)
     if not os.path.isfile(full):
-        raise Failure(f"{row['file']}: not in {package}")
+        raise Failure(f"{package}:{row['file']}: missing (no such file in the package)")
     if member == "jpeg":
         return largest_jpeg(open(full, "rb").read())
     if member:
         for name, blob in read_rcc(full):
             if name == member:
                 return blob
-        raise Failure(f"{row['file']}: no {member} in {path}")
+        raise Failure(f"{package}:{row['file']}: missing (no {member} in {path})")
     return open(full, "rb").read()
 
 
@@ -320,7 +323,7 @@ def contact_sheet(rows, work, out, thumb=(120, 90), cols=12):
             d.text((x + 3, yy + th + 5), f"{r['id']} {r['package'].replace('pypi:', '')[:15]}", fill="black", font=font)
         y += -(-len(block) // cols) * cell_h + pad
     d.text((pad, y), "sources and licences: tools/personalize/themes.csv", fill="gray", font=font)
-    sheet.save(out)
+    sheet.quantize(256).save(out, optimize=True)  # a 256-colour palette keeps the PNG small
     print(f"wrote {out}")
 
 

@@ -196,13 +196,32 @@ def main():
                          "view failure, not colour: counted apart, left out of the colour figures (as score.py)")
     ap.add_argument("--hints", type=int, default=0,
                     help="colour hints clicked on each print (replay --hint-click; see the module doc)")
+    ap.add_argument("--photos-from", metavar="DIR",
+                    help="judge the JPEG/PNG photos under DIR (recursively, sorted; id = file name without extension; "
+                         "read like build_dataset.py: longer side <= 512 px) instead of a split of split.json: "
+                         "e.g. a personalize theme's held-out photos (tools/personalize/theme_eval.py)")
     ap.add_argument("--json")
     ap.add_argument("--sheet")
     ap.add_argument("--before", help="an earlier run's --out folder: the sheet shows its saved photo of each view too "
                                      "(same clips, same file names), as a before/after")
     args = ap.parse_args()
     split = json.load(open(os.path.join(HERE, "split.json")))
-    cache = np.load(os.path.join(args.work, "cache.npz"))
+    if args.photos_from:
+        from build_dataset import load_rgb
+        files = sorted(f for f in glob.glob(os.path.join(args.photos_from, "**", "*"), recursive=True)
+                       if f.lower().endswith((".jpg", ".jpeg", ".png")))
+        if not files:
+            raise SystemExit(f"{args.photos_from}: no JPEG/PNG photos")
+        by_id = {os.path.splitext(os.path.basename(f))[0]: f for f in files}
+        split = {args.split: list(by_id)}
+
+        def photo_rgb(pid):
+            return load_rgb(by_id[pid])
+    else:
+        cache = np.load(os.path.join(args.work, "cache.npz"))
+
+        def photo_rgb(pid):
+            return np.round(lab2rgb(cache[pid].astype(np.float64)) * 255).astype(np.uint8)
     model = ["--model", args.model] if args.model else []
     os.makedirs(args.out, exist_ok=True)
     pipe_rows, clean_rows, tiles = [], [], []
@@ -212,7 +231,7 @@ def main():
     if args.split == "train":  # a spread of training photos, not the first packages' only
         photos = [photos[k] for k in np.random.default_rng(args.seed).permutation(len(photos))]
     for i, pid in enumerate(photos[:args.count]):
-        rgb = np.round(lab2rgb(cache[pid].astype(np.float64)) * 255).astype(np.uint8)
+        rgb = photo_rgb(pid)
         clip = os.path.join(args.out, pid)
         os.makedirs(clip, exist_ok=True)
         truth_path = os.path.join(clip, "scene.json")

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A user's colour photo, read and reduced for training: CIE Lab planes with the short side near `shortSidePx`
-/// (box-reduced by an integer factor, as `Colorizer` reduces a picture before the model).
+/// (box-reduced by an integer factor in sRGB before the conversion, so a large photo costs its decoded RGB only).
 ///
 /// Value type; `view` is deterministic for a given generator state.
 public struct UserPhoto: Sendable {
@@ -21,17 +21,34 @@ public struct UserPhoto: Sendable {
     ///   naming the file.
     public static func load(_ path: String, shortSidePx: Int = 320) throws -> UserPhoto {
         let image = try ImageFile.read(path)
+        // Reduce in RGB first (a box filter by an integer factor), so a large photo never has full-size Lab planes.
         var w = image.widthPx, h = image.heightPx
-        var lab = [Float](repeating: 0, count: 3 * w * h)
-        image.pixels.withUnsafeBufferPointer { Lab.convertRGB8ToLab($0.baseAddress!, &lab, pixelCount: w * h) }
-        var planes = (0..<3).map { c in (0..<(w * h)).map { lab[3 * $0 + c] } }
+        var pixels = image.pixels
         let k = min(w, h) / shortSidePx
         if k >= 2 {
-            var rw = 0, rh = 0
-            for c in 0..<3 { (planes[c], rw, rh) = Colorizer.boxReduce(planes[c], widthPx: w, heightPx: h, factor: k) }
+            let rw = w / k, rh = h / k
+            var reduced = [UInt8](repeating: 0, count: 3 * rw * rh)
+            image.pixels.withUnsafeBufferPointer { src in
+                for y in 0..<rh {
+                    for x in 0..<rw {
+                        for c in 0..<3 {
+                            var sum = 0
+                            for dy in 0..<k {
+                                let row = ((y * k + dy) * w + x * k) * 3 + c
+                                for dx in 0..<k { sum += Int(src[row + 3 * dx]) }
+                            }
+                            reduced[(y * rw + x) * 3 + c] = UInt8((sum + k * k / 2) / (k * k))
+                        }
+                    }
+                }
+            }
+            pixels = reduced
             w = rw
             h = rh
         }
+        var lab = [Float](repeating: 0, count: 3 * w * h)
+        pixels.withUnsafeBufferPointer { Lab.convertRGB8ToLab($0.baseAddress!, &lab, pixelCount: w * h) }
+        let planes = (0..<3).map { c in (0..<(w * h)).map { lab[3 * $0 + c] } }
         let coloured = (0..<(w * h)).filter { (planes[1][$0] * planes[1][$0] + planes[2][$0] * planes[2][$0]) > 25 }
         guard Float(coloured.count) >= minColouredShare * Float(w * h) else {
             throw ImageFileError(
