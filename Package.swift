@@ -96,7 +96,9 @@ let package = Package(
         ),
         .testTarget(name: "LiveTests", dependencies: ["Live", "Stream", "ColorcamCore"], path: "Tests/LiveTests"),
         .testTarget(name: "RemoteTests", dependencies: ["Remote", "Infer", "ColorcamCore"], path: "Tests/RemoteTests"),
-        .testTarget(name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests"),
+        .testTarget(
+            name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests",
+            exclude: ["Fixtures"]),
         .testTarget(name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests"),
         .testTarget(
             name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "Stream", "Detect", "Infer", "ColorcamCore"],

@@ -24,8 +24,8 @@ enum PersonalizeCommand {
         --photos   the folder of colour photos (black-and-white pictures are refused: they hold no colour to learn)
         --out      the bundle to write; an existing personalized bundle there is replaced, anything else is refused
         --base     the model to start from (default: the colorcam-default bundle)
-        --train    which layers learn: head (default: the last layer of each output head), decoder (every layer from
-                   the first upsampling on), or N (the last N conv layers)
+        --train    which layers learn: decoder (default: every layer from the first upsampling on), head (the last
+                   layer of each output head: faster steps, less to learn with), or N (the last N conv layers)
         --minutes  the whole run's time budget, reading and writing included (default 5)
         --holdout  share of the photos held out for scoring (default 0.2, 0.05…0.5)
         --seed     the split and the views drawn (default 1)
@@ -53,7 +53,7 @@ enum PersonalizeCommand {
         var options = Personalizer.Options()
         options.holdout = holdout
         options.seed = UInt64(try a.int("seed", default: 1, range: 0...Int(Int32.max))!)
-        options.selection = try selection(a.string("train") ?? "head")
+        options.selection = try selection(a.string("train") ?? "decoder")
         var preset: ModelBundle.Preset?
         if let text = a.string("preset") {
             guard let p = ModelBundle.Preset(rawValue: text) else {
@@ -88,26 +88,36 @@ enum PersonalizeCommand {
         let signals = DaemonSignals(stop: { stop.set() }, stopNote: "writing the best weights so far")
         defer { signals.cancel() }
         let deadline = start + minutes * 60 - 3  // leave time to write the bundle
-        let outcome = try personalizer.train(
-            photos: photos, deadline: deadline,
-            progress: { p in
-                switch p.phase {
-                case .caching(let done, let total):
-                    progressLine("views through the frozen model \(done)/\(total)", milestone: done == total)
-                case .training:
-                    let h = p.heldout.map { String(format: "held-out ab L1 %.2f hue %.1f %%", $0.abL1, 100 * $0.hue) }
-                    let b = p.best.map { String(format: "best %.2f", $0.abL1) } ?? ""
-                    progressLine(
-                        String(
-                            format: "step %d  loss %.3f  %@  %@  left %d:%02d", p.step, p.loss, h ?? "", b,
-                            Int(p.secondsLeft) / 60, Int(p.secondsLeft) % 60), milestone: true)
-                }
-            },
-            shouldStop: { stop.isSet })
+        let trained: Personalizer.Outcome
+        do {
+            trained = try personalizer.train(
+                photos: photos, deadline: deadline,
+                progress: { p in
+                    switch p.phase {
+                    case .caching(let done, let total):
+                        progressLine("views through the frozen model \(done)/\(total)", milestone: done == total)
+                    case .training:
+                        let h = p.heldout.map {
+                            String(format: "held-out ab L1 %.2f hue %.1f %%", $0.abL1, 100 * $0.hue)
+                        }
+                        let b = p.best.map { String(format: "best %.2f", $0.abL1) } ?? ""
+                        progressLine(
+                            String(
+                                format: "step %d  loss %.3f  %@  %@  left %d:%02d", p.step, p.loss, h ?? "", b,
+                                Int(p.secondsLeft) / 60, Int(p.secondsLeft) % 60), milestone: true)
+                    }
+                },
+                shouldStop: { stop.isSet })
+        } catch is Personalizer.Interrupted {
+            finishProgress()
+            printError("personalize: stopped before training began; nothing written")
+            return 130
+        }
+        let outcome = trained
         finishProgress()
         let record = PersonalizeRecord(
             bundle: bundle, basePath: basePath, baseHash: SHA256.hex(personalizer.modelBytes), options: options,
-            selectionText: a.string("train") ?? "head", photosDir: photosDir, files: files, hashes: hashes,
+            selectionText: a.string("train") ?? "decoder", photosDir: photosDir, files: files, hashes: hashes,
             outcome: outcome, command: (["colorcam"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             seconds: ProcessInfo.processInfo.systemUptime - start)
         let modelBytes = try personalizer.model.replacingInitializers(

@@ -74,7 +74,7 @@ final class TrainGradientTests: XCTestCase {
                 model: model, file: path, frontier: graph.frontier, inputShape: f.input_shape, halfPrecision: false)
             cache.add(input: f.input)
             let (_, _, grads) = try lossAndGradients(graph, cache, f)
-            var rng = SplitMix(seed: 11)
+            var rng = SeededGenerator(seed: 11)
             var checked = 0
             for param in graph.trainable {
                 let count = graph.parameters[param]!.count
@@ -97,18 +97,5 @@ final class TrainGradientTests: XCTestCase {
             }
             XCTAssertGreaterThan(checked, 0)
         }
-    }
-}
-
-/// A seeded generator, so the finite-difference coordinates are the same on every run.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -160,3 +160,23 @@ def test_personalize_bad_inputs_name_the_file_and_write_nothing(colorcam, tmp_pa
     fails(64, "--photos", broken)
     fails(64, "--photos", broken, "--out", out, "--train", "sideways")
     assert not out.exists() and leftovers(tmp_path, "bundle") == []
+
+
+def test_sigint_keeps_the_best_weights_so_far(colorcam, tmp_path):
+    import signal
+    import subprocess
+    photos = tmp_path / "family"
+    write_theme(photos, range(6))
+    out = tmp_path / "early"
+    proc = subprocess.Popen([colorcam, "personalize", "--photos", str(photos), "--out", str(out), "--minutes", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:  # not a terminal: one line per evaluation
+        if line.startswith("personalize: step"):
+            break
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "stopped early" in stdout
+    p = json.loads((out / "manifest.json").read_text())["personalized"]
+    assert p["stopped_early"] is True and p["seconds"] < 100
+    assert leftovers(tmp_path, "early") == []

@@ -81,7 +81,7 @@ def main():
     ap.add_argument("--out", default="/tmp/theme-eval")
     ap.add_argument("--colorcam", default=os.path.join(ROOT, ".build", "release", "colorcam"))
     ap.add_argument("--minutes", type=float, default=5)
-    ap.add_argument("--train", default="head")
+    ap.add_argument("--train", default="decoder")
     ap.add_argument("--themes", default="sky_water,green,buildings")
     ap.add_argument("--general-count", type=int, default=45)
     ap.add_argument("--json")

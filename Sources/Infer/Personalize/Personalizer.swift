@@ -5,13 +5,13 @@ import Foundation
 ///
 /// Views are made as the product sees prints (`UserPhoto.view`, `PrintLook`); a share of the photos is held out
 /// and scored (ab L1, hue agreement) before training and at each evaluation; the parameters with the lowest
-/// held-out ab L1 are kept. Adam with decay towards the base weights (`Adam`), smooth-L1 on the model's ab output.
+/// held-out merit (relative ab L1 gain + hue agreement gain over the base) are kept. Adam with decay towards the base weights (`Adam`), smooth-L1 on the model's ab output.
 ///
 /// Threading: `train` runs on the caller's thread; `progress` is called on it; `shouldStop` is polled between
 /// steps (a signal handler's flag).
 public final class Personalizer {
     public struct Options: Sendable {
-        public var selection: TrainGraph.Selection = .head
+        public var selection: TrainGraph.Selection = .decoder
         /// Share of the photos held out for validation (0…0.5).
         public var holdout: Double = 0.2
         public var seed: UInt64 = 1
@@ -22,6 +22,9 @@ public final class Personalizer {
         public var learningRate: Float = 1e-3
         /// Decay towards the base weights (per step, scaled by the learning rate).
         public var decay: Float = 0.05
+        /// Weight of the cross-entropy on the model's ab distribution (when its manifest declares one) next to
+        /// the smooth-L1 on its ab output.
+        public var classWeight: Float = 3
         /// Views per Adam step.
         public var batch = 8
         /// Evaluations on the held-out photos over the run.
@@ -44,7 +47,8 @@ public final class Personalizer {
     }
 
     public struct Outcome: Sendable {
-        /// The trained initializers' best values (lowest held-out ab L1; the base values when nothing beat them).
+        /// The trained initializers' best values (highest held-out merit: relative ab L1 gain + hue agreement gain;
+        /// the base values when nothing beat them).
         public var parameters: [String: Tensor]
         public var before: ColourScore
         public var after: ColourScore
@@ -63,11 +67,17 @@ public final class Personalizer {
         public var trainable: [String]
     }
 
+    /// Stopped (`shouldStop`) before any training step: there are no trained weights to keep.
+    public struct Interrupted: Error {}
+
     public let bundle: ModelBundle
     public let model: ONNXModel
     public let modelBytes: [UInt8]
     public private(set) var graph: TrainGraph
     let options: Options
+    /// The distribution's soft targets and the logits (the Softmax's input) its cross-entropy seeds, when the
+    /// bundle declares a distribution that the trained part computes.
+    let binTargets: (targets: ABBinTargets, distribution: String, logits: String)?
 
     /// - Throws: `InferError` when the model cannot be read or its later layers cannot be trained.
     public init(bundle: ModelBundle, options: Options) throws {
@@ -80,6 +90,14 @@ public final class Personalizer {
         model = try ONNXModel.decode(bytes, file: bundle.modelPath)
         graph = try TrainGraph(
             model: model, file: bundle.modelPath, selection: options.selection, fixed: Self.fixedDecodes(model))
+        if let d = bundle.distribution, options.classWeight > 0,
+            let softmax = model.graph.nodes.first(where: { $0.opType == "Softmax" && $0.outputs.contains(d.tensor) }),
+            graph.steps.contains(where: { $0.outputs.contains(d.tensor) })
+        {
+            binTargets = (ABBinTargets(binA: d.binA, binB: d.binB), d.tensor, softmax.inputs[0])
+        } else {
+            binTargets = nil
+        }
     }
 
     /// A bias-free 1×1 Conv reading a Softmax is a distribution's decode (its weights are the bins' ab, not learned
@@ -95,7 +113,7 @@ public final class Personalizer {
 
     /// Splits `photos` into training and held-out (seeded), builds the frozen cache, trains until `deadline`
     /// (monotonic seconds, `ProcessInfo.systemUptime`) or `shouldStop`, and returns the best parameters.
-    /// - Throws: `InferError` when the graph's shapes do not fit.
+    /// - Throws: `InferError` when the graph's shapes do not fit; `Interrupted` when stopped while caching.
     public func train(
         photos: [UserPhoto], deadline: Double, progress: (Progress) -> Void, shouldStop: () -> Bool
     ) throws -> Outcome {
@@ -115,6 +133,7 @@ public final class Personalizer {
         var done = 0
         func input(_ view: [Float]) -> [Float] { view.map { $0 * bundle.inputScale + bundle.inputOffset } }
         for photo in heldout {
+            if shouldStop() { throw Interrupted() }
             for _ in 0..<options.heldoutViews {
                 let v = photo.view(sizePx: n, look: .random(&rng), jitter: false, rng: &rng)
                 heldCache.add(input: input(v.input))
@@ -125,6 +144,7 @@ public final class Personalizer {
         }
         var views = options.viewsPerPhoto
         for (index, photo) in training.enumerated() {
+            if shouldStop() { throw Interrupted() }
             for _ in 0..<views {
                 let v = photo.view(sizePx: n, look: .random(&rng), jitter: true, rng: &rng)
                 trainCache.add(input: input(v.input))
@@ -151,6 +171,11 @@ public final class Personalizer {
             return s
         }
         let before = try score()
+        /// How much better than the base a held-out score is: the relative ab L1 gain plus the hue agreement gain
+        /// (both count: ab L1 alone rewards grey).
+        func merit(_ s: ColourScore) -> Double {
+            (before.abL1 - s.abL1) / max(before.abL1, 1e-9) + (s.hue - before.hue)
+        }
         var best = before
         var bestParameters = graph.parameters
         var adam = Adam(learningRate: options.learningRate, decay: options.decay, anchor: graph.parameters)
@@ -169,8 +194,19 @@ public final class Personalizer {
                 let t0 = now
                 let acts = try graph.forward(frontier: trainCache.frontierValues(i))
                 let target = Tensor(shape: acts.output.shape, data: trainTargets[i].map { Float($0) * scale })
-                let (loss, dy) = TrainLoss.smoothL1(prediction: acts.output, target: target)
-                try graph.backward(acts, outputGradient: dy, into: &grads)
+                var (loss, dy) = TrainLoss.smoothL1(
+                    prediction: acts.output, target: target, weight: chromaWeight(trainTargets[i], n))
+                var seeds = [graph.outputName: dy]
+                if let (targets, distribution, logits) = binTargets, let p = acts.tensor(distribution) {
+                    var (ce, dz) = targets.crossEntropy(
+                        probabilities: p, targetAB: trainTargets[i].map { Float($0) }, sizePx: n)
+                    let w = options.classWeight
+                    dz.data.withUnsafeMutableBufferPointer { g in for k in 0..<g.count { g[k] *= w } }
+                    seeds[logits] = dz
+                    ce *= w
+                    loss += ce / bundle.outputScale
+                }
+                try graph.backward(acts, seeds: seeds, into: &grads)
                 stepTime += ProcessInfo.processInfo.systemUptime - t0
                 viewsRun += 1
                 lossSum += loss * bundle.outputScale
@@ -183,7 +219,7 @@ public final class Personalizer {
                 if ProcessInfo.processInfo.systemUptime >= nextEval {
                     let s = try score()
                     last = s
-                    if s.abL1 < best.abL1 {
+                    if merit(s) > merit(best) {
                         best = s
                         bestParameters = graph.parameters
                     }
@@ -200,7 +236,7 @@ public final class Personalizer {
         // A last look at the final weights (the run may end between evaluations).
         if !stopped {
             let s = try score()
-            if s.abL1 < best.abL1 {
+            if merit(s) > merit(best) {
                 best = s
                 bestParameters = graph.parameters
             }
@@ -214,6 +250,15 @@ public final class Personalizer {
             stepMs: viewsRun == 0 ? 0 : 1000 * stepTime / Double(viewsRun),
             cacheBytes: trainCache.bytes + heldCache.bytes + trainTargets.count * 4 * n * n,
             stoppedEarly: stopped, trainedNodes: graph.trainedNodes, trainable: graph.trainable)
+    }
+}
+
+/// Per pixel of an n×n target (planar a then b, Lab units): 1 + chroma / 10, at most 5 — coloured pixels weigh
+/// more in the smooth-L1, as class rebalancing does for a classifier (ab L1 alone rewards grey).
+func chromaWeight(_ target: [Float16], _ n: Int) -> [Float] {
+    (0..<(n * n)).map { i in
+        let a = Float(target[i]), b = Float(target[n * n + i])
+        return min(1 + (a * a + b * b).squareRoot() / 10, 5)
     }
 }
 

@@ -8,9 +8,10 @@ public struct UserPhoto: Sendable {
     public let path: String
     public let widthPx: Int
     public let heightPx: Int
-    public let lightness: [Float]
-    public let a: [Float]
-    public let b: [Float]
+    /// CIE L, a, b planes (float16: a photo is kept for the whole run, and 200 of them must fit in memory).
+    public let lightness: [Float16]
+    public let a: [Float16]
+    public let b: [Float16]
 
     /// Share of pixels with chroma above 5 below which a picture counts as black and white (a toned print,
     /// a greyscale scan).
@@ -56,7 +57,8 @@ public struct UserPhoto: Sendable {
                 "a black-and-white picture (\(coloured.count * 100 / max(1, w * h)) % of pixels coloured); "
                     + "personalize learns colours from colour photos: take it out of the folder")
         }
-        return UserPhoto(path: path, widthPx: w, heightPx: h, lightness: planes[0], a: planes[1], b: planes[2])
+        let half = planes.map { $0.map { Float16($0) } }
+        return UserPhoto(path: path, widthPx: w, heightPx: h, lightness: half[0], a: half[1], b: half[2])
     }
 
     /// One training view as the product would show this photo printed and under the camera: a crop keeping
@@ -75,10 +77,12 @@ public struct UserPhoto: Sendable {
             y0 = Int.random(in: 0...(heightPx - ch), using: &rng)
             mirror = Bool.random(using: &rng)
         }
-        func crop(_ plane: [Float]) -> [Float] {
+        func crop(_ plane: [Float16]) -> [Float] {
             var out = [Float](repeating: 0, count: cw * ch)
             for y in 0..<ch {
-                for x in 0..<cw { out[y * cw + x] = plane[(y0 + y) * widthPx + (mirror ? x0 + cw - 1 - x : x0 + x)] }
+                for x in 0..<cw {
+                    out[y * cw + x] = Float(plane[(y0 + y) * widthPx + (mirror ? x0 + cw - 1 - x : x0 + x)])
+                }
             }
             var resized = [Float](repeating: 0, count: n * n)
             Colorizer.bilinear(out, widthPx: cw, heightPx: ch, into: &resized, outWidthPx: n, outHeightPx: n)

@@ -5,6 +5,9 @@ extension TrainGraph {
         var values: [String: Tensor]
         /// The graph's output for this sample.
         public let output: Tensor
+
+        /// A tensor of the trained part (or the frontier) for this sample.
+        public func tensor(_ name: String) -> Tensor? { values[name] }
     }
 
     /// Runs the trained part forward from the frontier's values (`frontier[name]`, as the inference engine
@@ -30,7 +33,15 @@ extension TrainGraph {
     public func backward(
         _ activations: Activations, outputGradient: Tensor, into gradients: inout [String: Tensor]
     ) throws {
-        var grads: [String: Tensor] = [outputName: outputGradient]
+        try backward(activations, seeds: [outputName: outputGradient], into: &gradients)
+    }
+
+    /// As `backward(_:outputGradient:into:)`, for a loss on several tensors of the trained part: `seeds` gives the
+    /// loss's gradient with respect to each (the output, an intermediate such as a classification head's logits).
+    public func backward(
+        _ activations: Activations, seeds: [String: Tensor], into gradients: inout [String: Tensor]
+    ) throws {
+        var grads = seeds
         let chosen = Set(trainable)
         let produced = Set(steps.flatMap(\.outputs))
         for node in steps.reversed() {
