@@ -34,6 +34,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def make_photos(work, count, seed):
     sources = sorted(f for pattern in ("/work/data/themes/*/*", "/work/data/color/raw/*/*")
                      for f in glob.glob(pattern) if f.lower().endswith((".jpg", ".jpeg", ".png")))
+    def coloured(path):  # the raw candidates include a few greyscale pictures, which personalize refuses
+        im = Image.open(path)
+        im.draft("RGB", (128, 128))
+        return np.asarray(im.convert("HSV"))[..., 1].mean() > 25
+    sources = [f for f in sources if coloured(f)]
     if not sources:
         raise SystemExit("no offline photos found: run tools/personalize/collect_themes.py first")
     out = os.path.join(work, "photos")

@@ -30,7 +30,7 @@ public final class Personalizer {
         /// Evaluations on the held-out photos over the run.
         public var evaluations = 12
         /// Cap on the frozen cache (float16 frontier values + targets), bytes.
-        public var maxCachedBytes = 600 << 20
+        public var maxCachedBytes = 480 << 20
         public init() {}
     }
 
@@ -185,7 +185,6 @@ public final class Personalizer {
         var steps = 0, viewsRun = 0, lossSum: Float = 0, lossCount = 0, stepTime: Double = 0
         var stopped = false
         var grads: [String: Tensor] = [:]
-        var last: ColourScore? = nil
         training: while true {
             for i in (0..<trainCache.count).shuffled(using: &rng) {
                 let now = ProcessInfo.processInfo.systemUptime
@@ -218,7 +217,6 @@ public final class Personalizer {
                 }
                 if ProcessInfo.processInfo.systemUptime >= nextEval {
                     let s = try score()
-                    last = s
                     if merit(s) > merit(best) {
                         best = s
                         bestParameters = graph.parameters
@@ -240,9 +238,7 @@ public final class Personalizer {
                 best = s
                 bestParameters = graph.parameters
             }
-            last = s
         }
-        _ = last
         return Outcome(
             parameters: bestParameters, before: before, after: best, steps: steps, trainViews: trainCache.count,
             heldoutViews: heldCache.count, trainPhotos: training.map(\.path), heldoutPhotos: heldout.map(\.path),
