@@ -1,11 +1,11 @@
 import Foundation
-import XCTest
+import Testing
 
 @testable import Infer
 
 /// Gradient conformance of the trainer (`TrainGraph`, `TrainOps`): against PyTorch's gradients on the same graphs,
 /// inputs and targets (fixtures made by tools/personalize/grad_fixtures.py), and against finite differences.
-final class TrainGradientTests: XCTestCase {
+@Suite struct TrainGradientTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/grad")
 
@@ -21,7 +21,7 @@ final class TrainGradientTests: XCTestCase {
 
     func load(_ name: String) throws -> (ONNXModel, String, Fixture) {
         let path = Self.fixtures.appendingPathComponent(name + ".onnx").path
-        let model = try ONNXModel.decode(XCTUnwrap(readBinaryFile(path)), file: path)
+        let model = try ONNXModel.decode(#require(readBinaryFile(path)), file: path)
         let data = try Data(contentsOf: Self.fixtures.appendingPathComponent(name + ".json"))
         return (model, path, try JSONDecoder().decode(Fixture.self, from: data))
     }
@@ -38,27 +38,27 @@ final class TrainGradientTests: XCTestCase {
         return (loss, acts.output, grads)
     }
 
-    func testGradientsMatchPyTorch() throws {
+    @Test func gradientsMatchPyTorch() throws {
         var worst: Float = 0
         defer { print("trainer vs PyTorch: worst max relative gradient error \(worst) (limit 1e-3)") }
         for name in ["conv_stack", "up_merge", "softmax_decode"] {
             let (model, path, f) = try load(name)
             let graph = try TrainGraph(
                 model: model, file: path, selection: .initializers(f.gradients.keys.sorted()))
-            XCTAssertEqual(Set(graph.trainable), Set(f.gradients.keys), name)
+            #expect(Set(graph.trainable) == Set(f.gradients.keys), "\(name)")
             let cache = try FrozenCache(
                 model: model, file: path, frontier: graph.frontier, inputShape: f.input_shape, halfPrecision: false)
             cache.add(input: f.input)
             let (loss, output, grads) = try lossAndGradients(graph, cache, f)
             let outErr = zip(output.data, f.output).map { abs($0 - $1) }.max() ?? .infinity
-            XCTAssertLessThan(outErr, 1e-3 * max(1, f.output.map(abs).max()!), "\(name): forward output")
-            XCTAssertEqual(loss, f.loss, accuracy: 1e-4 * max(1, f.loss), "\(name): loss")
+            #expect(outErr < 1e-3 * max(1, f.output.map(abs).max()!), "\(name): forward output")
+            #expect(abs((loss) - (f.loss)) <= 1e-4 * max(1, f.loss), "\(name): loss")
             for (param, expected) in f.gradients {
-                let got = try XCTUnwrap(grads[param], "\(name): no gradient for \(param)").data
-                XCTAssertEqual(got.count, expected.count)
+                let got = try #require(grads[param], "\(name): no gradient for \(param)").data
+                #expect(got.count == expected.count)
                 let scale = max(expected.map(abs).max()!, 1e-6)
                 let err = zip(got, expected).map { abs($0 - $1) }.max()! / scale
-                XCTAssertLessThanOrEqual(err, 1e-3, "\(name): \(param) max rel. error \(err)")
+                #expect(err <= 1e-3, "\(name): \(param) max rel. error \(err)")
                 worst = max(worst, err)
             }
         }
@@ -66,7 +66,7 @@ final class TrainGradientTests: XCTestCase {
 
     /// Central differences on three fixed (seeded) coordinates of every parameter (float32: step 1e-3, tolerance
     /// 2 % + 5e-4 absolute).
-    func testGradientsMatchFiniteDifferences() throws {
+    @Test func gradientsMatchFiniteDifferences() throws {
         for name in ["conv_stack", "up_merge", "softmax_decode"] {
             let (model, path, f) = try load(name)
             var graph = try TrainGraph(model: model, file: path, selection: .initializers(f.gradients.keys.sorted()))
@@ -89,13 +89,13 @@ final class TrainGradientTests: XCTestCase {
                     graph.parameters[param]!.data[i] = base
                     let numeric = (up - down) / (2 * h)
                     let analytic = grads[param]!.data[i]
-                    XCTAssertEqual(
-                        analytic, numeric, accuracy: 0.02 * max(abs(numeric), abs(analytic)) + 5e-4,
+                    #expect(
+                        abs((analytic) - (numeric)) <= 0.02 * max(abs(numeric), abs(analytic)) + 5e-4,
                         "\(name): \(param)[\(i)]")
                     checked += 1
                 }
             }
-            XCTAssertGreaterThan(checked, 0)
+            #expect(checked > 0)
         }
     }
 }
