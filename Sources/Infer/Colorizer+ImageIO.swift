@@ -40,6 +40,11 @@ public enum ImageFile {
     public static let maxSidePx = 16384
 
     public static func read(_ path: String) throws -> RGBImage {
+        try decode(try readBytes(path), path: path)
+    }
+
+    /// The whole file at `path`. - Throws: `ImageFileError(.missingInput)` naming it when it cannot be opened.
+    public static func readBytes(_ path: String) throws -> [UInt8] {
         guard let f = fopen(path, "rb") else {
             throw ImageFileError(.missingInput, file: path, "cannot open (\(String(cString: strerror(errno))))")
         }
@@ -51,6 +56,11 @@ public enum ImageFile {
             bytes += chunk[0..<n]
         }
         fclose(f)
+        return bytes
+    }
+
+    /// Decodes a PNG or JPEG file's bytes (`path` names it in errors).
+    public static func decode(_ bytes: [UInt8], path: String) throws -> RGBImage {
         if bytes.count >= 8 && bytes[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
             return try readPNG(bytes, path: path)
         }

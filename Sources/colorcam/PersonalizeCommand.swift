@@ -73,10 +73,8 @@ enum PersonalizeCommand {
         let bundle = try ModelBundle.load(basePath, preset: preset)
         let personalizer = try Personalizer(bundle: bundle, options: options)
         var photos: [UserPhoto] = []
-        var hashes: [String] = []
         for (i, file) in files.enumerated() {
             photos.append(try UserPhoto.load(file))
-            hashes.append(SHA256.hex(readBinaryFile(file) ?? []))
             progressLine("reading photos \(i + 1)/\(files.count)", milestone: i + 1 == files.count)
         }
         Log.info(
@@ -117,7 +115,8 @@ enum PersonalizeCommand {
         finishProgress()
         let record = PersonalizeRecord(
             bundle: bundle, basePath: basePath, baseHash: SHA256.hex(personalizer.modelBytes), options: options,
-            selectionText: a.string("train") ?? "decoder", photosDir: photosDir, files: files, hashes: hashes,
+            selectionText: a.string("train") ?? "decoder", photosDir: photosDir, files: files,
+            hashes: photos.map(\.sha256),
             outcome: outcome, command: (["colorcam"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             seconds: ProcessInfo.processInfo.systemUptime - start)
         let modelBytes = try personalizer.model.replacingInitializers(

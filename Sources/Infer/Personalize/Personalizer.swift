@@ -192,13 +192,14 @@ public final class Personalizer {
                 if now >= deadline { break training }
                 let t0 = now
                 let acts = try graph.forward(frontier: trainCache.frontierValues(i))
-                let target = Tensor(shape: acts.output.shape, data: trainTargets[i].map { Float($0) * scale })
+                let targetAB = trainTargets[i].map { Float($0) }
+                let target = Tensor(shape: acts.output.shape, data: targetAB.map { $0 * scale })
                 var (loss, dy) = TrainLoss.smoothL1(
                     prediction: acts.output, target: target, weight: chromaWeight(trainTargets[i], n))
                 var seeds = [graph.outputName: dy]
                 if let (targets, distribution, logits) = binTargets, let p = acts.tensor(distribution) {
                     var (ce, dz) = targets.crossEntropy(
-                        probabilities: p, targetAB: trainTargets[i].map { Float($0) }, sizePx: n)
+                        probabilities: p, targetAB: targetAB, sizePx: n)
                     let w = options.classWeight
                     dz.data.withUnsafeMutableBufferPointer { g in for k in 0..<g.count { g[k] *= w } }
                     seeds[logits] = dz

@@ -1,3 +1,4 @@
+import ColorcamCore
 import Foundation
 
 /// A user's colour photo, read and reduced for training: CIE Lab planes with the short side near `shortSidePx`
@@ -6,6 +7,8 @@ import Foundation
 /// Value type; `view` is deterministic for a given generator state.
 public struct UserPhoto: Sendable {
     public let path: String
+    /// SHA-256 of the file, as hex (the manifest records which photos a bundle learnt from).
+    public let sha256: String
     public let widthPx: Int
     public let heightPx: Int
     /// CIE L, a, b planes (float16: a photo is kept for the whole run, and 200 of them must fit in memory).
@@ -21,7 +24,9 @@ public struct UserPhoto: Sendable {
     /// - Throws: `ImageFileError` (missing: `.missingInput`; unreadable or black and white: `.badData`), one line
     ///   naming the file.
     public static func load(_ path: String, shortSidePx: Int = 320) throws -> UserPhoto {
-        let image = try ImageFile.read(path)
+        let bytes = try ImageFile.readBytes(path)
+        let sha256 = SHA256.hex(bytes)
+        let image = try ImageFile.decode(bytes, path: path)
         // Reduce in RGB first (a box filter by an integer factor), so a large photo never has full-size Lab planes.
         var w = image.widthPx, h = image.heightPx
         var pixels = image.pixels
@@ -58,7 +63,8 @@ public struct UserPhoto: Sendable {
                     + "personalize learns colours from colour photos: take it out of the folder")
         }
         let half = planes.map { $0.map { Float16($0) } }
-        return UserPhoto(path: path, widthPx: w, heightPx: h, lightness: half[0], a: half[1], b: half[2])
+        return UserPhoto(
+            path: path, sha256: sha256, widthPx: w, heightPx: h, lightness: half[0], a: half[1], b: half[2])
     }
 
     /// One training view as the product would show this photo printed and under the camera: a crop keeping

@@ -37,7 +37,7 @@ enum TrainOps {
         case "Identity", "Dropout": return x
         case "Add", "Sub", "Mul", "Div":
             let y = try input(inputs, 1, ctx)
-            let shape = try broadcastShape(x.shape, y.shape, ctx)
+            let shape = try BinaryOp.broadcastShape(x.shape, y.shape, ctx)
             var out = Tensor(zeros: shape)
             let ix = broadcastIndex(x.shape, to: shape), iy = broadcastIndex(y.shape, to: shape)
             out.data.withUnsafeMutableBufferPointer { o in
@@ -87,7 +87,7 @@ enum TrainOps {
             }
             return y
         case "BatchNormalization":
-            let (gain, shift) = try batchNormAffine(ctx, inputs)
+            let (gain, shift) = try BatchNormOp.affine(ctx, channels: x.shape[1])
             var y = x
             forEachChannel(x.shape) { c, range in
                 for i in range { y.data[i] = x.data[i] * gain[c] + shift[c] }
@@ -200,7 +200,7 @@ enum TrainOps {
             }
             grads[0] = dx
         case "BatchNormalization":
-            let (gain, _) = try batchNormAffine(ctx, inputs)
+            let (gain, _) = try BatchNormOp.affine(ctx, channels: x.shape[1])
             let eps = try ctx.float("epsilon", 1e-5)
             var dx = Tensor(zeros: x.shape)
             var dScale = [Float](repeating: 0, count: gain.count), dBias = dScale
@@ -240,25 +240,13 @@ enum TrainOps {
         return out
     }
 
-    static func broadcastShape(_ a: [Int], _ b: [Int], _ ctx: OpContext) throws -> [Int] {
-        let rank = max(a.count, b.count)
-        let pa = [Int](repeating: 1, count: rank - a.count) + a, pb = [Int](repeating: 1, count: rank - b.count) + b
-        return try (0..<rank).map { d in
-            guard pa[d] == pb[d] || pa[d] == 1 || pb[d] == 1 else {
-                throw ctx.error("shapes \(a) and \(b) do not broadcast")
-            }
-            return max(pa[d], pb[d])
-        }
-    }
-
     /// For each element of `shape`, the index of the element of a tensor of shape `from` broadcast to it.
     static func broadcastIndex(_ from: [Int], to shape: [Int]) -> [Int] {
         let count = shape.reduce(1, *)
         if from == shape { return Array(0..<count) }
         if from.reduce(1, *) == 1 { return [Int](repeating: 0, count: count) }
         let rank = shape.count
-        let padded = [Int](repeating: 1, count: rank - from.count) + from
-        let strides = contiguousStrides(padded).enumerated().map { padded[$0.offset] == 1 ? 0 : $0.element }
+        let strides = BinaryOp.broadcastStrides(from, to: shape)
         var index = [Int](repeating: 0, count: count)
         var counter = [Int](repeating: 0, count: rank)
         var offset = 0
@@ -302,15 +290,6 @@ enum TrainOps {
             offset += len
         }
         return out
-    }
-
-    /// BatchNormalization (inference form) as a per-channel gain and shift.
-    static func batchNormAffine(_ ctx: OpContext, _ inputs: [Tensor?]) throws -> ([Float], [Float]) {
-        let scale = try input(inputs, 1, ctx).data, bias = try input(inputs, 2, ctx).data
-        let mean = try input(inputs, 3, ctx).data, variance = try input(inputs, 4, ctx).data
-        let eps = try ctx.float("epsilon", 1e-5)
-        let gain = (0..<scale.count).map { scale[$0] / (variance[$0] + eps).squareRoot() }
-        return (gain, (0..<scale.count).map { bias[$0] - mean[$0] * gain[$0] })
     }
 
     static func forEachChannel(_ shape: [Int], _ body: (Int, Range<Int>) -> Void) {
