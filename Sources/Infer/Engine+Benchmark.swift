@@ -56,7 +56,8 @@ public struct InferProfileRow: Sendable {
 
 extension InferenceEngine {
     /// Runs `runs` profiled runs (after one warm-up) and returns per-label rows, slowest first.
-    /// With `perStep`, one row per step (labelled with its shapes) instead of one per op kind.
+    /// With `perStep`, one row per step (labelled with its shapes and the kernel chosen for it at load time, e.g.
+    /// `[ConvWinograd]`) instead of one per op kind.
     public func profile(input: [Float], runs: Int, perStep: Bool = false) -> [InferProfileRow] {
         var output = [Float](repeating: 0, count: outputCount)
         var stepNs = [Int64](repeating: 0, count: stepCount)
@@ -70,9 +71,11 @@ extension InferenceEngine {
         }
         var rows: [String: InferProfileRow] = [:]
         if perStep {
+            let names = kernelTypeNames
             return stepSummary.enumerated().map { i, step in
-                InferProfileRow(
-                    label: "\(i) \(step.label) \(stepShapes[i])",
+                let kernel = names[i].hasSuffix("Kernel") ? String(names[i].dropLast(6)) : names[i]
+                return InferProfileRow(
+                    label: "\(i) \(step.label) \(stepShapes[i]) [\(kernel)]",
                     msPerRun: Double(stepNs[i]) / 1e6 / Double(max(1, runs)),
                     gflop: step.flops / 1e9)
             }

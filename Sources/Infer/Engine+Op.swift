@@ -132,5 +132,7 @@ struct OpPlan {
     var flops: Double = 0
     /// Inputs the kernel captures at build time (weights) and so needs no arena slot for.
     var capturedInputs: Set<Int> = []
+    /// Appended to the step's label in profiles when the kernel's method matters (e.g. ` F(2x2,3x3)`).
+    var labelSuffix = ""
     var build: (KernelSlots) throws -> Kernel
 }

@@ -278,7 +278,7 @@ public final class InferenceEngine {
             if r.node.opType.hasPrefix("Conv"), let w = shapes[r.node.inputs[1]], w.count == 4 {
                 label += " \(w[2])x\(w[3])"
             }
-            return (label, plan.flops)
+            return (label + plan.labelSuffix, plan.flops)
         }
         stepShapes = zip(runtime, plans).map { r, plan in
             r.node.inputs.compactMap { shapes[$0] }.prefix(2).map { $0.map(String.init).joined(separator: "x") }

@@ -22,7 +22,8 @@ enum BenchCommand {
         With --input, runs once on that raw little-endian float32 file and writes the result to --output
         (the conformance suite's interface); --feed sets a further input of the graph (an optional one, with an
         initialiser, or one of static shape: a colorizer's hints) from a raw float32 file, once per input.
-        --profile adds time and GFLOP/s per op kind (e.g. `Conv 3x3`).
+        --profile adds time and GFLOP/s per op kind (e.g. `Conv 3x3`, `Conv 3x3 F(2x2,3x3)` for the Winograd conv,
+        whose GFLOP/s count direct-conv FLOPs); --steps makes it one row per step, with the kernel chosen for it.
         With --infer-url the same model runs on that Open Inference Protocol v2 server (its metadata checked against
         MODEL): --input/--output run it there once; otherwise its round trip is timed beside the local engine and the
         largest difference between the two outputs is printed.

@@ -113,6 +113,13 @@ def operator_cases():
                             lambda b, x, c=c: b.conv(x, c, 9, k=1, stride=2, pad=[1, 0, 0, 1]), seed=i))
     cases.append(single("tiled_group2", (1, 16, 17, 31), lambda b, x: b.op("Relu", [b.conv(x, 16, 16, group=2)])))
     cases.append(single("tiled_wide_rows", (1, 8, 40, 70), lambda b, x: b.op("Relu", [b.conv(x, 8, 8)])))
+    # Winograd F(2x2, 3x3) (chosen for 3x3 stride-1 convs with >= 64 channels in and out): partial tiles at odd
+    # sizes, dilation 2 with asymmetric pads, no padding, batch 2 without bias, a fused clip.
+    cases.append(single("winograd_relu_64x17x31", (1, 64, 17, 31), lambda b, x: b.op("Relu", [b.conv(x, 64, 72)])))
+    cases.append(single("winograd_dil2_asym_64x9x13", (1, 64, 9, 13), lambda b, x: b.op("Clip", [
+        b.conv(x, 64, 64, dilation=2, pad=[2, 1, 2, 3]), b.const(np.float32(-0.3)), b.const(np.float32(0.4))])))
+    cases.append(single("winograd_valid_80x6x7", (1, 80, 6, 7), lambda b, x: b.conv(x, 80, 64, pad=[0] * 4)))
+    cases.append(single("winograd_batch2_64x5x4", (2, 64, 5, 4), lambda b, x: b.conv(x, 64, 96, bias=False)))
     # Pool and resize fast paths: 2×2 stride-2 max pool (even and odd sizes), nearest ×2 upsampling.
     for shape in [(1, 8, 16, 32), (1, 3, 17, 31), (2, 3, 5, 4), (1, 1, 1, 1)]:
         tag = "x".join(map(str, shape))

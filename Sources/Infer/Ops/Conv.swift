@@ -50,9 +50,13 @@ enum ConvOp {
         plan.flops = 2 * Double(g.batch * g.outChannels * columns * k)
         plan.capturedInputs = [1, 2]
         let mode = ctx.mode, kernels = ctx.kernels
-        let thin = g.outChannelsPerGroup <= ConvDirectKernel.maxChannelsPerGroup && !direct
-        let tiled = !direct && !thin && ConvTiledKernel.isPreferred(g, kernels: ctx.kernels)
-        if mode == .fast && !direct && !thin {
+        let winograd = mode == .fast && ConvWinogradKernel.isPreferred(g)
+        let thin = g.outChannelsPerGroup <= ConvDirectKernel.maxChannelsPerGroup && !direct && !winograd
+        let tiled = !direct && !thin && !winograd && ConvTiledKernel.isPreferred(g, kernels: ctx.kernels)
+        if winograd {
+            plan.scratchFloats = ConvWinogradKernel.scratchFloats(g)
+            plan.labelSuffix = " F(2x2,3x3)"
+        } else if mode == .fast && !direct && !thin {
             plan.scratchFloats =
                 tiled
                 ? ConvTiledKernel.layout(g, kernels: ctx.kernels).scratchFloats(
@@ -64,6 +68,11 @@ enum ConvOp {
                 return ConvReferenceKernel(
                     g, weights: weights, bias: bias, activation: activation,
                     input: slots.inputs[0]!, output: slots.outputs[0])
+            }
+            if winograd {
+                return ConvWinogradKernel(
+                    g, weights: weights, bias: bias, activation: activation, input: slots.inputs[0]!,
+                    output: slots.outputs[0], scratch: slots.scratch, blas: try OpenBLAS.shared(), kernels: kernels)
             }
             if tiled {
                 return ConvTiledKernel(

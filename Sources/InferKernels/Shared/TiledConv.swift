@@ -57,6 +57,16 @@ extension Kernels {
                     tap(row + r2 + t0, w + 6 * tc); tap(row + r2 + t1, w + 7 * tc); tap(row + r2 + t2, w + 8 * tc)
                     w += 9 * tc
                 }
+            } else if kh == 1 && kw == 1 {  // a GEMM (the Winograd conv's): one tap per channel, two at a time
+                let row = a.source + ox + t0
+                var c = 0
+                while c + 1 < cg {
+                    tap(row + c * channelStride, w)
+                    tap(row + (c + 1) * channelStride, w + tc)
+                    w += 2 * tc
+                    c += 2
+                }
+                if c < cg { tap(row + c * channelStride, w) }
             } else {
                 for c in 0..<cg {
                     for ky in 0..<kh {
