@@ -56,10 +56,10 @@ final class ConvWinogradKernel: Kernel {
     }
 
     /// Whether a conv that `canRun` this way should (fast mode, chosen at load time): with at least `minChannels`
-    /// channels in and out. Measured on one Intel Xeon core with AVX-512 (1 thread, p50 of 30 runs): the default
-    /// colorizer 17.1 ms with its 96- and 192-channel convs this way against 18.9 with none (its 48-channel convs
-    /// too: 20.1), the detector CNN (≤ 80 channels) 3.2 either way, ECCV16 386 against 520 with only its 128→256
-    /// and wider convs.
+    /// channels in and out. Measured on one Intel Xeon core with AVX-512 (p50, `tools/profile/results/
+    /// isa-dispatch-xeon.txt` and 30-run checks): ECCV16 380–386 ms against 548–557 without it; the default
+    /// colorizer 17.1 against 18.6–19.2 (its 96- and 192-channel convs; with its 48-channel convs too, 20.1); the
+    /// U-Net (64 channels at most) and the detector CNN (32-channel outputs) unchanged.
     static func isPreferred(_ g: ConvGeometry, override: Bool? = winogradOverride) -> Bool {
         guard canRun(g) else { return false }
         if let override { return override }
@@ -102,8 +102,9 @@ final class ConvWinogradKernel: Kernel {
 
     /// Whether the GEMMs run on the kernel set's tiled conv tile rather than OpenBLAS: where the set has an
     /// 8-channel tile (AVX-512), which runs at its own rate whichever OpenBLAS core the environment forces.
-    /// Measured on ECCV16, one Intel Xeon core: the Winograd layers' GEMMs at ~122 GFLOP/s in Cooperlake's sgemm and
-    /// ~89 in Haswell's, the tile at ~150 with either.
+    /// Measured on ECCV16, one Intel Xeon core: its Winograd layers 301–306 ms on Cooperlake's sgemm and 306–312 on
+    /// the tile; with `OPENBLAS_CORETYPE=Haswell` forced (sgemm peak 84 GFLOP/s against 157) the whole network ran
+    /// at 1.11× onnxruntime's time on Haswell's sgemm, 0.78× on the tile.
     static func usesOwnGemm(kernels: any KernelSet.Type) -> Bool { kernels.tiledConvChannels >= 8 }
 
     /// Floats between two ξ planes of `V` (`M`): one plane plus `planePad`.
