@@ -2,7 +2,9 @@ import InferKernelSet
 
 /// ONNX `Conv`: any kernel, stride, asymmetric pads, dilation and group (incl. depthwise); 1-D and 2-D.
 ///
-/// Fast path: weights (with any folded BatchNorm) are packed once into an owned buffer; a 1×1 stride-1 unpadded conv
+/// Fast path, chosen per conv at load time (the table in the module README): a wide 3×3 stride-1 conv runs by
+/// Winograd (`ConvWinogradKernel`), a depthwise one on `ConvDirectKernel`, a narrow one on `ConvTiledKernel`;
+/// otherwise weights (with any folded BatchNorm) are packed once into an owned buffer; a 1×1 stride-1 unpadded conv
 /// is one sgemm on the input, others build im2col strips of at most `stripFloats` in arena scratch and run sgemm
 /// per strip, then apply bias + activation to the strip while it is in cache. Reference path: direct loops.
 enum ConvOp {
