@@ -160,22 +160,26 @@ final class ConvWinogradKernel: Kernel {
         @inline(__always) func index(_ xi: Int, _ o: Int, _ c: Int) -> Int {
             ownGemm ? ((xi * blocks + o / tc) * cin + c) * tc + o % tc : (xi * cout + o) * cin + c
         }
-        // U = G w Gᵀ with G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]].
-        for o in 0..<cout {
-            for c in 0..<cin {
-                let w = (0..<9).map { Double(weights[(o * cin + c) * 9 + $0]) }
-                var gw = [Double](repeating: 0, count: 12)  // G w: 4×3
-                for j in 0..<3 {
-                    let (w0, w1, w2) = (w[j], w[3 + j], w[6 + j])
-                    gw[j] = w0
-                    gw[3 + j] = (w0 + w1 + w2) / 2
-                    gw[6 + j] = (w0 - w1 + w2) / 2
-                    gw[9 + j] = w2
-                }
-                for i in 0..<4 {
-                    let (a, b, c2) = (gw[3 * i], gw[3 * i + 1], gw[3 * i + 2])
-                    let row = [a, (a + b + c2) / 2, (a - b + c2) / 2, c2]
-                    for j in 0..<4 { transformed[index(i * 4 + j, o, c)] = Float(row[j]) }
+        // U = G w Gᵀ with G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]]: (G w)'s rows, then G across each.
+        weights.withUnsafeBufferPointer { w in
+            for o in 0..<cout {
+                for c in 0..<cin {
+                    let k = w.baseAddress! + (o * cin + c) * 9
+                    for i in 0..<4 {
+                        // Row i of G w: G's row i applied down each of w's three columns.
+                        var r = SIMD3<Double>()
+                        for j in 0..<3 {
+                            let (w0, w1, w2) = (Double(k[j]), Double(k[3 + j]), Double(k[6 + j]))
+                            switch i {
+                            case 0: r[j] = w0
+                            case 1: r[j] = (w0 + w1 + w2) / 2
+                            case 2: r[j] = (w0 - w1 + w2) / 2
+                            default: r[j] = w2
+                            }
+                        }
+                        let row = SIMD4(r[0], (r[0] + r[1] + r[2]) / 2, (r[0] - r[1] + r[2]) / 2, r[2])
+                        for j in 0..<4 { transformed[index(i * 4 + j, o, c)] = Float(row[j]) }
+                    }
                 }
             }
         }
