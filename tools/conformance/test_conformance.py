@@ -183,3 +183,28 @@ def test_doctor_reports_the_instruction_set_and_why(isa):
     unset = subprocess.run([colorcam_bin(), "doctor"], capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "COLORCAM_ISA"})
     assert any(line.startswith("kernels") and "chosen from CPU flags" in line for line in unset.stdout.splitlines())
+
+
+@pytest.mark.parametrize("winograd", [None, "0"])
+def test_profile_names_each_steps_kernel(winograd, tmp_path):
+    """`bench infer --profile --steps` reports the kernel each conv was given at load time: a wide 3x3 stride-1 conv
+    by Winograd (unless COLORCAM_CONV_WINOGRAD=0), a narrow one on the tiled direct kernel."""
+    name, model, shape = models.single("profiled", (1, 3, 20, 24), lambda b, x: b.conv(
+        b.op("Relu", [b.conv(b.op("Relu", [b.conv(x, 3, 64)]), 64, 64)]), 64, 8))
+    path = tmp_path / "profiled.onnx"
+    onnx.save(model, str(path))
+    env = {k: v for k, v in os.environ.items() if k != "COLORCAM_CONV_WINOGRAD"}
+    if winograd:
+        env["COLORCAM_CONV_WINOGRAD"] = winograd
+    proc = subprocess.run([colorcam_bin(), "bench", "infer", str(path), "--shape", "1x3x20x24", "--runs", "1",
+                           "--profile", "--steps"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    steps = [line for line in proc.stdout.splitlines() if " Conv 3x3" in line]
+    assert len(steps) == 3, proc.stdout
+    wide = steps[1]
+    if winograd == "0":
+        assert "[ConvWinograd]" not in wide and "F(2x2,3x3)" not in wide, wide
+    else:
+        assert "Conv 3x3 F(2x2,3x3) 1x64x20x24, 64x64x3x3 → 1x64x20x24" in wide and wide.endswith("GFLOP/s"), wide
+        assert "[ConvWinograd]" in wide, wide
+    assert "[ConvWinograd]" not in steps[0] and "[ConvWinograd]" not in steps[2], steps
