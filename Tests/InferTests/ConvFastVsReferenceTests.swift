@@ -42,8 +42,7 @@ import Testing
 
     func assertClose(_ fast: Tensor, _ reference: Tensor, _ label: String) {
         #expect(fast.shape == reference.shape, "\(label): shapes differ")
-        var worst: Float = 0
-        for (f, r) in zip(fast.data, reference.data) { worst = max(worst, abs(f - r) / max(1, abs(r))) }
+        let worst = worstRelativeError(fast.data, reference.data)
         #expect(worst <= 1e-4, "\(label): relative error \(worst)")
     }
 

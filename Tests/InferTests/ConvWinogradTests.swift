@@ -160,8 +160,7 @@ import Testing
         let input = Tensor(shape: shape, data: rng.floats(shape.reduce(1, *)))
         let got = fast.run(input), want = reference.run(input)
         #expect(got.shape == want.shape)
-        var worst: Float = 0
-        for (f, r) in zip(got.data, want.data) { worst = max(worst, abs(f - r) / max(1, abs(r))) }
+        let worst = worstRelativeError(got.data, want.data)
         #expect(worst <= 1e-4, "relative error \(worst)")
     }
 }

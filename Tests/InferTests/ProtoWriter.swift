@@ -118,3 +118,8 @@ struct SeededRandom {
     mutating func floats(_ n: Int) -> [Float] { (0..<n).map { _ in float() } }
     mutating func int(_ upper: Int) -> Int { Int(next() % UInt64(upper)) }
 }
+
+/// The largest |got − want| / max(1, |want|) over two equal-length outputs: the engine tests' relative error.
+func worstRelativeError(_ got: [Float], _ want: [Float]) -> Float {
+    zip(got, want).reduce(0) { max($0, abs($1.0 - $1.1) / max(1, abs($1.1))) }
+}

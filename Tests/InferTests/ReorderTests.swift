@@ -40,8 +40,7 @@ import Testing
         let input = Tensor(shape: [1, 13, 5, 7], data: rng.floats(13 * 35))
         let got = fast.run(input), want = reference.run(input)
         #expect(got.shape == want.shape)
-        var worst: Float = 0
-        for (f, r) in zip(got.data, want.data) { worst = max(worst, abs(f - r) / max(1, abs(r))) }
+        let worst = worstRelativeError(got.data, want.data)
         #expect(worst <= 1e-4)
     }
 
