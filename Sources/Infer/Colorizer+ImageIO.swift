@@ -43,19 +43,19 @@ public enum ImageFile {
         try decode(try readBytes(path), path: path)
     }
 
-    /// The whole file at `path`. - Throws: `ImageFileError(.missingInput)` naming it when it cannot be opened.
+    /// The whole file at `path`, read through `FileDescriptor` (`EINTR` retried).
+    /// - Throws: `ImageFileError(.missingInput)` naming the file when it cannot be opened, and `.badData` with the
+    ///   byte offset when a read fails there (never a silently shorter buffer).
     public static func readBytes(_ path: String) throws -> [UInt8] {
-        guard let f = fopen(path, "rb") else {
-            throw ImageFileError(.missingInput, file: path, "cannot open (\(String(cString: strerror(errno))))")
+        let file: FileDescriptor
+        do { file = try FileDescriptor.open(path, O_RDONLY) } catch {
+            throw ImageFileError(.missingInput, file: path, "cannot open (\(error))")
         }
+        defer { try? file.close() }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, 1 << 16, f) }
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
+        do { try file.readAll(into: &bytes) } catch {
+            throw ImageFileError(.badData, file: path, "read failed at byte \(bytes.count) (\(error))")
         }
-        fclose(f)
         return bytes
     }
 
