@@ -69,5 +69,13 @@ public struct LearnedRegionParameters: Sendable, Hashable {
     /// than this (`Observation.confidence`).
     public var closeLookBelowConfidence = 1.0
 
+    /// Whether a candidate the classic passes placed is dropped when it holds two or more of the segmenter's
+    /// print-sized regions (`PhotoDetector.droppingCandidatesAcrossRegions`: an outline across several prints).
+    public var dropsCandidatesAcrossRegions = true
+
+    /// In `both` mode, whether the learned regions are placed before the classic passes run (a classic region inside
+    /// a learned outline then replaces it only when clearly better supported) or after them (the other way round).
+    public var learnedFirst = false
+
     public init() {}
 }

@@ -1,3 +1,5 @@
+import ColorcamCore
+
 extension PhotoDetector {
     /// Widens each candidate that is the picture inside a border to the paper's edge: where the segmenter sees
     /// paper all around just outside the candidate's outline (its interior is the whole sheet) and an even band of
@@ -60,5 +62,64 @@ extension PhotoDetector {
             }
         }
         return inside
+    }
+
+    /// When `inner` is a picture inside a white border, the border's outer outline: found by stepping outwards from
+    /// each side to the first clear edge (up to 15 % of the photo's size), accepted only when all four sides find
+    /// it and the band between is bright (paper). Nil otherwise.
+    func whiteBorderOutline(around inner: Quad, sampler: PlaneSampler) -> EdgeRefiner.Result? {
+        let size = inner.area.squareRoot()
+        guard
+            let outer = refiner.refine(
+                inner, in: sampler, inwardPx: -2.5, outwardPx: 0.15 * size,
+                firstFromInside: true),
+            outer.quad.isConvex, outer.minSupport >= 0.5, outer.meanSupport >= 0.7,
+            outer.quad.area > inner.area * 1.04
+        else { return nil }
+        guard PhotoDetector.bandIsPaper(between: inner, and: outer.quad, sampler: sampler) else { return nil }
+        guard let tight = refiner.refine(outer.quad, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex
+        else { return nil }
+        return tight
+    }
+
+    /// Whether the band between `inner` and `outer` (both clockwise, corresponding corners) is bright and even, like
+    /// a print's white border: sampled midway between them along each side.
+    static func bandIsPaper(between inner: Quad, and outer: Quad, sampler: PlaneSampler) -> Bool {
+        var sum = 0.0, sumSquares = 0.0, n = 0.0
+        for side in 0..<4 {
+            for k in 1..<8 {
+                let t = Double(k) / 8
+                let a = inner[side] + (inner[side + 1] - inner[side]) * t
+                let b = outer[side] + (outer[side + 1] - outer[side]) * t
+                let v = sampler.lumaAt((a + b) / 2)
+                sum += v; sumSquares += v * v; n += 1
+            }
+        }
+        let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
+        return PaperBand.isPaper(meanLuma: mean, stdDevLuma: variance.squareRoot())
+    }
+
+    /// Whether `inner` is the picture inside `outer`'s white border in `frame`: `inner` lies inside `outer` (within
+    /// 2 px: an outline that took the picture's edge on some sides and the paper's on others shares those sides with
+    /// the paper's outline, its corners on them) and the band between them is bright and even. Both in canonical
+    /// corner order.
+    public func isPictureInsideBorder(_ inner: Quad, of outer: Quad, in frame: FrameBuffer) -> Bool {
+        isPictureInsideBorder(inner, of: outer, sampler: PlaneSampler(frame))
+    }
+
+    func isPictureInsideBorder(_ inner: Quad, of outer: Quad, sampler: PlaneSampler) -> Bool {
+        guard outer.encloses(inner, tolerancePx: 2) else { return false }
+        // Pair each inner corner with its outer one (canonical order may start at different corners).
+        var bestShift = 0, bestDistance = Double.infinity
+        for shift in 0..<4 {
+            var distance = 0.0
+            for i in 0..<4 {
+                let d = inner[i + shift] - outer[i]
+                distance += (d * d).sum()
+            }
+            if distance < bestDistance { bestDistance = distance; bestShift = shift }
+        }
+        let aligned = Quad(inner[bestShift], inner[bestShift + 1], inner[bestShift + 2], inner[bestShift + 3])
+        return PhotoDetector.bandIsPaper(between: aligned, and: outer, sampler: sampler)
     }
 }

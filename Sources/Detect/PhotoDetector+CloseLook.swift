@@ -26,8 +26,8 @@ extension PhotoDetector {
     ///
     /// Only where it can pay: the region's box, grown by `closeLookMarginCells`, fits in the window, and no outline
     /// is on it yet or the one there (this region's, or an earlier pass's containing its centre) has confidence
-    /// below `closeLookBelowConfidence`. The outline kept is the better supported: the close look's best against
-    /// the one there (a tie keeps the one there).
+    /// below `closeLookBelowConfidence`. The outline kept is the better supported: the close look's best on the same
+    /// print against the one there (a tie keeps the one there); its outlines on other prints are kept as well.
     ///
     /// Runs on the caller's thread; allocates nothing (the candidate list is reserved).
     func lookCloser(
@@ -75,13 +75,23 @@ extension PhotoDetector {
                 search: regionSearch(p, cc), minimumSidePx: minimumSidePx)
         }
         guard let previous else { return }
+        // Only the close look's outlines on the same print compete with the one there (either holds the other's
+        // centre); an outline on a neighbour that the window also showed is kept beside it.
+        func samePrint(_ k: Int) -> Bool {
+            candidates[k].quad.contains(previous.quad.centroid) || previous.quad.contains(candidates[k].quad.centroid)
+        }
         var best = -1.0
-        for k in before..<candidates.count { best = max(best, candidates[k].confidence) }
+        for k in before..<candidates.count where samePrint(k) { best = max(best, candidates[k].confidence) }
         if best > previous.confidence {
             trace?("close look kept over \(previous.quad) (confidence \(previous.confidence) < \(best))")
-        } else {
-            candidates.removeLast(candidates.count - before)
-            candidates.append(previous)
+            return
         }
+        var kept = before
+        for k in before..<candidates.count where !samePrint(k) {
+            candidates[kept] = candidates[k]
+            kept += 1
+        }
+        candidates.removeLast(candidates.count - kept)
+        candidates.append(previous)
     }
 }

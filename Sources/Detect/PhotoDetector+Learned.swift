@@ -9,25 +9,23 @@ extension PhotoDetector {
     /// prints joined through an overlap the edge map left open), then tried from the quad enclosing its hull (a print
     /// partly under another, `considerEnclosingOutline`), then on the interior map (`considerMapOutline`).
     ///
-    /// Runs on the caller's thread; allocates nothing once the region lists have grown.
+    /// Runs on the caller's thread; allocates nothing once the region lists have grown. The regions are
+    /// `extractLearnedRegions`'s, from the same maps.
     func considerLearnedRegions(
         _ maps: SegmentationMaps, frame: FrameBuffer, sampler: PlaneSampler, minimumSidePx: Double
     ) {
-        guard let segmenter, let learnedRegions, let foreground else { return }
+        guard let segmenter, let learnedRegions, foreground != nil else { return }
         let grid = segmenter.grid
         guard grid.widthCells >= 3, grid.heightCells >= 3 else { return }
         let p = learnedParameters
         let c = Double(grid.cellPx)
-        markForeground(maps, grid, into: foreground)
-        learnedRegions.extract(
-            foreground: foreground, minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)),
-            openingRadius: p.openingRadiusCells)
         trace?("learned: \(learnedRegions.regions.count) regions")
         for region in learnedRegions.regions {
             let before = candidates.count
             considerRegion(
                 region, of: learnedRegions, sampler: sampler, scale: c, search: regionSearch(p, c),
-                minimumSidePx: minimumSidePx, enclosingEarlier: p.replacesEnclosedOutlines)
+                minimumSidePx: minimumSidePx, enclosingEarlier: p.replacesEnclosedOutlines,
+                outsupportingFirst: mode == .both && !p.learnedFirst)
             // A region inside an outline already placed is that print: no other quad for it is worth fitting.
             let duplicate = lastRegionWasDuplicate
             if candidates.count == before, maps.corners != nil {
@@ -49,6 +47,19 @@ extension PhotoDetector {
                 lookCloser(at: region, frame: frame, sampler: sampler, minimumSidePx: minimumSidePx)
             }
         }
+    }
+
+    /// The frame grid's learned regions (`learnedRegions`): the foreground of `maps` (`markForeground`), labelled
+    /// 8-connected, regions narrower than 0.8 × `minimumSidePx` left out. Before either pass, so that both the
+    /// learned pass and the checks on classic outlines (`droppingCandidatesAcrossRegions`) see them.
+    func extractLearnedRegions(_ maps: SegmentationMaps, minimumSidePx: Double) {
+        guard let segmenter, let learnedRegions, let foreground else { return }
+        let grid = segmenter.grid
+        guard grid.widthCells >= 3, grid.heightCells >= 3 else { return }
+        markForeground(maps, grid, into: foreground)
+        learnedRegions.extract(
+            foreground: foreground, minimumSidePx: max(3, Int(minimumSidePx / Double(grid.cellPx) * 0.8)),
+            openingRadius: learnedParameters.openingRadiusCells)
     }
 
     /// The foreground of `maps` on `grid` (its cells, row by row, into `out`): 1 where a cell is inside a print
@@ -136,14 +147,14 @@ extension PhotoDetector {
             wideOutwardPx: p.wideSearchOutwardCells * c, maximumCornerShiftPx: p.maximumCornerShiftCells * c)
     }
 
-    /// `both` mode: drops the candidates found so far (the classic passes') that the segmenter does not see as a
-    /// print — fewer than half of 25 points inside (`pointsTheSegmenterSeesInside`). The edge passes find
+    /// `both` mode: drops the candidates in `range` (the classic passes') that the segmenter does not see
+    /// as a print — fewer than half of 25 points inside (`pointsTheSegmenterSeesInside`). The edge passes find
     /// outlines in table texture, in a picture's own content and across two prints; the segmenter knows what a
     /// print looks like. In place, without allocating.
-    func droppingCandidatesTheSegmenterDoesNotSee(_ maps: SegmentationMaps) {
+    func droppingCandidatesTheSegmenterDoesNotSee(_ maps: SegmentationMaps, in range: Range<Int>) {
         guard segmenter != nil else { return }
-        var kept = 0
-        for index in candidates.indices {
+        var kept = range.lowerBound
+        for index in range {
             let inside = pointsTheSegmenterSeesInside(candidates[index].quad, maps)
             if inside * 2 >= 25 {
                 candidates[kept] = candidates[index]
@@ -151,6 +162,42 @@ extension PhotoDetector {
             } else {
                 trace?("dropped (the segmenter sees \(inside) of 25 points inside): \(candidates[index].quad)")
             }
+        }
+        for index in range.upperBound..<candidates.count {  // the candidates after the range move down
+            candidates[kept] = candidates[index]
+            kept += 1
+        }
+        candidates.removeLast(candidates.count - kept)
+    }
+
+    /// `both` mode: drops the candidates in `range` (the classic passes') that hold two or more of the
+    /// segmenter's print-sized regions (the frame grid's learned regions, each at least `minimumSidePx` square, its
+    /// box's centre inside the candidate): the segmenter sees a paper edge through the outline, which therefore spans
+    /// several prints (the edge passes join prints lying close, or take one print's side and its neighbour's
+    /// corner). In place, without allocating.
+    func droppingCandidatesAcrossRegions(in range: Range<Int>, minimumSidePx: Double) {
+        guard let segmenter, let extractor = learnedRegions else { return }
+        let c = Double(segmenter.grid.cellPx)
+        let minimumCells = minimumSidePx * minimumSidePx / (c * c)
+        var kept = range.lowerBound
+        for index in range {
+            let quad = candidates[index].quad
+            var held = 0
+            for region in extractor.regions where Double(region.pixelCount) >= minimumCells {
+                let centre = PixelPoint(
+                    Double(region.minX + region.maxX + 1) * c / 2, Double(region.minY + region.maxY + 1) * c / 2)
+                if quad.contains(centre) { held += 1 }
+            }
+            if held < 2 {
+                candidates[kept] = candidates[index]
+                kept += 1
+            } else {
+                trace?("dropped (it holds \(held) of the segmenter's regions): \(quad)")
+            }
+        }
+        for index in range.upperBound..<candidates.count {  // the candidates after the range move down
+            candidates[kept] = candidates[index]
+            kept += 1
         }
         candidates.removeLast(candidates.count - kept)
     }
@@ -171,7 +218,9 @@ extension PhotoDetector {
         guard candidates.count > before, pointsTheSegmenterSeesInside(candidates[before].quad, maps) < 25 else {
             return
         }
-        trace?("enclosing outline dropped: the segmenter does not fill it")
+        trace?(
+            "enclosing outline dropped: the segmenter does not fill it (\(pointsTheSegmenterSeesInside(candidates[before].quad, maps)) of 25 points)"
+        )
         candidates.removeLast(candidates.count - before)
     }
 

@@ -75,6 +75,12 @@ public final class PhotoDetector {
     /// A learned outline replaces an earlier one inside it when larger by at least this fraction of its area
     /// (`considerRegion`'s `enclosingEarlier`).
     var enclosedAreaFraction = 0.1
+    /// An outline of the second pass to run (classic or learned, `LearnedRegionParameters.learnedFirst`) replaces
+    /// one of the first's on the same print when its edge support is higher by at least this (`considerRegion`'s
+    /// `outsupportingFirst`).
+    var outsupportMargin = 0.1
+    /// How many of `candidates` the first pass placed (they come first); set by `detect`.
+    private(set) var firstPassCount = 0
     /// Whether the last `refine` kept one unfound side from its input quad (a guess, not a measurement).
     public private(set) var lastRefineWasProvisional = false
     /// Whether the last `considerRegion` found its region inside an outline already placed (nothing more to try;
@@ -137,15 +143,37 @@ public final class PhotoDetector {
         let minimumSidePx = max(8.0, parameters.minimumSize * shortSide)
         guard coarse.widthPx >= 16, coarse.heightPx >= 16, minimumSidePx < shortSide else { return results }
         let sampler = PlaneSampler(frame)
-        // Classic regions first: where both find a print, the edge passes' outline is kept (a learned region whose
-        // centre lies in an earlier candidate is skipped); the learned regions add the prints they missed.
-        // In `both`, a classic candidate the segmenter does not see as a print is dropped before the learned regions
-        // are placed.
-        if mode != .learned { considerClassicRegions(frame, sampler: sampler, minimumSidePx: minimumSidePx) }
+        // In `both`, one pass runs first (`LearnedRegionParameters.learnedFirst`); a region of the second whose
+        // centre lies in an outline already placed is that print, and replaces its outline only when its own is
+        // clearly better supported (`outsupportMargin`). Classic candidates the segmenter does not see as a print, or
+        // that span several of its prints, are dropped before the learned regions are placed (or right after the
+        // classic passes when those run second).
+        var maps: SegmentationMaps?
         if mode.usesSegmenter, let segmenter {
-            let maps = segmenter.segment(frame)
-            if mode == .both { droppingCandidatesTheSegmenterDoesNotSee(maps) }
+            maps = segmenter.segment(frame)
+            extractLearnedRegions(maps!, minimumSidePx: minimumSidePx)
+        }
+        let learnedFirst = mode == .learned || (mode == .both && learnedParameters.learnedFirst)
+        firstPassCount = 0
+        if learnedFirst, let maps {
             considerLearnedRegions(maps, frame: frame, sampler: sampler, minimumSidePx: minimumSidePx)
+            firstPassCount = candidates.count
+        }
+        if mode != .learned {
+            let start = candidates.count
+            considerClassicRegions(frame, sampler: sampler, minimumSidePx: minimumSidePx)
+            if mode == .both, let maps {
+                droppingCandidatesTheSegmenterDoesNotSee(maps, in: start..<candidates.count)
+                if learnedParameters.dropsCandidatesAcrossRegions {
+                    droppingCandidatesAcrossRegions(in: start..<candidates.count, minimumSidePx: minimumSidePx)
+                }
+            }
+        }
+        if !learnedFirst, let maps {
+            firstPassCount = candidates.count
+            considerLearnedRegions(maps, frame: frame, sampler: sampler, minimumSidePx: minimumSidePx)
+        }
+        if let maps {
             if learnedParameters.usesMapOutlines {
                 movingCandidatesTheMapPlacesElsewhere(maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
@@ -205,7 +233,7 @@ public final class PhotoDetector {
             for region in regions.regions {
                 considerRegion(
                     region, of: regions, sampler: sampler, scale: f, search: search,
-                    minimumSidePx: minimumSidePx)
+                    minimumSidePx: minimumSidePx, outsupportingFirst: mode == .both && learnedParameters.learnedFirst)
             }
         }
     }
@@ -241,61 +269,6 @@ public final class PhotoDetector {
             result = tight
         }
         return result
-    }
-
-    /// When `inner` is a picture inside a white border, the border's outer outline: found by stepping outwards from
-    /// each side to the first clear edge (up to 15 % of the photo's size), accepted only when all four sides find
-    /// it and the band between is bright (paper). Nil otherwise.
-    private func whiteBorderOutline(around inner: Quad, sampler: PlaneSampler) -> EdgeRefiner.Result? {
-        let size = inner.area.squareRoot()
-        guard
-            let outer = refiner.refine(
-                inner, in: sampler, inwardPx: -2.5, outwardPx: 0.15 * size,
-                firstFromInside: true),
-            outer.quad.isConvex, outer.minSupport >= 0.5, outer.meanSupport >= 0.7,
-            outer.quad.area > inner.area * 1.04
-        else { return nil }
-        guard PhotoDetector.bandIsPaper(between: inner, and: outer.quad, sampler: sampler) else { return nil }
-        guard let tight = refiner.refine(outer.quad, in: sampler, inwardPx: 2, outwardPx: 2), tight.quad.isConvex
-        else { return nil }
-        return tight
-    }
-
-    /// Whether the band between `inner` and `outer` (both clockwise, corresponding corners) is bright and even, like
-    /// a print's white border: sampled midway between them along each side.
-    static func bandIsPaper(between inner: Quad, and outer: Quad, sampler: PlaneSampler) -> Bool {
-        var sum = 0.0, sumSquares = 0.0, n = 0.0
-        for side in 0..<4 {
-            for k in 1..<8 {
-                let t = Double(k) / 8
-                let a = inner[side] + (inner[side + 1] - inner[side]) * t
-                let b = outer[side] + (outer[side + 1] - outer[side]) * t
-                let v = sampler.lumaAt((a + b) / 2)
-                sum += v; sumSquares += v * v; n += 1
-            }
-        }
-        let mean = sum / n, variance = max(0, sumSquares / n - mean * mean)
-        return PaperBand.isPaper(meanLuma: mean, stdDevLuma: variance.squareRoot())
-    }
-
-    /// Whether `inner` is the picture inside `outer`'s white border in `frame`: `inner` lies inside `outer` (within
-    /// 2 px: an outline that took the picture's edge on some sides and the paper's on others shares those sides with
-    /// the paper's outline, its corners on them) and the band between them is bright and even. Both in canonical
-    /// corner order.
-    public func isPictureInsideBorder(_ inner: Quad, of outer: Quad, in frame: FrameBuffer) -> Bool {
-        guard outer.encloses(inner, tolerancePx: 2) else { return false }
-        // Pair each inner corner with its outer one (canonical order may start at different corners).
-        var bestShift = 0, bestDistance = Double.infinity
-        for shift in 0..<4 {
-            var distance = 0.0
-            for i in 0..<4 {
-                let d = inner[i + shift] - outer[i]
-                distance += (d * d).sum()
-            }
-            if distance < bestDistance { bestDistance = distance; bestShift = shift }
-        }
-        let aligned = Quad(inner[bestShift], inner[bestShift + 1], inner[bestShift + 2], inner[bestShift + 3])
-        return PhotoDetector.bandIsPaper(between: aligned, and: outer, sampler: PlaneSampler(frame))
     }
 
     /// Re-finds one known photo near `quad` (e.g. a track's predicted corners) with the full-resolution edge search
@@ -378,10 +351,15 @@ public final class PhotoDetector {
     ///   - enclosingEarlier: a region inside one outline already placed is still placed, and replaces that outline
     ///     when its own encloses it and is at least `enclosedAreaFraction` larger (a learned region is the whole
     ///     paper, amodal: an earlier pass may have placed the picture inside a white border the table hides).
+    ///   - outsupportingFirst: a region inside an outline of the first pass (one of the first `firstPassCount`) that
+    ///     edges support by less than 1 − `outsupportMargin` is still placed, and replaces it when its own outline is
+    ///     supported by at least `outsupportMargin` more and is not the picture inside its white border
+    ///     (`isPictureInsideBorder`). In `both` mode, for the second pass's regions: the classic passes take a side
+    ///     on a stripe, a shadow or a line in the picture, the segmenter's region runs into a neighbour or a shadow.
     func considerRegion(
         _ region: RegionExtractor.Region, of extractor: RegionExtractor, sampler: PlaneSampler,
         scale f: Double, originPx: PixelPoint = .zero, search: RegionSearch, minimumSidePx: Double,
-        enclosing: Bool = false, enclosingEarlier: Bool = false
+        enclosing: Bool = false, enclosingEarlier: Bool = false, outsupportingFirst: Bool = false
     ) {
         lastRegionWasDuplicate = false
         let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
@@ -403,13 +381,18 @@ public final class PhotoDetector {
         var inside: Int?
         for index in candidates.indices where candidates[index].quad.contains(centre) {
             lastRegionWasDuplicate = true
-            guard enclosingEarlier, inside == nil else { reject("dup of earlier pass"); return }
+            guard enclosingEarlier || outsupportingFirst, inside == nil else { reject("dup of earlier pass"); return }
             inside = index
         }
-        // Worth placing only when the region's quad, grown to where the paper's edge should be, is already that much
-        // larger (around a correctly placed outline it is about the same): the placement costs a full edge search.
-        if let inside, scaled.area < (1 + enclosedAreaFraction) * candidates[inside].quad.area {
-            reject("dup of earlier pass"); return
+        // Worth placing (a full edge search) only when the region's quad, grown to where the paper's edge should be,
+        // is already that much larger (around a correctly placed outline it is about the same), or over an outline
+        // of the first pass that can be outsupported.
+        if let inside {
+            let earlier = candidates[inside]
+            let mayEnclose = enclosingEarlier && scaled.area >= (1 + enclosedAreaFraction) * earlier.quad.area
+            let mayOutsupport =
+                outsupportingFirst && inside < firstPassCount && earlier.confidence <= 1 - outsupportMargin
+            guard mayEnclose || mayOutsupport else { reject("dup of earlier pass"); return }
         }
         let coarseFit = shape(of: scaled)
         guard coarseFit.angleDeviationDegrees <= parameters.quadratureTolerance + 15 else {
@@ -477,12 +460,20 @@ public final class PhotoDetector {
             trace?("border completed \(q(second.quad)) -> \(q(quad))")
         }
         if let inside {
-            let earlier = candidates[inside].quad
-            guard quad.encloses(earlier, tolerancePx: 2), quad.area >= (1 + enclosedAreaFraction) * earlier.area,
+            let earlier = candidates[inside]
+            let encloses =
+                enclosingEarlier && quad.encloses(earlier.quad, tolerancePx: 2)
+                && quad.area >= (1 + enclosedAreaFraction) * earlier.quad.area
+            let outsupports =
+                outsupportingFirst && inside < firstPassCount && support >= earlier.confidence + outsupportMargin
+                && !isPictureInsideBorder(quad, of: earlier.quad, sampler: sampler)
+            guard encloses || outsupports,
                 let observation = checkedOutline(quad, support: support, minimumSidePx: minimumSidePx, reject: reject)
-            else { reject("dup of earlier pass (placed at \(q(quad)))"); return }
+            else { reject("dup of earlier pass (placed at \(q(quad)), support \(support))"); return }
             candidates[inside] = observation
-            reject("kept over the outline inside it \(q(earlier)), confidence \(observation.confidence)")
+            reject(
+                "kept over \(encloses ? "the outline inside it" : "a less supported outline") \(q(earlier.quad)),"
+                    + " confidence \(observation.confidence)")
             return
         }
         acceptOutline(quad, support: support, minimumSidePx: minimumSidePx, reject: reject)

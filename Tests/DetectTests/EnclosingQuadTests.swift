@@ -96,8 +96,9 @@ func aLearnedOutlineAroundAnEarlierOneInsideItReplacesIt(angleDegrees: Double) {
         detector.learnedParameters.replacesEnclosedOutlines = replacing
         detector.learnedParameters.usesCloseLook = false
         detector.candidates = [Observation(quad: picture.canonicallyOrdered(), confidence: 1, aspectRatio: 1.4)]
-        detector.considerLearnedRegions(
-            segmenter.segment(frame), frame: frame, sampler: PlaneSampler(frame), minimumSidePx: 20)
+        let maps = segmenter.segment(frame)
+        detector.extractLearnedRegions(maps, minimumSidePx: 20)
+        detector.considerLearnedRegions(maps, frame: frame, sampler: PlaneSampler(frame), minimumSidePx: 20)
         return detector.candidates.map(\.quad)
     }
     let replaced = placed(replacing: true), kept = placed(replacing: false)
