@@ -153,21 +153,12 @@ extension PhotoDetector {
     /// print looks like. In place, without allocating.
     func droppingCandidatesTheSegmenterDoesNotSee(_ maps: SegmentationMaps, in range: Range<Int>) {
         guard segmenter != nil else { return }
-        var kept = range.lowerBound
-        for index in range {
-            let inside = pointsTheSegmenterSeesInside(candidates[index].quad, maps)
-            if inside * 2 >= 25 {
-                candidates[kept] = candidates[index]
-                kept += 1
-            } else {
-                trace?("dropped (the segmenter sees \(inside) of 25 points inside): \(candidates[index].quad)")
-            }
+        keepingCandidates(in: range) { candidate in
+            let inside = pointsTheSegmenterSeesInside(candidate.quad, maps)
+            if inside * 2 >= 25 { return true }
+            trace?("dropped (the segmenter sees \(inside) of 25 points inside): \(candidate.quad)")
+            return false
         }
-        for index in range.upperBound..<candidates.count {  // the candidates after the range move down
-            candidates[kept] = candidates[index]
-            kept += 1
-        }
-        candidates.removeLast(candidates.count - kept)
     }
 
     /// `both` mode: drops the candidates in `range` (the classic passes') that hold two or more of the
@@ -179,23 +170,24 @@ extension PhotoDetector {
         guard let segmenter, let extractor = learnedRegions else { return }
         let c = Double(segmenter.grid.cellPx)
         let minimumCells = minimumSidePx * minimumSidePx / (c * c)
-        var kept = range.lowerBound
-        for index in range {
-            let quad = candidates[index].quad
+        keepingCandidates(in: range) { candidate in
             var held = 0
             for region in extractor.regions where Double(region.pixelCount) >= minimumCells {
                 let centre = PixelPoint(
                     Double(region.minX + region.maxX + 1) * c / 2, Double(region.minY + region.maxY + 1) * c / 2)
-                if quad.contains(centre) { held += 1 }
+                if candidate.quad.contains(centre) { held += 1 }
             }
-            if held < 2 {
-                candidates[kept] = candidates[index]
-                kept += 1
-            } else {
-                trace?("dropped (it holds \(held) of the segmenter's regions): \(quad)")
-            }
+            if held < 2 { return true }
+            trace?("dropped (it holds \(held) of the segmenter's regions): \(candidate.quad)")
+            return false
         }
-        for index in range.upperBound..<candidates.count {  // the candidates after the range move down
+    }
+
+    /// Keeps the candidates in `range` for which `keep` is true, in order, and every candidate outside it; in place,
+    /// without allocating.
+    private func keepingCandidates(in range: Range<Int>, where keep: (Observation) -> Bool) {
+        var kept = range.lowerBound
+        for index in range.lowerBound..<candidates.count where index >= range.upperBound || keep(candidates[index]) {
             candidates[kept] = candidates[index]
             kept += 1
         }

@@ -88,12 +88,7 @@ import Testing
 @Test func aBetterSupportedClassicOutlineReplacesAJoinedLearnedOne() {
     let a = placedQuad(centre: PixelPoint(220, 240), widthPx: 140, heightPx: 190, angleDegrees: 0)
     let b = placedQuad(centre: PixelPoint(440, 240), widthPx: 140, heightPx: 190, angleDegrees: 0)
-    let frame = renderFrame(
-        widthPx: 640, heightPx: 480, table: (55, 120, 135),
-        photos: [
-            (SyntheticPhoto(widthPx: 140, heightPx: 190, seed: 3), a),
-            (SyntheticPhoto(widthPx: 140, heightPx: 190, seed: 4), b)
-        ], noiseSigma: 2)
+    let frame = twoPrintsOnATealTable(a, 140, 190, b, 140, 190)
     let joined = Quad(a[0], b[1], b[2], a[3])
     func found(margin: Double) -> [Observation] {
         let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [joined], edgeQuads: [joined])
