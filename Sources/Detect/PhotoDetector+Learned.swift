@@ -14,7 +14,7 @@ extension PhotoDetector {
     func considerLearnedRegions(
         _ maps: SegmentationMaps, frame: FrameBuffer, sampler: PlaneSampler, minimumSidePx: Double
     ) {
-        guard let segmenter, let learnedRegions, foreground != nil else { return }
+        guard let segmenter, let learnedRegions else { return }
         let grid = segmenter.grid
         guard grid.widthCells >= 3, grid.heightCells >= 3 else { return }
         let p = learnedParameters
@@ -207,12 +207,10 @@ extension PhotoDetector {
         considerRegion(
             region, of: extractor, sampler: sampler, scale: scale, search: search, minimumSidePx: minimumSidePx,
             enclosing: true)
-        guard candidates.count > before, pointsTheSegmenterSeesInside(candidates[before].quad, maps) < 25 else {
-            return
-        }
-        trace?(
-            "enclosing outline dropped: the segmenter does not fill it (\(pointsTheSegmenterSeesInside(candidates[before].quad, maps)) of 25 points)"
-        )
+        guard candidates.count > before, case let seen = pointsTheSegmenterSeesInside(candidates[before].quad, maps),
+            seen < 25
+        else { return }
+        trace?("enclosing outline dropped: the segmenter does not fill it (\(seen) of 25 points)")
         candidates.removeLast(candidates.count - before)
     }
 

@@ -150,8 +150,9 @@ public final class PhotoDetector {
         // classic passes when those run second).
         var maps: SegmentationMaps?
         if mode.usesSegmenter, let segmenter {
-            maps = segmenter.segment(frame)
-            extractLearnedRegions(maps!, minimumSidePx: minimumSidePx)
+            let frameMaps = segmenter.segment(frame)
+            extractLearnedRegions(frameMaps, minimumSidePx: minimumSidePx)
+            maps = frameMaps
         }
         let learnedFirst = mode == .learned || (mode == .both && learnedParameters.learnedFirst)
         firstPassCount = 0
