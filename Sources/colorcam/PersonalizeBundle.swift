@@ -81,6 +81,7 @@ struct PersonalizeRecord {
     let options: Personalizer.Options
     let selectionText: String
     let photosDir: String
+    let rehearsalDir: String?
     let files: [String]
     let hashes: [String]
     let outcome: Personalizer.Outcome
@@ -130,6 +131,7 @@ struct PersonalizeRecord {
                 ],
                 "heldout_before": scores(outcome.before),
                 "heldout_after": scores(outcome.after),
+                "rehearsal": rehearsalRecord(),
                 "steps": outcome.steps, "train_views": outcome.trainViews,
                 "seed": Int(options.seed), "holdout": options.holdout,
                 "learning_rate": Double(options.learningRate), "decay_to_base": Double(options.decay),
@@ -144,13 +146,34 @@ struct PersonalizeRecord {
         return Array(data) + [0x0A]
     }
 
+    /// The general photos rehearsed and the guard's scores (`NSNull` when the run had none).
+    func rehearsalRecord() -> Any {
+        guard let rehearsalDir else { return NSNull() }
+        var record: [String: Any] = [
+            "folder": rehearsalDir, "rehearsed_photos": outcome.rehearsalPhotos.count,
+            "guard_photos": outcome.guardPhotos.map { ($0 as NSString).lastPathComponent },
+            "weight": Double(options.rehearsalWeight), "general_tolerance": options.generalTolerance
+        ]
+        if let b = outcome.generalBefore, let a = outcome.generalAfter {
+            record["guard_before"] = scores(b)
+            record["guard_after"] = scores(a)
+        }
+        return record
+    }
+
     func summary(out: String) -> String {
         let b = outcome.before, a = outcome.after
+        var general = ""
+        if let gb = outcome.generalBefore, let ga = outcome.generalAfter {
+            general = String(
+                format: "; general photos (%d views): ab L1 %.2f -> %.2f, hue %.1f %% -> %.1f %%", ga.pictures,
+                gb.abL1, ga.abL1, 100 * gb.hue, 100 * ga.hue)
+        }
         return String(
             format:
                 "personalize: wrote %@ — held-out photos (%d views): ab L1 %.2f -> %.2f, hue agreement %.1f %% -> %.1f %%"
-                + " (%d steps, %.0f s%@)",
-            out, a.pictures, b.abL1, a.abL1, 100 * b.hue, 100 * a.hue, outcome.steps, seconds,
+                + "%@ (%d steps, %.0f s%@)",
+            out, a.pictures, b.abL1, a.abL1, 100 * b.hue, 100 * a.hue, general, outcome.steps, seconds,
             outcome.stoppedEarly ? ", stopped early" : "")
     }
 }

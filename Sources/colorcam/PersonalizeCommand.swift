@@ -13,6 +13,7 @@ enum PersonalizeCommand {
     static let help = """
         usage: colorcam personalize --photos DIR --out BUNDLE [--base DIR|FILE.onnx [--preset P]]
                                     [--train head|decoder|N] [--minutes M] [--holdout F] [--seed S]
+                                    [--rehearse DIR|none] [--rehearse-weight W] [--learning-rate R]
 
         Teaches the colorizer the colours of your own photos: reads the colour JPEG/PNG files under DIR (recursively;
         at least 5), shows them to the model as prints under the camera (lightness only, faded, unevenly lit,
@@ -24,11 +25,19 @@ enum PersonalizeCommand {
         --photos   the folder of colour photos (black-and-white pictures are refused: they hold no colour to learn)
         --out      the bundle to write; an existing personalized bundle there is replaced, anything else is refused
         --base     the model to start from (default: the colorcam-default bundle)
-        --train    which layers learn: decoder (default: every layer from the first upsampling on), head (the last
-                   layer of each output head: faster steps, less to learn with), or N (the last N conv layers)
+        --train    which layers learn: head (default: the last layer of each output head; fast steps, and it keeps
+                   the rest of the model's colours best), decoder (every layer from the first upsampling on), or N
+                   (the last N conv layers)
         --minutes  the whole run's time budget, reading and writing included (default 5)
         --holdout  share of the photos held out for scoring (default 0.2, 0.05…0.5)
         --seed     the split and the views drawn (default 1)
+        --rehearse general colour photos the model keeps its colours on while it learns yours (default: the
+                   rehearsal/ folder of the colorcam-default bundle; none: learn from your photos alone). Most
+                   of them are trained on with the base model's own colouring as the target; the rest are scored
+                   against their real colours, and weights that colour them more than 5 % worse than the base
+                   model are never kept: a folder of seascapes must not paint every picture blue.
+        --rehearse-weight  the general photos' weight in the loss beside yours (default 1)
+        --learning-rate    Adam's step size (default 1e-3)
         Runs on one core (OpenBLAS threads as colorcam sets them); prints a progress line to stderr.
         """
 
@@ -41,7 +50,10 @@ enum PersonalizeCommand {
         let start = ProcessInfo.processInfo.systemUptime
         let a = try Arguments(
             args, command: "personalize",
-            valued: ["photos", "out", "base", "preset", "train", "minutes", "holdout", "seed"])
+            valued: [
+                "photos", "out", "base", "preset", "train", "minutes", "holdout", "seed", "rehearse", "learning-rate",
+                "rehearse-weight"
+            ])
         _ = try a.positionals(exactly: 0, usage: "personalize --photos DIR --out BUNDLE [options]")
         guard let photosDir = a.string("photos"), let out = a.string("out") else {
             throw UsageError(
@@ -53,7 +65,10 @@ enum PersonalizeCommand {
         var options = Personalizer.Options()
         options.holdout = holdout
         options.seed = UInt64(try a.int("seed", default: 1, range: 0...Int(Int32.max))!)
-        options.selection = try selection(a.string("train") ?? "decoder")
+        options.selection = try selection(a.string("train") ?? "head")
+        options.learningRate = Float(try a.double("learning-rate", default: Double(options.learningRate), min: 1e-6)!)
+        options.rehearsalWeight = Float(
+            try a.double("rehearse-weight", default: Double(options.rehearsalWeight), min: 0)!)
         var preset: ModelBundle.Preset?
         if let text = a.string("preset") {
             guard let p = ModelBundle.Preset(rawValue: text) else {
@@ -77,11 +92,28 @@ enum PersonalizeCommand {
             photos.append(try UserPhoto.load(file))
             progressLine("reading photos \(i + 1)/\(files.count)", milestone: i + 1 == files.count)
         }
+        let rehearsalDir = try rehearsalFolder(a.string("rehearse"))
+        var rehearsal: [UserPhoto] = []
+        if let rehearsalDir {
+            let general = try photoFiles(rehearsalDir)
+            guard general.count >= 2 else {
+                throw ImageFileError(
+                    .badData, file: rehearsalDir,
+                    "\(general.count) photo\(general.count == 1 ? "" : "s") (JPEG/PNG) found; rehearsal needs at "
+                        + "least 2 (or --rehearse none)")
+            }
+            for (i, file) in general.enumerated() {
+                rehearsal.append(try UserPhoto.load(file))
+                progressLine("reading general photos \(i + 1)/\(general.count)", milestone: i + 1 == general.count)
+            }
+        }
         Log.info(
             "personalize: \(files.count) photos from \(photosDir); base \(bundle.name); training "
                 + "\(personalizer.graph.trainedNodes.joined(separator: ", ")) "
                 + "(\(personalizer.graph.trainable.count) tensors, frozen part cached at "
-                + "\(personalizer.graph.frontier.joined(separator: ", ")))")
+                + "\(personalizer.graph.frontier.joined(separator: ", "))); "
+                + (rehearsalDir.map { "rehearsing \(rehearsal.count) general photos from \($0)" }
+                    ?? "no rehearsal"))
         let stop = StopFlag()
         let signals = DaemonSignals(stop: { stop.set() }, stopNote: "writing the best weights so far")
         defer { signals.cancel() }
@@ -89,7 +121,7 @@ enum PersonalizeCommand {
         let trained: Personalizer.Outcome
         do {
             trained = try personalizer.train(
-                photos: photos, deadline: deadline,
+                photos: photos, rehearsal: rehearsal, deadline: deadline,
                 progress: { p in
                     switch p.phase {
                     case .caching(let done, let total):
@@ -99,10 +131,13 @@ enum PersonalizeCommand {
                             String(format: "held-out ab L1 %.2f hue %.1f %%", $0.abL1, 100 * $0.hue)
                         }
                         let b = p.best.map { String(format: "best %.2f", $0.abL1) } ?? ""
+                        let g = p.general.map {
+                            String(format: "  general ab L1 %.2f hue %.1f %%", $0.abL1, 100 * $0.hue)
+                        }
                         progressLine(
                             String(
-                                format: "step %d  loss %.3f  %@  %@  left %d:%02d", p.step, p.loss, h ?? "", b,
-                                Int(p.secondsLeft) / 60, Int(p.secondsLeft) % 60), milestone: true)
+                                format: "step %d  loss %.3f  %@  %@%@  left %d:%02d", p.step, p.loss, h ?? "", b,
+                                g ?? "", Int(p.secondsLeft) / 60, Int(p.secondsLeft) % 60), milestone: true)
                     }
                 },
                 shouldStop: { stop.isSet })
@@ -115,7 +150,8 @@ enum PersonalizeCommand {
         finishProgress()
         let record = PersonalizeRecord(
             bundle: bundle, basePath: basePath, baseHash: SHA256.hex(personalizer.modelBytes), options: options,
-            selectionText: a.string("train") ?? "decoder", photosDir: photosDir, files: files,
+            selectionText: a.string("train") ?? "head", photosDir: photosDir, rehearsalDir: rehearsalDir,
+            files: files,
             hashes: photos.map(\.sha256),
             outcome: outcome, command: (["colorcam"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             seconds: ProcessInfo.processInfo.systemUptime - start)
@@ -124,6 +160,19 @@ enum PersonalizeCommand {
         try target.write(modelBytes: modelBytes, manifest: try record.manifest())
         print(record.summary(out: out))
         return 0
+    }
+
+    /// The rehearsal folder: `--rehearse DIR`, none for `--rehearse none`, else the default bundle's `rehearsal/`
+    /// (none when that bundle has no such folder).
+    static func rehearsalFolder(_ text: String?) throws -> String? {
+        switch text {
+        case "none": return nil
+        case let dir?: return dir
+        case nil:
+            let dir = (try ColorizeCommand.defaultModel() as NSString).appendingPathComponent("rehearsal")
+            var isDir: ObjCBool = false
+            return FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) && isDir.boolValue ? dir : nil
+        }
     }
 
     static func selection(_ text: String) throws -> TrainGraph.Selection {

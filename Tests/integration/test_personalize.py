@@ -81,7 +81,8 @@ def test_personalize_learns_a_theme_and_writes_a_bundle_every_reader_loads(color
     photos = tmp_path / "family"
     write_theme(photos / "album", range(10))  # recursive: photos in a subfolder
     out = tmp_path / "mine"
-    proc = run(colorcam, "personalize", "--photos", photos, "--out", out, "--minutes", "0.5", "--seed", "3")
+    proc = run(colorcam, "personalize", "--photos", photos, "--out", out, "--minutes", "0.5", "--seed", "3",
+               "--rehearse", "none")
     assert "wrote" in proc.stdout, proc.stdout + proc.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     p = manifest["personalized"]
@@ -180,3 +181,65 @@ def test_sigint_keeps_the_best_weights_so_far(colorcam, tmp_path):
     p = json.loads((out / "manifest.json").read_text())["personalized"]
     assert p["stopped_early"] is True and p["seconds"] < 100
     assert leftovers(tmp_path, "early") == []
+
+
+def ab_of(path):
+    """a, b planes (CIE Lab, D65) of an 8-bit sRGB image file, numpy only."""
+    c = np.asarray(Image.open(path).convert("RGB")) / 255.0
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    X = (0.4124564 * c[..., 0] + 0.3575761 * c[..., 1] + 0.1804375 * c[..., 2]) / 0.95047
+    Y = 0.2126729 * c[..., 0] + 0.7151522 * c[..., 1] + 0.0721750 * c[..., 2]
+    Z = (0.0193339 * c[..., 0] + 0.1191920 * c[..., 1] + 0.9503041 * c[..., 2]) / 1.08883
+
+    def f(t):
+        return np.where(t > (6 / 29) ** 3, np.cbrt(t), t / (3 * (6 / 29) ** 2) + 4 / 29)
+    return 500 * (f(X) - f(Y)), 200 * (f(Y) - f(Z))
+
+
+def test_rehearsal_keeps_the_colours_of_other_photos(colorcam, tmp_path):
+    """A folder of one colour teaches the model that colour; with rehearsal (the default bundle's general photos,
+    their base colours as the target, a guard against worse weights) the bundle still colours other photos as the
+    base model did, where the same run without rehearsal repaints them."""
+    photos = tmp_path / "violet"
+    write_theme(photos, range(10))
+    bundles = {}
+    for name, extra in (("alone", ["--rehearse", "none"]), ("rehearsed", [])):
+        out = tmp_path / name
+        run(colorcam, "personalize", "--photos", photos, "--out", out, "--minutes", "0.6", "--seed", "3", *extra)
+        bundles[name] = out
+    p = json.loads((bundles["rehearsed"] / "manifest.json").read_text())["personalized"]
+    r = p["rehearsal"]
+    assert r["folder"].endswith("colorcam-default/rehearsal") and r["rehearsed_photos"] == 48
+    assert len(r["guard_photos"]) == 16
+    gb, ga = r["guard_before"], r["guard_after"]
+    merit = (gb["ab_l1"] - ga["ab_l1"]) / gb["ab_l1"] + (ga["hue_agreement"] - gb["hue_agreement"])
+    print(f"guard photos: ab L1 {gb['ab_l1']} -> {ga['ab_l1']}, hue {gb['hue_agreement']} -> {ga['hue_agreement']}")
+    assert merit >= -r["general_tolerance"] - 1e-3
+    assert json.loads((bundles["alone"] / "manifest.json").read_text())["personalized"]["rehearsal"] is None
+
+    # Other photos (the demo's, never rehearsed), colorized whole: how far each bundle moves their colours.
+    drift = {"alone": [], "rehearsed": []}
+    for k in (1, 2, 3):
+        grey = tmp_path / f"demo-{k}-grey.png"
+        Image.open(ROOT / "demo" / "photos" / f"photo-{k}.png").convert("L").convert("RGB").save(grey)
+        run(colorcam, "colorize", grey, tmp_path / f"demo-{k}-base.png", "--whole")
+        a0, b0 = ab_of(tmp_path / f"demo-{k}-base.png")
+        for name, bundle in bundles.items():
+            out = tmp_path / f"demo-{k}-{name}.png"
+            run(colorcam, "colorize", grey, out, "--whole", "--model", bundle)
+            a1, b1 = ab_of(out)
+            drift[name].append(float(np.mean(np.hypot(a1 - a0, b1 - b0))))
+    print(f"demo photos, mean ab change from the base: alone {drift['alone']}, rehearsed {drift['rehearsed']}")
+    assert np.mean(drift["rehearsed"]) <= 0.6 * np.mean(drift["alone"])
+
+    # The theme is still learnt.
+    fresh = themed_photo(99)
+    grey = np.repeat(np.asarray(Image.fromarray(fresh).convert("L"))[..., None], 3, -1)
+    Image.fromarray(grey).save(tmp_path / "fresh-grey.png")
+    run(colorcam, "colorize", tmp_path / "fresh-grey.png", tmp_path / "base.png", "--whole")
+    run(colorcam, "colorize", tmp_path / "fresh-grey.png", tmp_path / "mine.png", "--whole", "--model",
+        bundles["rehearsed"])
+    base_hue = hue_agreement(np.asarray(Image.open(tmp_path / "base.png")), fresh)
+    mine_hue = hue_agreement(np.asarray(Image.open(tmp_path / "mine.png")), fresh)
+    print(f"unseen themed photo: hue agreement base {base_hue:.3f}, rehearsed bundle {mine_hue:.3f}")
+    assert mine_hue >= base_hue + 0.10

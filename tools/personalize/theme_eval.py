@@ -14,7 +14,13 @@ on, split 70/30 per theme). For each theme:
   3. the same on the general held-out set (split.json "heldout", --general-count photos) with the bundle, against
      the base model's figures on it.
 Prints one table per theme and overall; exit 0 whatever the figures (it measures, the note judges).
-Nothing here chooses a setting: the run's options are the defaults of `colorcam personalize`.
+Nothing here chooses a setting: the run's options are the defaults of `colorcam personalize` (plus --args).
+
+--inner: the training-side version, for choosing personalize's defaults without looking at any held-out photo.
+Each theme's *training* photos are split again (seeded, 30 %) into inner training and inner validation photos;
+personalize learns from the first and is scored through the product on the second; the general set is 45 photos
+of the default model's *training* split that are not among the rehearsal photos (Models/colorcam-default/rehearsal),
+written as PNG from WORK_COLOR/cache.npz. Neither the themes' held-out photos nor the general held-out set is read.
 """
 import argparse
 import csv
@@ -56,6 +62,46 @@ def split_dirs(work, out, themes):
     return {t: {s: os.path.join(out, "photos", t, s) for s in ("train", "heldout")} for t in themes}
 
 
+def inner_dirs(dirs, out, themes):
+    """Splits each theme's training photos into inner train / inner validation folders (seeded, 30 %)."""
+    import random
+    inner = {}
+    for t in themes:
+        files = sorted(os.listdir(dirs[t]["train"]))
+        val = set(random.Random(f"inner:{t}").sample(files, max(5, round(0.3 * len(files)))))
+        inner[t] = {}
+        for split, chosen in (("train", [f for f in files if f not in val]), ("heldout", sorted(val))):
+            d = os.path.join(out, "inner", t, split)
+            os.makedirs(d, exist_ok=True)
+            for f in chosen:
+                if not os.path.exists(os.path.join(d, f)):
+                    os.symlink(os.path.realpath(os.path.join(dirs[t]["train"], f)), os.path.join(d, f))
+            inner[t][split] = d
+    return inner
+
+
+def general_train_dir(work_color, out, count):
+    """`count` photos of the default model's training split that are not rehearsal photos, as PNG (seeded)."""
+    import random
+    import numpy as np
+    sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
+    from labcolor import lab2rgb
+    split = json.load(open(os.path.join(ROOT, "tools", "train", "split.json")))
+    rehearsal = {r["id"] for r in csv.DictReader(open(os.path.join(ROOT, "Models", "colorcam-default", "rehearsal",
+                                                                   "sources.csv")))}
+    ids = sorted(set(split["train"]) - rehearsal)
+    chosen = random.Random("inner:general").sample(ids, min(count, len(ids)))
+    d = os.path.join(out, "inner", "general")
+    os.makedirs(d, exist_ok=True)
+    cache = np.load(os.path.join(work_color, "cache.npz"))
+    for pid in chosen:
+        path = os.path.join(d, pid + ".png")
+        if not os.path.exists(path):
+            rgb = np.round(lab2rgb(cache[pid].astype(np.float64)) * 255).astype(np.uint8)
+            Image.fromarray(rgb).save(path)
+    return d
+
+
 def pipeline(colorcam, photos_from, out, model, extra=()):
     cmd = [sys.executable, os.path.join(ROOT, "tools", "train", "pipeline_eval.py"), "--colorcam", colorcam,
            "--out", out, "--json", out + ".json", "--sheet", out + ".png"] + list(extra)
@@ -81,23 +127,33 @@ def main():
     ap.add_argument("--out", default="/tmp/theme-eval")
     ap.add_argument("--colorcam", default=os.path.join(ROOT, ".build", "release", "colorcam"))
     ap.add_argument("--minutes", type=float, default=5)
-    ap.add_argument("--train", default="decoder")
+    ap.add_argument("--train", help="personalize --train (default: personalize's own default)")
     ap.add_argument("--themes", default="sky_water,green,buildings")
     ap.add_argument("--general-count", type=int, default=45)
     ap.add_argument("--json")
+    ap.add_argument("--cpu", type=int, default=0, help="the core personalize runs on (taskset)")
+    ap.add_argument("--inner", action="store_true", help="training-side split only (see above)")
+    ap.add_argument("--work-color", default="/work/data/color", help="--inner: the colour dataset (cache.npz)")
+    ap.add_argument("--args", default="", help="more personalize arguments, e.g. '--learning-rate 1e-3'")
     args = ap.parse_args()
     themes = args.themes.split(",")
     os.makedirs(args.out, exist_ok=True)
     dirs = split_dirs(args.work, args.out, themes)
-    general_base = pipeline(args.colorcam, None, os.path.join(args.out, "general-base"), None,
+    general_from = None
+    if args.inner:
+        dirs = inner_dirs(dirs, args.out, themes)
+        general_from = general_train_dir(args.work_color, args.out, args.general_count)
+    general_base = pipeline(args.colorcam, general_from, os.path.join(args.out, "general-base"), None,
                             ["--count", str(args.general_count)])
     report = {"general_base": figures(general_base), "themes": {}}
     for theme in themes:
         bundle = os.path.join(args.out, f"bundle-{theme}")
         t0 = time.monotonic()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        run = subprocess.run(["taskset", "-c", "0", args.colorcam, "personalize", "--photos", dirs[theme]["train"],
-                              "--out", bundle, "--minutes", str(args.minutes), "--train", args.train],
+        run = subprocess.run(["taskset", "-c", str(args.cpu), args.colorcam, "personalize", "--photos", dirs[theme]["train"],
+                              "--out", bundle, "--minutes", str(args.minutes)]
+                             + (["--train", args.train] if args.train else [])
+                             + args.args.split(),
                              capture_output=True, text=True)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = time.monotonic() - t0
@@ -107,7 +163,7 @@ def main():
         manifest = json.load(open(os.path.join(bundle, "manifest.json")))["personalized"]
         base = pipeline(args.colorcam, dirs[theme]["heldout"], os.path.join(args.out, f"{theme}-base"), None)
         mine = pipeline(args.colorcam, dirs[theme]["heldout"], os.path.join(args.out, f"{theme}-mine"), bundle)
-        general = pipeline(args.colorcam, None, os.path.join(args.out, f"general-{theme}"), bundle,
+        general = pipeline(args.colorcam, general_from, os.path.join(args.out, f"general-{theme}"), bundle,
                            ["--count", str(args.general_count)])
         entry = {"train_photos": len(os.listdir(dirs[theme]["train"])),
                  "heldout_photos": len(os.listdir(dirs[theme]["heldout"])),

@@ -4,14 +4,21 @@ import Foundation
 /// graph stays frozen and is computed once per training view, `FrozenCache`).
 ///
 /// Views are made as the product sees prints (`UserPhoto.view`, `PrintLook`); a share of the photos is held out
-/// and scored (ab L1, hue agreement) before training and at each evaluation; the parameters with the lowest
-/// held-out merit (relative ab L1 gain + hue agreement gain over the base) are kept. Adam with decay towards the base weights (`Adam`), smooth-L1 on the model's ab output.
+/// and scored (ab L1, hue agreement) before training and at each evaluation; the parameters with the highest
+/// held-out merit (relative ab L1 gain + hue agreement gain over the base) are kept. Adam with decay towards the
+/// base weights (`Adam`), smooth-L1 on the model's ab output.
+///
+/// Rehearsal keeps the model's colours on everything else: general photos (`train(rehearsal:)`, not the user's)
+/// are trained on with the base model's own output as the target (distillation), mixed with the user's views, so
+/// that learning "sky" from a folder of seascapes does not repaint every picture blue. A share of them, never
+/// trained on, guards the choice: weights that score more than `generalTolerance` worse than the base on their
+/// own colours are never kept.
 ///
 /// Threading: `train` runs on the caller's thread; `progress` is called on it; `shouldStop` is polled between
 /// steps (a signal handler's flag).
 public final class Personalizer {
     public struct Options: Sendable {
-        public var selection: TrainGraph.Selection = .decoder
+        public var selection: TrainGraph.Selection = .head
         /// Share of the photos held out for validation (0…0.5).
         public var holdout: Double = 0.2
         public var seed: UInt64 = 1
@@ -29,8 +36,17 @@ public final class Personalizer {
         public var batch = 8
         /// Evaluations on the held-out photos over the run.
         public var evaluations = 12
-        /// Cap on the frozen cache (float16 frontier values + targets), bytes.
+        /// Cap on the frozen cache (float16 frontier values + targets, rehearsal and guard views included), bytes.
         public var maxCachedBytes = 480 << 20
+        /// Weight of the rehearsal views' loss (smooth-L1 towards the base model's output) beside a user view's.
+        public var rehearsalWeight: Float = 1
+        /// Training views per rehearsal photo.
+        public var rehearsalViews = 2
+        /// Share of the rehearsal photos kept aside, never trained on, to guard the choice of weights.
+        public var guardShare = 0.25
+        /// The most merit (relative ab L1 loss + hue agreement loss, against their own colours) that kept weights
+        /// may lose on the guard photos compared with the base.
+        public var generalTolerance = 0.05
         public init() {}
     }
 
@@ -43,6 +59,8 @@ public final class Personalizer {
         public var loss: Float = 0
         public var heldout: ColourScore?
         public var best: ColourScore?
+        /// The guard photos' score at this evaluation (nil without rehearsal photos).
+        public var general: ColourScore?
         public var secondsLeft: Double = 0
     }
 
@@ -52,6 +70,11 @@ public final class Personalizer {
         public var parameters: [String: Tensor]
         public var before: ColourScore
         public var after: ColourScore
+        /// The guard photos' score with the base weights and with the kept ones (nil without rehearsal photos).
+        public var generalBefore: ColourScore?
+        public var generalAfter: ColourScore?
+        public var rehearsalPhotos: [String]
+        public var guardPhotos: [String]
         public var steps: Int
         public var trainViews: Int
         public var heldoutViews: Int
@@ -113,23 +136,36 @@ public final class Personalizer {
 
     /// Splits `photos` into training and held-out (seeded), builds the frozen cache, trains until `deadline`
     /// (monotonic seconds, `ProcessInfo.systemUptime`) or `shouldStop`, and returns the best parameters.
+    /// `rehearsal`: general colour photos (not the user's; empty: none), split into rehearsed and guard photos
+    /// (seeded, `guardShare`).
     /// - Throws: `InferError` when the graph's shapes do not fit; `Interrupted` when stopped while caching.
     public func train(
-        photos: [UserPhoto], deadline: Double, progress: (Progress) -> Void, shouldStop: () -> Bool
+        photos: [UserPhoto], rehearsal: [UserPhoto] = [], deadline: Double, progress: (Progress) -> Void,
+        shouldStop: () -> Bool
     ) throws -> Outcome {
         var rng = SeededGenerator(seed: options.seed)
         let order = photos.indices.shuffled(using: &rng)
         let heldoutCount = min(max(1, Int((Double(photos.count) * options.holdout).rounded())), photos.count - 1)
         let heldout = order.prefix(heldoutCount).map { photos[$0] }
         let training = order.dropFirst(heldoutCount).map { photos[$0] }
+        var rehearsalRng = SeededGenerator(seed: options.seed ^ 0x5245_4845_4152_5345)
+        let rehearsalOrder = rehearsal.indices.shuffled(using: &rehearsalRng)
+        let guardCount =
+            rehearsal.count < 2 ? 0 : max(1, Int((Double(rehearsal.count) * options.guardShare).rounded()))
+        let guardPhotos = rehearsalOrder.prefix(guardCount).map { rehearsal[$0] }
+        let rehearsed = rehearsalOrder.dropFirst(guardCount).map { rehearsal[$0] }
         let n = bundle.inputSizePx
         let cacheStart = ProcessInfo.processInfo.systemUptime
         let trainCache = try FrozenCache(
             model: model, file: bundle.modelPath, frontier: graph.frontier, inputShape: [1, 1, n, n])
         let heldCache = try FrozenCache(
             model: model, file: bundle.modelPath, frontier: graph.frontier, inputShape: [1, 1, n, n])
-        var trainTargets: [[Float16]] = [], heldTargets: [[Float]] = []
-        let total = heldout.count * options.heldoutViews + training.count * options.viewsPerPhoto
+        let guardCache = try FrozenCache(
+            model: model, file: bundle.modelPath, frontier: graph.frontier, inputShape: [1, 1, n, n])
+        var trainTargets: [[Float16]] = [], heldTargets: [[Float]] = [], guardTargets: [[Float]] = []
+        let total =
+            heldout.count * options.heldoutViews + training.count * options.viewsPerPhoto
+            + (guardPhotos.count * options.heldoutViews + rehearsed.count * options.rehearsalViews)
         var done = 0
         func input(_ view: [Float]) -> [Float] { view.map { $0 * bundle.inputScale + bundle.inputOffset } }
         for photo in heldout {
@@ -154,29 +190,70 @@ public final class Personalizer {
             let perView = trainCache.bytes / max(1, trainCache.count) + 4 * n * n
             let left = training.count - index - 1
             if left > 0 {
-                let room = max(0, options.maxCachedBytes - trainCache.bytes - trainTargets.count * 4 * n * n)
+                // The rehearsal and guard views come after the user's, inside the same cap.
+                let reserved =
+                    perView * (rehearsed.count * options.rehearsalViews + guardPhotos.count * options.heldoutViews)
+                let room = max(
+                    0, options.maxCachedBytes - trainCache.bytes - trainTargets.count * 4 * n * n - reserved)
                 views = max(1, min(views, room / max(1, perView * left)))
+            }
+            progress(Progress(phase: .caching(done: done, of: total)))
+        }
+        // Rehearsal: the views' targets are the base model's own output, filled in below.
+        let userViews = trainCache.count
+        for photo in rehearsed {
+            if shouldStop() { throw Interrupted() }
+            for _ in 0..<options.rehearsalViews {
+                let v = photo.view(sizePx: n, look: .random(&rng), jitter: true, rng: &rng)
+                trainCache.add(input: input(v.input))
+                done += 1
+            }
+            progress(Progress(phase: .caching(done: done, of: total)))
+        }
+        for i in userViews..<trainCache.count {
+            let out = try graph.forward(frontier: trainCache.frontierValues(i)).output
+            trainTargets.append(out.data.map { Float16($0 * bundle.outputScale) })
+        }
+        for photo in guardPhotos {
+            if shouldStop() { throw Interrupted() }
+            for _ in 0..<options.heldoutViews {
+                let v = photo.view(sizePx: n, look: .random(&rng), jitter: false, rng: &rng)
+                guardCache.add(input: input(v.input))
+                guardTargets.append(v.target)
+                done += 1
             }
             progress(Progress(phase: .caching(done: done, of: total)))
         }
         let cacheSeconds = ProcessInfo.processInfo.systemUptime - cacheStart
         let scale = 1 / max(bundle.outputScale, 1e-12)
 
-        func score() throws -> ColourScore {
+        func score(_ cache: FrozenCache, _ targets: [[Float]]) throws -> ColourScore {
             var s = ColourScore()
-            for i in 0..<heldCache.count {
-                let out = try graph.forward(frontier: heldCache.frontierValues(i)).output
-                s.add(predicted: out.data.map { $0 * bundle.outputScale }, target: heldTargets[i])
+            for i in 0..<cache.count {
+                let out = try graph.forward(frontier: cache.frontierValues(i)).output
+                s.add(predicted: out.data.map { $0 * bundle.outputScale }, target: targets[i])
             }
             return s
         }
+        func score() throws -> ColourScore { try score(heldCache, heldTargets) }
+        func generalScore() throws -> ColourScore? {
+            guardCache.count == 0 ? nil : try score(guardCache, guardTargets)
+        }
         let before = try score()
-        /// How much better than the base a held-out score is: the relative ab L1 gain plus the hue agreement gain
-        /// (both count: ab L1 alone rewards grey).
-        func merit(_ s: ColourScore) -> Double {
-            (before.abL1 - s.abL1) / max(before.abL1, 1e-9) + (s.hue - before.hue)
+        let generalBefore = try generalScore()
+        /// How much better than `base` a score is: the relative ab L1 gain plus the hue agreement gain (both count:
+        /// ab L1 alone rewards grey).
+        func merit(_ s: ColourScore, over base: ColourScore) -> Double {
+            (base.abL1 - s.abL1) / max(base.abL1, 1e-9) + (s.hue - base.hue)
+        }
+        func merit(_ s: ColourScore) -> Double { merit(s, over: before) }
+        /// Whether weights scoring `general` on the guard photos keep the model's colours on everything else.
+        func keepsGeneral(_ general: ColourScore?) -> Bool {
+            guard let general, let generalBefore else { return true }
+            return merit(general, over: generalBefore) >= -options.generalTolerance
         }
         var best = before
+        var bestGeneral = generalBefore
         var bestParameters = graph.parameters
         var adam = Adam(learningRate: options.learningRate, decay: options.decay, anchor: graph.parameters)
         let trainStart = ProcessInfo.processInfo.systemUptime
@@ -196,8 +273,14 @@ public final class Personalizer {
                 let target = Tensor(shape: acts.output.shape, data: targetAB.map { $0 * scale })
                 var (loss, dy) = TrainLoss.smoothL1(
                     prediction: acts.output, target: target, weight: chromaWeight(trainTargets[i], n))
+                let rehearsing = i >= userViews
+                if rehearsing {
+                    let w = options.rehearsalWeight
+                    dy.data.withUnsafeMutableBufferPointer { g in for k in 0..<g.count { g[k] *= w } }
+                    loss *= w
+                }
                 var seeds = [graph.outputName: dy]
-                if let (targets, distribution, logits) = binTargets, let p = acts.tensor(distribution) {
+                if !rehearsing, let (targets, distribution, logits) = binTargets, let p = acts.tensor(distribution) {
                     var (ce, dz) = targets.crossEntropy(
                         probabilities: p, targetAB: targetAB, sizePx: n)
                     let w = options.classWeight
@@ -218,15 +301,18 @@ public final class Personalizer {
                 }
                 if ProcessInfo.processInfo.systemUptime >= nextEval {
                     let s = try score()
-                    if merit(s) > merit(best) {
+                    let g = try generalScore()
+                    if merit(s) > merit(best) && keepsGeneral(g) {
                         best = s
+                        bestGeneral = g
                         bestParameters = graph.parameters
                     }
                     nextEval += budget / Double(max(1, options.evaluations))
                     progress(
                         Progress(
                             phase: .training, step: steps, loss: lossSum / Float(max(1, lossCount)), heldout: s,
-                            best: best, secondsLeft: max(0, deadline - ProcessInfo.processInfo.systemUptime)))
+                            best: best, general: g,
+                            secondsLeft: max(0, deadline - ProcessInfo.processInfo.systemUptime)))
                     lossSum = 0
                     lossCount = 0
                 }
@@ -235,17 +321,21 @@ public final class Personalizer {
         // A last look at the final weights (the run may end between evaluations).
         if !stopped {
             let s = try score()
-            if merit(s) > merit(best) {
+            let g = try generalScore()
+            if merit(s) > merit(best) && keepsGeneral(g) {
                 best = s
+                bestGeneral = g
                 bestParameters = graph.parameters
             }
         }
         return Outcome(
-            parameters: bestParameters, before: before, after: best, steps: steps, trainViews: trainCache.count,
+            parameters: bestParameters, before: before, after: best, generalBefore: generalBefore,
+            generalAfter: bestGeneral, rehearsalPhotos: rehearsed.map(\.path), guardPhotos: guardPhotos.map(\.path),
+            steps: steps, trainViews: trainCache.count,
             heldoutViews: heldCache.count, trainPhotos: training.map(\.path), heldoutPhotos: heldout.map(\.path),
             cacheSeconds: cacheSeconds, trainSeconds: ProcessInfo.processInfo.systemUptime - trainStart,
             stepMs: viewsRun == 0 ? 0 : 1000 * stepTime / Double(viewsRun),
-            cacheBytes: trainCache.bytes + heldCache.bytes + trainTargets.count * 4 * n * n,
+            cacheBytes: trainCache.bytes + heldCache.bytes + guardCache.bytes + trainTargets.count * 4 * n * n,
             stoppedEarly: stopped, trainedNodes: graph.trainedNodes, trainable: graph.trainable)
     }
 }

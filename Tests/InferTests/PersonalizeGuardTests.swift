@@ -1,0 +1,64 @@
+import ColorcamCore
+import Foundation
+import Testing
+
+@testable import Infer
+
+/// The rehearsal guard of `Personalizer.train`: weights that colour the guard photos worse than the base by more
+/// than `generalTolerance` are never kept, whatever they do for the user's own photos.
+@Suite struct PersonalizeGuardTests {
+    static let bundlePath = PersonalizeTests.root.appendingPathComponent("Models/colorcam-default").path
+
+    /// A 96×96 photo: a lightness ramp with a bump, every pixel the given ab.
+    static func photo(_ index: Int, a: Float, b: Float) -> UserPhoto {
+        let n = 96
+        var lightness = [Float16](), pa = [Float16](), pb = [Float16]()
+        for y in 0..<n {
+            for x in 0..<n {
+                let dx = Float(x - 20 - 5 * index), dy = Float(y - 50)
+                let l = 30 + 40 * Float(x) / Float(n) + 20 * exp(-(dx * dx + dy * dy) / 300)
+                lightness.append(Float16(l))
+                pa.append(Float16(a))
+                pb.append(Float16(b))
+            }
+        }
+        return UserPhoto(
+            path: "generated-\(index).png", sha256: "", widthPx: n, heightPx: n, lightness: lightness, a: pa, b: pb)
+    }
+
+    /// A short run (a few seconds of training after caching, in a debug build too).
+    func run(tolerance: Double) throws -> (base: [String: Tensor], outcome: Personalizer.Outcome) {
+        var options = Personalizer.Options()
+        options.selection = .head
+        options.viewsPerPhoto = 2
+        options.heldoutViews = 1
+        options.rehearsalViews = 1
+        options.evaluations = 3
+        options.learningRate = 3e-3
+        options.generalTolerance = tolerance
+        let personalizer = try Personalizer(bundle: try ModelBundle.load(Self.bundlePath), options: options)
+        let base = personalizer.graph.parameters
+        // The user's photos are violet-blue; the general ones orange: learning the first costs the second.
+        let mine = (0..<5).map { Self.photo($0, a: 22, b: -48) }
+        let general = (0..<2).map { Self.photo(10 + $0, a: 20, b: 45) }
+        let outcome = try personalizer.train(
+            photos: mine, rehearsal: general, deadline: ProcessInfo.processInfo.systemUptime + 9,
+            progress: { _ in }, shouldStop: { false })
+        return (base, outcome)
+    }
+
+    @Test func weightsThatHurtTheGuardPhotosAreNeverKept() throws {
+        // No weights can pass a guard that asks for a gain of 1000 % on the general photos: the base stays.
+        let (base, refused) = try run(tolerance: -10)
+        #expect(refused.steps > 0)
+        #expect(refused.generalBefore != nil && refused.guardPhotos.count == 1 && refused.rehearsalPhotos.count == 1)
+        #expect(refused.after == refused.before)
+        #expect(refused.generalAfter == refused.generalBefore)
+        let changed = refused.parameters.filter { name, value in value.data != base[name]?.data }.keys.sorted()
+        #expect(changed.isEmpty, "kept weights differ from the base: \(changed)")
+        // The same run with an open guard keeps trained weights (the user's photos did improve).
+        let (_, kept) = try run(tolerance: 10)
+        #expect(kept.after != kept.before)
+        #expect(kept.parameters.contains { name, value in value.data != base[name]?.data })
+    }
+}
