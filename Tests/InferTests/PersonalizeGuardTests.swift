@@ -62,3 +62,30 @@ import Testing
         #expect(kept.parameters.contains { name, value in value.data != base[name]?.data })
     }
 }
+
+/// Views per photo shrink together to fit the frozen cache's cap, in the documented order, never below one.
+@Suite struct ViewPlanTests {
+    @Test func shrinksInOrderAndNeverBelowOne() {
+        var options = Personalizer.Options()
+        options.maxCachedBytes = 1000
+        let counts = ViewPlan.Counts(heldout: 5, training: 20, rehearsed: 48, guardPhotos: 16)
+        let full = ViewPlan(counts: counts, perViewBytes: 1, options: options)
+        #expect(full == ViewPlan.make(2, 8, 2, 2))  // 298 views fit
+        #expect(ViewPlan(counts: counts, perViewBytes: 3, options: options) == full)  // 894 bytes
+        // Training views first: 238 views of 4 bytes fit.
+        #expect(ViewPlan(counts: counts, perViewBytes: 4, options: options) == ViewPlan.make(2, 5, 2, 2))
+        // Training at 2 is not enough (178 views of 8 bytes); then rehearsal, held-out and guard go to one.
+        #expect(ViewPlan(counts: counts, perViewBytes: 8, options: options) == ViewPlan.make(1, 2, 1, 1))
+        #expect(ViewPlan(counts: counts, perViewBytes: 1000, options: options) == ViewPlan.make(1, 1, 1, 1))
+    }
+}
+
+extension ViewPlan {
+    static func make(_ heldout: Int, _ training: Int, _ rehearsal: Int, _ guardViews: Int) -> ViewPlan {
+        var p = ViewPlan(
+            counts: Counts(heldout: 0, training: 0, rehearsed: 0, guardPhotos: 0), perViewBytes: 0,
+            options: Personalizer.Options())
+        (p.heldout, p.training, p.rehearsal, p.guardViews) = (heldout, training, rehearsal, guardViews)
+        return p
+    }
+}

@@ -22,7 +22,7 @@ public final class Personalizer {
         /// Share of the photos held out for validation (0…0.5).
         public var holdout: Double = 0.2
         public var seed: UInt64 = 1
-        /// Training views per photo (each a random crop, mirror and print look), capped by `maxCachedBytes`.
+        /// Training views per photo (each a random crop, mirror and print look), fewer when `maxCachedBytes` asks.
         public var viewsPerPhoto = 8
         /// Held-out views per held-out photo.
         public var heldoutViews = 2
@@ -36,8 +36,9 @@ public final class Personalizer {
         public var batch = 8
         /// Evaluations on the held-out photos over the run.
         public var evaluations = 12
-        /// Cap on the frozen cache (float16 frontier values + targets, rehearsal and guard views included), bytes.
-        public var maxCachedBytes = 480 << 20
+        /// Cap on the frozen cache (float16 frontier values + targets of every view: held-out, training, rehearsal,
+        /// guard), bytes: views per photo shrink to fit it (`ViewPlan`), never below one.
+        public var maxCachedBytes = 520 << 20
         /// Weight of the rehearsal views' loss (smooth-L1 towards the base model's output) beside a user view's.
         public var rehearsalWeight: Float = 1
         /// Training views per rehearsal photo.
@@ -163,39 +164,38 @@ public final class Personalizer {
         let guardCache = try FrozenCache(
             model: model, file: bundle.modelPath, frontier: graph.frontier, inputShape: [1, 1, n, n])
         var trainTargets: [[Float16]] = [], heldTargets: [[Float]] = [], guardTargets: [[Float]] = []
-        let total =
-            heldout.count * options.heldoutViews + training.count * options.viewsPerPhoto
-            + (guardPhotos.count * options.heldoutViews + rehearsed.count * options.rehearsalViews)
+        let counts = ViewPlan.Counts(
+            heldout: heldout.count, training: training.count, rehearsed: rehearsed.count,
+            guardPhotos: guardPhotos.count)
+        // The plan needs one view's size: it is made after the first held-out view is cached.
+        var plan: ViewPlan?
+        var total = ViewPlan(counts: counts, perViewBytes: 0, options: options).views(counts)
         var done = 0
         func input(_ view: [Float]) -> [Float] { view.map { $0 * bundle.inputScale + bundle.inputOffset } }
         for photo in heldout {
             if shouldStop() { throw Interrupted() }
-            for _ in 0..<options.heldoutViews {
+            var made = 0
+            while made < (plan?.heldout ?? 1) {
                 let v = photo.view(sizePx: n, look: .random(&rng), jitter: false, rng: &rng)
                 heldCache.add(input: input(v.input))
                 heldTargets.append(v.target)
                 done += 1
+                made += 1
+                if plan == nil {
+                    plan = ViewPlan(counts: counts, perViewBytes: heldCache.bytes + 4 * n * n, options: options)
+                    total = plan!.views(counts)
+                }
             }
             progress(Progress(phase: .caching(done: done, of: total)))
         }
-        var views = options.viewsPerPhoto
-        for (index, photo) in training.enumerated() {
+        let views = plan ?? ViewPlan(counts: counts, perViewBytes: 0, options: options)
+        for photo in training {
             if shouldStop() { throw Interrupted() }
-            for _ in 0..<views {
+            for _ in 0..<views.training {
                 let v = photo.view(sizePx: n, look: .random(&rng), jitter: true, rng: &rng)
                 trainCache.add(input: input(v.input))
                 trainTargets.append(v.target.map { Float16($0) })
                 done += 1
-            }
-            let perView = trainCache.bytes / max(1, trainCache.count) + 4 * n * n
-            let left = training.count - index - 1
-            if left > 0 {
-                // The rehearsal and guard views come after the user's, inside the same cap.
-                let reserved =
-                    perView * (rehearsed.count * options.rehearsalViews + guardPhotos.count * options.heldoutViews)
-                let room = max(
-                    0, options.maxCachedBytes - trainCache.bytes - trainTargets.count * 4 * n * n - reserved)
-                views = max(1, min(views, room / max(1, perView * left)))
             }
             progress(Progress(phase: .caching(done: done, of: total)))
         }
@@ -203,7 +203,7 @@ public final class Personalizer {
         let userViews = trainCache.count
         for photo in rehearsed {
             if shouldStop() { throw Interrupted() }
-            for _ in 0..<options.rehearsalViews {
+            for _ in 0..<views.rehearsal {
                 let v = photo.view(sizePx: n, look: .random(&rng), jitter: true, rng: &rng)
                 trainCache.add(input: input(v.input))
                 done += 1
@@ -216,7 +216,7 @@ public final class Personalizer {
         }
         for photo in guardPhotos {
             if shouldStop() { throw Interrupted() }
-            for _ in 0..<options.heldoutViews {
+            for _ in 0..<views.guardViews {
                 let v = photo.view(sizePx: n, look: .random(&rng), jitter: false, rng: &rng)
                 guardCache.add(input: input(v.input))
                 guardTargets.append(v.target)
