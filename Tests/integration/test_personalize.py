@@ -46,20 +46,23 @@ def themed_photo(seed, size=192):
     return lab_to_srgb8(L, a, b)
 
 
+def ab_planes(rgb):
+    """a, b planes (CIE Lab, D65) of 8-bit sRGB pixels (any float array, 0..255), numpy only."""
+    c = rgb / 255.0
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    X = (0.4124564 * c[..., 0] + 0.3575761 * c[..., 1] + 0.1804375 * c[..., 2]) / 0.95047
+    Y = 0.2126729 * c[..., 0] + 0.7151522 * c[..., 1] + 0.0721750 * c[..., 2]
+    Z = (0.0193339 * c[..., 0] + 0.1191920 * c[..., 1] + 0.9503041 * c[..., 2]) / 1.08883
+
+    def f(t):
+        return np.where(t > (6 / 29) ** 3, np.cbrt(t), t / (3 * (6 / 29) ** 2) + 4 / 29)
+    return 500 * (f(X) - f(Y)), 200 * (f(Y) - f(Z))
+
+
 def hue_agreement(rgb_pred, rgb_truth):
     """Share of pixels (original chroma > 10) whose predicted chroma > 5 and hue within 30 degrees."""
-    def ab(rgb):
-        c = rgb / 255.0
-        c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-        X = (0.4124564 * c[..., 0] + 0.3575761 * c[..., 1] + 0.1804375 * c[..., 2]) / 0.95047
-        Y = 0.2126729 * c[..., 0] + 0.7151522 * c[..., 1] + 0.0721750 * c[..., 2]
-        Z = (0.0193339 * c[..., 0] + 0.1191920 * c[..., 1] + 0.9503041 * c[..., 2]) / 1.08883
-
-        def f(t):
-            return np.where(t > (6 / 29) ** 3, np.cbrt(t), t / (3 * (6 / 29) ** 2) + 4 / 29)
-        return 500 * (f(X) - f(Y)), 200 * (f(Y) - f(Z))
-    pa, pb = ab(rgb_pred.astype(np.float64))
-    ta, tb = ab(rgb_truth.astype(np.float64))
+    pa, pb = ab_planes(rgb_pred.astype(np.float64))
+    ta, tb = ab_planes(rgb_truth.astype(np.float64))
     counted = np.hypot(ta, tb) > 10
     d = np.abs(np.arctan2(pb, pa) - np.arctan2(tb, ta))
     d = np.minimum(d, 2 * np.pi - d)
@@ -184,16 +187,8 @@ def test_sigint_keeps_the_best_weights_so_far(colorcam, tmp_path):
 
 
 def ab_of(path):
-    """a, b planes (CIE Lab, D65) of an 8-bit sRGB image file, numpy only."""
-    c = np.asarray(Image.open(path).convert("RGB")) / 255.0
-    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    X = (0.4124564 * c[..., 0] + 0.3575761 * c[..., 1] + 0.1804375 * c[..., 2]) / 0.95047
-    Y = 0.2126729 * c[..., 0] + 0.7151522 * c[..., 1] + 0.0721750 * c[..., 2]
-    Z = (0.0193339 * c[..., 0] + 0.1191920 * c[..., 1] + 0.9503041 * c[..., 2]) / 1.08883
-
-    def f(t):
-        return np.where(t > (6 / 29) ** 3, np.cbrt(t), t / (3 * (6 / 29) ** 2) + 4 / 29)
-    return 500 * (f(X) - f(Y)), 200 * (f(Y) - f(Z))
+    """a, b planes (CIE Lab, D65) of an 8-bit sRGB image file."""
+    return ab_planes(np.asarray(Image.open(path).convert("RGB")).astype(np.float64))
 
 
 def test_rehearsal_keeps_the_colours_of_other_photos(colorcam, tmp_path):
