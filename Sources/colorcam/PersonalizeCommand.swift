@@ -84,6 +84,15 @@ enum PersonalizeCommand {
                 .badData, file: photosDir,
                 "\(files.count) photo\(files.count == 1 ? "" : "s") (JPEG/PNG) found; personalize needs at least 5")
         }
+        // The rehearsal folder is checked before any photo is read.
+        let rehearsalDir = try rehearsalFolder(a.string("rehearse"))
+        let general = try rehearsalDir.map { try photoFiles($0) } ?? []
+        if let rehearsalDir, general.count < 2 {
+            throw ImageFileError(
+                .badData, file: rehearsalDir,
+                "\(general.count) photo\(general.count == 1 ? "" : "s") (JPEG/PNG) found; rehearsal needs at least 2 "
+                    + "(or --rehearse none)")
+        }
         let basePath = try a.string("base") ?? ColorizeCommand.defaultModel()
         let bundle = try ModelBundle.load(basePath, preset: preset)
         let personalizer = try Personalizer(bundle: bundle, options: options)
@@ -92,16 +101,8 @@ enum PersonalizeCommand {
             photos.append(try UserPhoto.load(file))
             progressLine("reading photos \(i + 1)/\(files.count)", milestone: i + 1 == files.count)
         }
-        let rehearsalDir = try rehearsalFolder(a.string("rehearse"))
         var rehearsal: [UserPhoto] = []
         if let rehearsalDir {
-            let general = try photoFiles(rehearsalDir)
-            guard general.count >= 2 else {
-                throw ImageFileError(
-                    .badData, file: rehearsalDir,
-                    "\(general.count) photo\(general.count == 1 ? "" : "s") (JPEG/PNG) found; rehearsal needs at "
-                        + "least 2 (or --rehearse none)")
-            }
             for (i, file) in general.enumerated() {
                 rehearsal.append(try UserPhoto.load(file))
                 progressLine("reading general photos \(i + 1)/\(general.count)", milestone: i + 1 == general.count)

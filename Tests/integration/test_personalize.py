@@ -161,6 +161,13 @@ def test_personalize_bad_inputs_name_the_file_and_write_nothing(colorcam, tmp_pa
     line = fails(64, "--photos", broken, "--out", taken)
     assert "not a bundle personalize wrote" in line
     assert (taken / "notes.txt").read_text() == "mine"
+    good = tmp_path / "good"
+    write_theme(good, range(5))
+    line = fails(66, "--photos", good, "--out", out, "--rehearse", tmp_path / "no-rehearsal")
+    assert "no-rehearsal" in line and "no such folder" in line
+    (tmp_path / "empty").mkdir()
+    line = fails(65, "--photos", good, "--out", out, "--rehearse", tmp_path / "empty")
+    assert "rehearsal needs at least 2" in line
     fails(64, "--photos", broken)
     fails(64, "--photos", broken, "--out", out, "--train", "sideways")
     assert not out.exists() and leftovers(tmp_path, "bundle") == []
