@@ -219,11 +219,12 @@ def test_rehearsal_keeps_the_colours_of_other_photos(colorcam, tmp_path):
     assert merit >= -r["general_tolerance"] - 1e-3
     assert json.loads((bundles["alone"] / "manifest.json").read_text())["personalized"]["rehearsal"] is None
 
-    # Other photos (the demo's, never rehearsed), colorized whole: how far each bundle moves their colours.
+    # Other photos (the demo's three, committed in Assets/ and never rehearsed), colorized whole: how far each
+    # bundle moves their colours.
     drift = {"alone": [], "rehearsed": []}
-    for k in (1, 2, 3):
+    for k in ("fallen-leaf", "green-maple", "schwerin-palace"):
         grey = tmp_path / f"demo-{k}-grey.png"
-        Image.open(ROOT / "demo" / "photos" / f"photo-{k}.png").convert("L").convert("RGB").save(grey)
+        Image.open(ROOT / "Assets" / "demo-photos" / f"{k}.png").convert("L").convert("RGB").save(grey)
         run(colorcam, "colorize", grey, tmp_path / f"demo-{k}-base.png", "--whole")
         a0, b0 = ab_of(tmp_path / f"demo-{k}-base.png")
         for name, bundle in bundles.items():
