@@ -96,18 +96,8 @@ enum PersonalizeCommand {
         let basePath = try a.string("base") ?? ColorizeCommand.defaultModel()
         let bundle = try ModelBundle.load(basePath, preset: preset)
         let personalizer = try Personalizer(bundle: bundle, options: options)
-        var photos: [UserPhoto] = []
-        for (i, file) in files.enumerated() {
-            photos.append(try UserPhoto.load(file))
-            progressLine("reading photos \(i + 1)/\(files.count)", milestone: i + 1 == files.count)
-        }
-        var rehearsal: [UserPhoto] = []
-        if let rehearsalDir {
-            for (i, file) in general.enumerated() {
-                rehearsal.append(try UserPhoto.load(file))
-                progressLine("reading general photos \(i + 1)/\(general.count)", milestone: i + 1 == general.count)
-            }
-        }
+        let photos = try readPhotos(files, what: "photos")
+        let rehearsal = try readPhotos(general, what: "general photos")
         Log.info(
             "personalize: \(files.count) photos from \(photosDir); base \(bundle.name); training "
                 + "\(personalizer.graph.trainedNodes.joined(separator: ", ")) "
@@ -161,6 +151,16 @@ enum PersonalizeCommand {
         try target.write(modelBytes: modelBytes, manifest: try record.manifest())
         print(record.summary(out: out))
         return 0
+    }
+
+    /// Reads `files` as `UserPhoto`s with a progress line ("reading WHAT i/n").
+    static func readPhotos(_ files: [String], what: String) throws -> [UserPhoto] {
+        var photos: [UserPhoto] = []
+        for (i, file) in files.enumerated() {
+            photos.append(try UserPhoto.load(file))
+            progressLine("reading \(what) \(i + 1)/\(files.count)", milestone: i + 1 == files.count)
+        }
+        return photos
     }
 
     /// The rehearsal folder: `--rehearse DIR`, none for `--rehearse none`, else the default bundle's `rehearsal/`

@@ -255,6 +255,17 @@ public final class Personalizer {
         var best = before
         var bestGeneral = generalBefore
         var bestParameters = graph.parameters
+        /// Scores the current weights and keeps them when they beat the best so far and pass the guard.
+        func evaluate() throws -> (ColourScore, ColourScore?) {
+            let s = try score()
+            let g = try generalScore()
+            if merit(s) > merit(best) && keepsGeneral(g) {
+                best = s
+                bestGeneral = g
+                bestParameters = graph.parameters
+            }
+            return (s, g)
+        }
         var adam = Adam(learningRate: options.learningRate, decay: options.decay, anchor: graph.parameters)
         let trainStart = ProcessInfo.processInfo.systemUptime
         let budget = max(1, deadline - trainStart)
@@ -300,13 +311,7 @@ public final class Personalizer {
                     steps += 1
                 }
                 if ProcessInfo.processInfo.systemUptime >= nextEval {
-                    let s = try score()
-                    let g = try generalScore()
-                    if merit(s) > merit(best) && keepsGeneral(g) {
-                        best = s
-                        bestGeneral = g
-                        bestParameters = graph.parameters
-                    }
+                    let (s, g) = try evaluate()
                     nextEval += budget / Double(max(1, options.evaluations))
                     progress(
                         Progress(
@@ -319,15 +324,7 @@ public final class Personalizer {
             }
         }
         // A last look at the final weights (the run may end between evaluations).
-        if !stopped {
-            let s = try score()
-            let g = try generalScore()
-            if merit(s) > merit(best) && keepsGeneral(g) {
-                best = s
-                bestGeneral = g
-                bestParameters = graph.parameters
-            }
-        }
+        if !stopped { _ = try evaluate() }
         return Outcome(
             parameters: bestParameters, before: before, after: best, generalBefore: generalBefore,
             generalAfter: bestGeneral, rehearsalPhotos: rehearsed.map(\.path), guardPhotos: guardPhotos.map(\.path),
