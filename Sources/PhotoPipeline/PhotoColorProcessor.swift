@@ -4,58 +4,6 @@ import Infer
 import Stream
 import Synchronization
 
-/// How the frame outside the photos looks.
-public enum Background: String, Sendable, CaseIterable {
-    /// The frame's luma only (neutral chroma), as in the demo that inspired colorcam.
-    case gray
-    /// The frame as captured.
-    case original
-}
-
-/// Settings of `PhotoColorProcessor`.
-public struct PhotoPipelineOptions: Sendable {
-    public var background: Background = .gray
-    /// How the source's Y'CbCr codes map to R'G'B' (for L* in and colours out).
-    public var encoding: YCbCrEncoding = .bt601Full
-    /// Content change (`thumbnailDistance`: mean absolute difference of contrast-normalised 8×8 luma block means)
-    /// that makes a photo's colours stale.
-    public var changeThreshold: Float = 0.25
-    /// Full detection every N frames, tracking in between (see `PhotoTrackingSession`).
-    public var fullDetectionInterval = 3
-    public var featherPx = 2.0
-    /// At most this many photos are colorized per frame (the largest first); 1…64.
-    public var maxPhotos = 8
-    /// A print whose tracked corners moved more than this since the previous frame (mean, px per frame) is shown
-    /// without colour in that frame (`PaintGate`).
-    public var maxPaintSpeedPx = 16.0
-    /// Where `--save-photos` writes; nil to save nothing.
-    public var savePhotosDirectory: String?
-    public var detector = DetectorParameters()
-    /// The learned print segmenter's model; nil = none (the classic detector).
-    public var detectModel: DetectModel?
-    /// Which regions the detector searches; nil = `both` with a detect model, `classic` without. A mode other than
-    /// `classic` needs `detectModel`.
-    public var detectorMode: DetectorMode?
-
-    /// A colorizer served by an inference server (`--infer-url`): used instead of the local engine, which must take
-    /// the same tensors. Nil: the local engine.
-    public var remote: (any ModelRunner & Sendable)?
-    /// With `remote`: run the local engine when the server fails or is backing off (`--infer-fallback local`).
-    public var remoteFallbackLocal = false
-    /// With `remote`: where it is (the URL), for the trace's `config` `model`.
-    public var remoteLabel = ""
-    /// Where colour hints are kept across restarts (`--hints-file`); nil: for the run only.
-    public var hintsFile: HintsFile?
-    /// Keep the model's colour suggestions of each photo (`colourSuggestions`: `live`'s picker asks for them): the
-    /// most likely bins of its ab distribution after each local run, ~3 ms an inference. Off where nothing asks.
-    public var keepsColourSuggestions = false
-
-    public init() {}
-
-    /// The mode the detector runs in (`detectorMode`, or its default).
-    public var effectiveDetectorMode: DetectorMode { detectorMode ?? (detectModel == nil ? .classic : .both) }
-}
-
 /// The product's frame processor: detects and tracks photos on the capture thread, colorizes one photo at a time
 /// in rectified space on the inference thread (new photos first, then the one whose colours are stalest among
 /// those whose content changed), caches each photo's ab by track, and on the output thread writes every photo's
@@ -117,6 +65,9 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var quality = 0.0
         /// `CoverMask.measure` of the view.
         var coveredFraction = 0.0
+        /// Taken because what covered the print in the earlier view has gone: it replaces the keepsake whatever
+        /// the qualities say (a hand over a print can also have made its outline, and so its area, larger).
+        var supersedes = false
     }
 
     /// Colour hints on the photos (`addHint`, the `+Hints` API).
@@ -270,6 +221,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let generation = models.generation
         // Per photo in view: its thumbnail now, and whether its colours are missing or stale.
         var chosen = -1, chosenReason = InferenceReason.new, chosenStaleness = -1, chosenEntry = -1
+        var chosenUncovered = false
         // A remote server backing off after a failure takes no request (unless the local engine stands in).
         let serverAway = options.remote.map { !$0.acceptsRequests && !options.remoteFallbackLocal } ?? false
         let busy = serverAway || !inferenceIdle
@@ -300,14 +252,22 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 // A photo seen before (a new track id, or a restart with a hints file) gets its hints back.
                 if !t.entries[i].hasColour { _ = t.recallHints(entry: i, thumbnail: thumbs + k * side * side) }
                 let e = t.entries[i]
+                let thumb = thumbs + k * side * side, coverNow = photoCover![base + k]
+                // What lay over the print when its colours were computed has gone: the mask measures less, or the
+                // print changed in one place while nothing measurable covers it (a hand the mask cannot see — a
+                // pale hand on a sepia print has its tone — is told by the print changing when it goes).
+                let uncovered =
+                    e.hasColour
+                    && (e.coveredFraction - coverNow > Self.uncoveredChange
+                        || (coverNow < Self.coverGate
+                            && thumbnailLocalChange(thumb, e.thumbnail) > options.localChangeThreshold))
                 let reason: InferenceReason, staleness: Int
                 if !e.hasColour {
                     reason = .new; staleness = Int.max
                 } else if e.hintGeneration != e.resultHintGeneration {
                     reason = .hint; staleness = sequence - e.resultFrame
-                } else if e.modelGeneration != generation
-                    || thumbnailDistance(thumbs + k * side * side, e.thumbnail) > options.changeThreshold
-                    || e.coveredFraction - photoCover![base + k] > Self.uncoveredChange
+                } else if uncovered || e.modelGeneration != generation
+                    || thumbnailDistance(thumb, e.thumbnail) > options.changeThreshold
                 {
                     reason = .changed; staleness = sequence - e.resultFrame
                 } else {
@@ -317,7 +277,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 let better =
                     chosen < 0 || Self.rank(reason) > Self.rank(chosenReason)
                     || (reason == chosenReason && staleness > chosenStaleness)
-                if better { chosen = k; chosenReason = reason; chosenStaleness = staleness; chosenEntry = i }
+                if better {
+                    chosen = k; chosenReason = reason; chosenStaleness = staleness; chosenEntry = i
+                    chosenUncovered = uncovered
+                }
             }
             if chosen >= 0 { hints.load(slot: slot, from: t.entries[chosenEntry]) }
             hints.apply(
@@ -348,7 +311,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let covered = photoCover![base + chosen]
         slotJobs![slot] = SlotJob(
             trackID: photoIDs![base + chosen], quad: quad, quality: quad.area * max(0, 1 - 3 * covered),
-            coveredFraction: covered)
+            coveredFraction: covered, supersedes: chosenUncovered)
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
     }
 
@@ -411,9 +374,12 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].best = best
             best.lastFrame = t.entries[i].lastSeenFrame
             best.firstFrame = t.entries[i].firstSeenFrame
-            // A better view, another model, or colours that follow newer hints (what the user asked for) replace it.
+            // A better view, one with what covered the print gone, another model, or colours that follow newer hints
+            // (what the user asked for) replace it.
             let hintGeneration = hints.generation(slot: slot)
-            guard job.quality > best.quality || best.modelName != bundle.name || hintGeneration > best.hintGeneration
+            guard
+                job.quality > best.quality || job.supersedes || best.modelName != bundle.name
+                    || hintGeneration > best.hintGeneration
             else { return }
             for p in 0..<inputCount { best.lightness[p] = (input[p] - bundle.inputOffset) / bundle.inputScale }
             best.ab.update(from: output, count: abCount)

@@ -120,3 +120,50 @@ struct FrameSampler {
     let d = normalised(pa) - normalised(pb)
     return d.replacing(with: -d, where: d .< 0).sum() / 64
 }
+
+/// How much the most changed part of two thumbnails differs, in units of their contrast: each thumbnail is normalised
+/// to zero mean and unit standard deviation; a cell counts by how far it lies outside the range of the other
+/// thumbnail's 3 × 3 cells around it (both ways, the larger), so a misregistration of up to a cell — a few pixels of
+/// the print — counts nothing; those counts are averaged over 8 × 8 blocks (4 × 4 cells each) and the largest block
+/// is the result. A hand over a twentieth of a print, gone from one view, moves a block by ~1; the same still print
+/// seen twice stays under ~0.5. Where `thumbnailDistance` averages a small change away, this finds it.
+func thumbnailLocalChange(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>) -> Float {
+    let side = FrameSampler.thumbnailSide, count = side * side
+    @inline(__always) func moments(_ t: UnsafePointer<Float>) -> (mean: Float, scale: Float) {
+        var sum: Float = 0, squares: Float = 0
+        for i in 0..<count { sum += t[i]; squares += t[i] * t[i] }
+        let mean = sum / Float(count)
+        let sd = max(0, squares / Float(count) - mean * mean).squareRoot()
+        return (mean, sd > 1e-3 ? 1 / sd : 1)
+    }
+    let (ma, sa) = moments(a), (mb, sb) = moments(b)
+    // How far cell (x, y) of `t` (normalised) lies outside the range of `o`'s 3×3 neighbourhood (normalised).
+    @inline(__always) func outside(
+        _ t: UnsafePointer<Float>, _ mt: Float, _ st: Float, _ o: UnsafePointer<Float>, _ mo: Float, _ so: Float,
+        _ x: Int, _ y: Int
+    ) -> Float {
+        var lo = Float.greatestFiniteMagnitude, hi = -Float.greatestFiniteMagnitude
+        for ny in max(0, y - 1)...min(side - 1, y + 1) {
+            for nx in max(0, x - 1)...min(side - 1, x + 1) {
+                let v = o[ny * side + nx]
+                lo = min(lo, v); hi = max(hi, v)
+            }
+        }
+        let value = (t[y * side + x] - mt) * st
+        return max(0, value - (hi - mo) * so, (lo - mo) * so - value)
+    }
+    var largest: Float = 0
+    let cell = side / 8
+    for by in 0..<8 {
+        for bx in 0..<8 {
+            var sum: Float = 0
+            for y in (by * cell)..<((by + 1) * cell) {
+                for x in (bx * cell)..<((bx + 1) * cell) {
+                    sum += max(outside(a, ma, sa, b, mb, sb, x, y), outside(b, mb, sb, a, ma, sa, x, y))
+                }
+            }
+            largest = max(largest, sum / Float(cell * cell))
+        }
+    }
+    return largest
+}

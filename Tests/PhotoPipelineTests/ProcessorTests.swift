@@ -155,6 +155,32 @@ import Testing
         #expect((json["covered"] as? Double ?? 1) < 0.01, "\(json)")
     }
 
+    /// A hand the cover mask cannot see (here a grey finger on a grey print: no tone to tell it by) lies on the print
+    /// while it is first colorized; when it goes, the print has changed in one place only (too little for the whole
+    /// thumbnail's distance), so the clear view is colorized again and replaces the keepsake.
+    @Test func aHandOfThePrintsOwnToneIsToldWhenItGoes() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cc-unseen-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
+        let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options(save: dir))
+        let run = Run(processor)
+        for _ in 0..<12 {
+            let frame = sceneFrame(quad: printQuad, picture: landscape)
+            paintHand(on: frame, centreX: 120, centreY: 90, radiusPx: 14, luma: 110, cb: 128, cr: 128)
+            _ = run.step(frame)
+        }
+        #expect(run.requests.map(\.reason) == [.new], "\(run.requests)")
+        for _ in 0..<12 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
+        #expect(run.requests.map(\.reason) == [.new, .changed], "one colorization of the clear view: \(run.requests)")
+        try processor.finish()
+        let sidecar = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix(".json") })
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + sidecar)))
+                as? [String: Any])
+        #expect((json["frame"] as? Int ?? -1) >= 12, "the saved view is the covered one: \(json)")
+    }
+
     /// The model's colours go on the print, not on the hand lying on it: the hand keeps its own colour.
     @Test func aHandOverAColorizedPrintKeepsItsOwnColour() throws {
         let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
@@ -183,16 +209,19 @@ import Testing
         #expect(painted != 128 || paintedCr != 128, "the print away from the hand is coloured")
     }
 
-    /// A skin-toned disc (Y 170, Cb 105, Cr 158) lying on the frame: a hand or a finger over the print.
-    func paintHand(on frame: FrameBuffer, centreX: Int, centreY: Int, radiusPx: Int) {
+    /// A disc lying on the frame, skin-toned by default (Y 170, Cb 105, Cr 158): a hand or a finger over the print.
+    func paintHand(
+        on frame: FrameBuffer, centreX: Int, centreY: Int, radiusPx: Int, luma: UInt8 = 170, cb: UInt8 = 105,
+        cr: UInt8 = 158
+    ) {
         let g = frame.geometry
         for y in (centreY - radiusPx)...(centreY + radiusPx) {
             for x in (centreX - radiusPx)...(centreX + radiusPx)
             where (x - centreX) * (x - centreX) + (y - centreY) * (y - centreY) <= radiusPx * radiusPx {
-                frame.luma.storeBytes(of: 170, toByteOffset: y * g.widthPx + x, as: UInt8.self)
+                frame.luma.storeBytes(of: luma, toByteOffset: y * g.widthPx + x, as: UInt8.self)
                 let c = (y / 2) * g.chromaWidthPx + x / 2
-                frame.cb.storeBytes(of: 105, toByteOffset: c, as: UInt8.self)
-                frame.cr.storeBytes(of: 158, toByteOffset: c, as: UInt8.self)
+                frame.cb.storeBytes(of: cb, toByteOffset: c, as: UInt8.self)
+                frame.cr.storeBytes(of: cr, toByteOffset: c, as: UInt8.self)
             }
         }
     }
