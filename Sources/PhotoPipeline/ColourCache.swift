@@ -13,7 +13,7 @@ struct ColourEntry: @unchecked Sendable {
     var hasColour = false
     /// Model output (a plane, b plane) as the model gave it (not yet × output scale).
     let ab: UnsafeMutablePointer<Float>
-    /// Luma thumbnail of the input the colours were computed from (`FrameSampler.thumbnail`).
+    /// Luma thumbnail (and outline contrast) of the view the colours were computed from (`FrameSampler.thumbnail`).
     let thumbnail: UnsafeMutablePointer<Float>
     var resultFrame = -1
     var resultCaptureTsNs: Int64 = 0
@@ -109,7 +109,7 @@ struct ColourTable: @unchecked Sendable {
     /// `suggestionCount`: kept bins per entry (cells × `ABSuggestions.keptPerCell`; 0: the model has no distribution).
     init(capacity: Int, abCount: Int, suggestionCount: Int = 0) {
         self.abCount = abCount
-        let thumbCount = FrameSampler.thumbnailSide * FrameSampler.thumbnailSide
+        let thumbCount = FrameSampler.thumbnailCount
         entries = (0..<capacity).map { _ in
             let ab = UnsafeMutablePointer<Float>.allocate(capacity: abCount)
             ab.initialize(repeating: 0, count: abCount)

@@ -65,9 +65,11 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         var quality = 0.0
         /// `CoverMask.measure` of the view.
         var coveredFraction = 0.0
-        /// Taken because what covered the print in the earlier view has gone: it replaces the keepsake whatever
-        /// the qualities say (a hand over a print can also have made its outline, and so its area, larger).
-        var supersedes = false
+        /// How the print's outline changed since the view its colours came from (`outlineChange`): `regained` (and
+        /// nothing measurable covering it now) — what covered it unmeasured has gone, so this view replaces the
+        /// keepsake whatever the qualities say; `lost` — something has come over it, so it replaces none. A hand can
+        /// make an outline, and so its area, larger; what the cover mask measures, the quality already counts.
+        var outline = OutlineChange.none
     }
 
     /// Colour hints on the photos (`addHint`, the `+Hints` API).
@@ -126,7 +128,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         hintsFile = options.hintsFile
         saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
         let side = FrameSampler.thumbnailSide
-        thumbs = .allocate(capacity: options.maxPhotos * side * side)
+        thumbs = .allocate(capacity: options.maxPhotos * FrameSampler.thumbnailCount)
         coverScratch = .allocate(capacity: CoverMask.scratchCount)
         gate = PaintGate(geometry: geometry, maxSpeedPx: options.maxPaintSpeedPx)
         originalCb = .allocate(capacity: max(1, geometry.chromaPlaneBytes))
@@ -167,7 +169,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         for i in 0..<inputSlotCount {
             slotInputs![i] = .allocate(capacity: inputSizePx * inputSizePx)
             slotOutputs![i] = .allocate(capacity: 2 * abWidthPx * abHeightPx)
-            slotThumbs![i] = .allocate(capacity: side * side)
+            slotThumbs![i] = .allocate(capacity: FrameSampler.thumbnailCount)
             slotJobs![i] = SlotJob()
         }
         hints.prepare(slotCount: inputSlotCount)
@@ -221,7 +223,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let generation = models.generation
         // Per photo in view: its thumbnail now, and whether its colours are missing or stale.
         var chosen = -1, chosenReason = InferenceReason.new, chosenStaleness = -1, chosenEntry = -1
-        var chosenUncovered = false
+        var chosenOutline = OutlineChange.none
         // A remote server backing off after a failure takes no request (unless the local engine stands in).
         let serverAway = options.remote.map { !$0.acceptsRequests && !options.remoteFallbackLocal } ?? false
         let busy = serverAway || !inferenceIdle
@@ -234,7 +236,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             for k in 0..<count where photoWhole![base + k] {  // colours come from whole views only
                 guard let map = Rectifier.homography(for: photoQuads![base + k], widthPx: side, heightPx: side)
                 else { continue }
-                sampler.thumbnail(through: map, into: thumbs + k * side * side)
+                sampler.thumbnail(through: map, into: thumbs + k * FrameSampler.thumbnailCount)
                 sampled |= 1 << UInt64(k)
             }
         }
@@ -250,17 +252,20 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 t.entries[i].lastQuad = photoQuads![base + k]
                 guard sampled & (1 << UInt64(k)) != 0 else { continue }
                 // A photo seen before (a new track id, or a restart with a hints file) gets its hints back.
-                if !t.entries[i].hasColour { _ = t.recallHints(entry: i, thumbnail: thumbs + k * side * side) }
+                if !t.entries[i].hasColour {
+                    _ = t.recallHints(entry: i, thumbnail: thumbs + k * FrameSampler.thumbnailCount)
+                }
                 let e = t.entries[i]
-                let thumb = thumbs + k * side * side, coverNow = photoCover![base + k]
+                let thumb = thumbs + k * FrameSampler.thumbnailCount, coverNow = photoCover![base + k]
                 // What lay over the print when its colours were computed has gone: the mask measures less, or the
-                // print changed in one place while nothing measurable covers it (a hand the mask cannot see — a
-                // pale hand on a sepia print has its tone — is told by the print changing when it goes).
-                let uncovered =
+                // print changed in one place while nothing measurable covers it and its outline there is now the
+                // clearer (a hand the mask cannot see — a pale hand on a sepia print has its tone — crosses the
+                // print's edge, and is told by the print changing, and its edge coming back, when it goes).
+                let outline =
                     e.hasColour
-                    && (e.coveredFraction - coverNow > Self.uncoveredChange
-                        || (coverNow < Self.coverGate
-                            && thumbnailLocalChange(thumb, e.thumbnail) > options.localChangeThreshold))
+                    ? outlineChange(now: thumb, before: e.thumbnail, threshold: options.localChangeThreshold) : .none
+                let regained = coverNow < Self.coverGate && outline == .regained
+                let uncovered = e.hasColour && (e.coveredFraction - coverNow > Self.uncoveredChange || regained)
                 let reason: InferenceReason, staleness: Int
                 if !e.hasColour {
                     reason = .new; staleness = Int.max
@@ -279,7 +284,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                     || (reason == chosenReason && staleness > chosenStaleness)
                 if better {
                     chosen = k; chosenReason = reason; chosenStaleness = staleness; chosenEntry = i
-                    chosenUncovered = uncovered
+                    chosenOutline = regained ? .regained : outline == .lost ? .lost : .none
                 }
             }
             if chosen >= 0 { hints.load(slot: slot, from: t.entries[chosenEntry]) }
@@ -305,13 +310,14 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         sampler.rectifyLightness(
             through: map, sizePx: inputSizePx, scale: bundle.inputScale, offset: bundle.inputOffset,
             codec: codec, into: slotInputs![slot])
-        slotThumbs![slot].update(from: thumbs + chosen * side * side, count: side * side)
+        slotThumbs![slot].update(
+            from: thumbs + chosen * FrameSampler.thumbnailCount, count: FrameSampler.thumbnailCount)
         // A keepsake view is a large one with nothing over the print: a view half covered by a hand is worth far
         // less than the same print in full (and one a tenth covered still loses to any clear view of its size).
         let covered = photoCover![base + chosen]
         slotJobs![slot] = SlotJob(
             trackID: photoIDs![base + chosen], quad: quad, quality: quad.area * max(0, 1 - 3 * covered),
-            coveredFraction: covered, supersedes: chosenUncovered)
+            coveredFraction: covered, outline: chosenOutline)
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
     }
 
@@ -351,7 +357,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         table.withLock { t in
             guard let i = t.index(of: job.trackID) else { return }  // the track went and its entry was reused
             t.entries[i].ab.update(from: output, count: abCount)
-            t.entries[i].thumbnail.update(from: slotThumbs![slot], count: side * side)
+            t.entries[i].thumbnail.update(from: slotThumbs![slot], count: FrameSampler.thumbnailCount)
             t.entries[i].hasColour = true
             t.entries[i].resultFrame = frame
             t.entries[i].resultCaptureTsNs = captureTsNs
@@ -374,11 +380,12 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].best = best
             best.lastFrame = t.entries[i].lastSeenFrame
             best.firstFrame = t.entries[i].firstSeenFrame
-            // A better view, one with what covered the print gone, another model, or colours that follow newer hints
-            // (what the user asked for) replace it.
+            // A better view (unless something has come over the print), one with what covered it gone, another
+            // model, or colours that follow newer hints (what the user asked for) replace it.
             let hintGeneration = hints.generation(slot: slot)
             guard
-                job.quality > best.quality || job.supersedes || best.modelName != bundle.name
+                (job.quality > best.quality && job.outline != .lost) || job.outline == .regained
+                    || best.modelName != bundle.name
                     || hintGeneration > best.hintGeneration
             else { return }
             for p in 0..<inputCount { best.lightness[p] = (input[p] - bundle.inputOffset) / bundle.inputScale }

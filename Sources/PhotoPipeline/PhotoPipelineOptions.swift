@@ -18,9 +18,9 @@ public struct PhotoPipelineOptions: Sendable {
     /// Content change (`thumbnailDistance`: mean absolute difference of contrast-normalised 8×8 luma block means)
     /// that makes a photo's colours stale.
     public var changeThreshold: Float = 0.25
-    /// Local content change (`thumbnailLocalChange`: the most changed 8×8 block, in standard deviations) that makes
-    /// a photo's colours stale when nothing measurable covers it now: a hand over part of it has gone, or has come
-    /// unseen by the cover mask (a pale hand on a sepia print has the print's tone).
+    /// Local content change (the most changed 8×8 block of `thumbnailBlockChanges`, in standard deviations) beyond
+    /// which `outlineChange` tells whether something came over the print or went: a photo's colours are stale when
+    /// what covered it unmeasured (a pale hand on a sepia print has the print's tone) has gone.
     public var localChangeThreshold: Float = 0.6
     /// Full detection every N frames, tracking in between (see `PhotoTrackingSession`).
     public var fullDetectionInterval = 3

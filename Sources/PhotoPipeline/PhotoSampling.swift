@@ -80,18 +80,33 @@ struct FrameSampler {
 
     /// Side of the thumbnail grid.
     static let thumbnailSide = 32
+    /// Values of a thumbnail: the `thumbnailSide²` grid, then its outline's contrast (`4 × thumbnailSide`).
+    static let thumbnailCount = thumbnailSide * thumbnailSide + 4 * thumbnailSide
 
-    /// A `thumbnailSide²` grid of mean luma (2×2 supersampled per cell) through `map` (output → frame, for an output
-    /// of `thumbnailSide²`), for change detection.
+    /// A thumbnail through `map` (output → frame, for an output of `thumbnailSide²`), for change detection:
+    /// `thumbnailSide²` cells of mean luma (2×2 supersampled per cell), row-major, then the print's outline contrast —
+    /// |luma one cell inside − luma one cell outside| at `thumbnailSide` points along each side (top left to right,
+    /// right top to bottom, bottom left to right, left top to bottom). Writes `thumbnailCount` values.
     func thumbnail(through map: Homography, into output: UnsafeMutablePointer<Float>) {
         let n = Self.thumbnailSide
+        @inline(__always) func luma(_ u: Double, _ v: Double) -> Float {
+            lumaAt(map.apply(PixelPoint(u, v)) ?? PixelPoint(-1, -1))
+        }
         for v in 0..<n {
             for u in 0..<n {
-                @inline(__always) func at(_ du: Double, _ dv: Double) -> Float {
-                    lumaAt(map.apply(PixelPoint(Double(u) + du, Double(v) + dv)) ?? PixelPoint(-1, -1))
-                }
-                output[v * n + u] = (at(0.25, 0.25) + at(0.75, 0.25) + at(0.25, 0.75) + at(0.75, 0.75)) / 4
+                let x = Double(u), y = Double(v)
+                output[v * n + u] =
+                    (luma(x + 0.25, y + 0.25) + luma(x + 0.75, y + 0.25) + luma(x + 0.25, y + 0.75)
+                        + luma(x + 0.75, y + 0.75)) / 4
             }
+        }
+        let outline = output + n * n, far = Double(n)
+        for i in 0..<n {
+            let t = Double(i) + 0.5
+            outline[i] = abs(luma(t, 1) - luma(t, -1))
+            outline[n + i] = abs(luma(far - 1, t) - luma(far + 1, t))
+            outline[2 * n + i] = abs(luma(t, far - 1) - luma(t, far + 1))
+            outline[3 * n + i] = abs(luma(1, t) - luma(-1, t))
         }
     }
 }
@@ -121,13 +136,58 @@ struct FrameSampler {
     return d.replacing(with: -d, where: d .< 0).sum() / 64
 }
 
-/// How much the most changed part of two thumbnails differs, in units of their contrast: each thumbnail is normalised
+/// How a print's outline changed where the print changed in one place, between thumbnails (`FrameSampler.thumbnail`)
+/// of two views of it.
+enum OutlineChange {
+    /// No local change, none beside the edge, or the edge clearer beside some changed blocks and less clear beside
+    /// others (a hand that moved, not one that came or went).
+    case none
+    /// Clearer now beside every changed block on the edge: what covered the print in the view before has gone.
+    case regained
+    /// Less clear now beside every changed block on the edge: something has come over the print.
+    case lost
+}
+
+/// `OutlineChange` from `before` to `now`: the print changed in one place (its most changed block of
+/// `thumbnailBlockChanges` above `threshold`), and along the edge beside the blocks that changed (by more than half `threshold`) its outline's
+/// contrast rose, or fell, beside every one. A hand over a print reaches it across its edge, where paper meets hand
+/// instead of table; so the view in which the edge there is the clearer is the one without it — whatever the cover
+/// mask can tell (a pale hand on a sepia print has the print's tone).
+func outlineChange(now: UnsafePointer<Float>, before: UnsafePointer<Float>, threshold: Float) -> OutlineChange {
+    let blocks = thumbnailBlockChanges(now, before)
+    guard blocks.max() > threshold else { return .none }
+    let n = FrameSampler.thumbnailSide, cell = n / 8
+    let outlineNow = now + n * n, outlineBefore = before + n * n
+    // Per block on the edge: its outline's contrast now minus before (corner blocks take two sides).
+    var gain = SIMD64<Float>(), onEdge = SIMD64<Float>()
+    for side in 0..<4 {
+        for i in 0..<n {
+            let along = i / cell
+            let block: Int
+            switch side {
+            case 0: block = along  // top row
+            case 1: block = along * 8 + 7  // right column
+            case 2: block = 56 + along  // bottom row
+            default: block = along * 8  // left column
+            }
+            gain[block] += outlineNow[side * n + i] - outlineBefore[side * n + i]
+            onEdge[block] = 1
+        }
+    }
+    let changed = (blocks .> threshold / 2) .& (onEdge .> 0)
+    guard any(changed) else { return .none }
+    if !any(changed .& (gain .<= 0)) { return .regained }
+    if !any(changed .& (gain .>= 0)) { return .lost }
+    return .none
+}
+
+/// How much each part of two thumbnails (their grids) differs, in units of their contrast: each thumbnail is normalised
 /// to zero mean and unit standard deviation; a cell counts by how far it lies outside the range of the other
 /// thumbnail's 3 × 3 cells around it (both ways, the larger), so a misregistration of up to a cell — a few pixels of
-/// the print — counts nothing; those counts are averaged over 8 × 8 blocks (4 × 4 cells each) and the largest block
-/// is the result. A hand over a twentieth of a print, gone from one view, moves a block by ~1; the same still print
-/// seen twice stays under ~0.5. Where `thumbnailDistance` averages a small change away, this finds it.
-func thumbnailLocalChange(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>) -> Float {
+/// the print — counts nothing; those counts are averaged over 8 × 8 blocks (4 × 4 cells each), row-major. A hand
+/// over a twentieth of a print, gone from one view, moves its most changed block by ~1; the same still print seen
+/// twice stays under ~0.5. Where `thumbnailDistance` averages a small change away, this finds it.
+func thumbnailBlockChanges(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>) -> SIMD64<Float> {
     let side = FrameSampler.thumbnailSide, count = side * side
     @inline(__always) func moments(_ t: UnsafePointer<Float>) -> (mean: Float, scale: Float) {
         var sum: Float = 0, squares: Float = 0
@@ -152,7 +212,7 @@ func thumbnailLocalChange(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>) 
         let value = (t[y * side + x] - mt) * st
         return max(0, value - (hi - mo) * so, (lo - mo) * so - value)
     }
-    var largest: Float = 0
+    var blocks = SIMD64<Float>()
     let cell = side / 8
     for by in 0..<8 {
         for bx in 0..<8 {
@@ -162,8 +222,8 @@ func thumbnailLocalChange(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>) 
                     sum += max(outside(a, ma, sa, b, mb, sb, x, y), outside(b, mb, sb, a, ma, sa, x, y))
                 }
             }
-            largest = max(largest, sum / Float(cell * cell))
+            blocks[by * 8 + bx] = sum / Float(cell * cell)
         }
     }
-    return largest
+    return blocks
 }

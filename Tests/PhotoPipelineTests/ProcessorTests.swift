@@ -155,30 +155,38 @@ import Testing
         #expect((json["covered"] as? Double ?? 1) < 0.01, "\(json)")
     }
 
-    /// A hand the cover mask cannot see (here a grey finger on a grey print: no tone to tell it by) lies on the print
-    /// while it is first colorized; when it goes, the print has changed in one place only (too little for the whole
-    /// thumbnail's distance), so the clear view is colorized again and replaces the keepsake.
+    /// A hand the cover mask cannot see (here a grey finger on a grey print: no tone to tell it by), reaching over
+    /// the print's top edge, lies on it while it is first colorized; when it goes, the print has changed in one place
+    /// only (too little for the whole thumbnail's distance) and its edge there is clear again, so the clear view is
+    /// colorized again and replaces the keepsake. The same finger arriving on a print seen clear leaves the
+    /// keepsake alone (there the edge is less clear now).
     @Test func aHandOfThePrintsOwnToneIsToldWhenItGoes() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cc-unseen-\(getpid())").path
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
-        let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options(save: dir))
-        let run = Run(processor)
-        for _ in 0..<12 {
+        let covered = { () -> FrameBuffer in
             let frame = sceneFrame(quad: printQuad, picture: landscape)
-            paintHand(on: frame, centreX: 120, centreY: 90, radiusPx: 14, luma: 110, cb: 128, cr: 128)
-            _ = run.step(frame)
+            self.paintFinger(on: frame, x: 140..<156, y: 30..<88, luma: 110)
+            return frame
         }
-        #expect(run.requests.map(\.reason) == [.new], "\(run.requests)")
-        for _ in 0..<12 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
-        #expect(run.requests.map(\.reason) == [.new, .changed], "one colorization of the clear view: \(run.requests)")
-        try processor.finish()
-        let sidecar = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix(".json") })
-        let json = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + sidecar)))
-                as? [String: Any])
-        #expect((json["frame"] as? Int ?? -1) >= 12, "the saved view is the covered one: \(json)")
+        let clear = { sceneFrame(quad: printQuad, picture: landscape) }
+        let cases: [(first: () -> FrameBuffer, then: () -> FrameBuffer, keepsakeFrom: ClosedRange<Int>)] = [
+            (covered, clear, 12...23), (clear, covered, 0...11)
+        ]
+        for (first, then, keepsakeFrom) in cases {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cc-unseen-\(getpid())").path
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let geometry = FrameGeometry(widthPx: 320, heightPx: 240, chroma: .yuv420(.jpeg))
+            let processor = try PhotoColorProcessor(bundle: bundle, geometry: geometry, options: options(save: dir))
+            let run = Run(processor)
+            for _ in 0..<12 { _ = run.step(first()) }
+            #expect(run.requests.map(\.reason) == [.new], "\(run.requests)")
+            for _ in 0..<12 { _ = run.step(then()) }
+            try processor.finish()
+            let sidecar = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix(".json") })
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + sidecar)))
+                    as? [String: Any])
+            #expect(keepsakeFrom.contains(json["frame"] as? Int ?? -1), "the saved view is a covered one: \(json)")
+        }
     }
 
     /// The model's colours go on the print, not on the hand lying on it: the hand keeps its own colour.
@@ -207,6 +215,19 @@ import Testing
         let painted = frame.cb.load(fromByteOffset: 40 * g.chromaWidthPx + 50, as: UInt8.self)
         let paintedCr = frame.cr.load(fromByteOffset: 40 * g.chromaWidthPx + 50, as: UInt8.self)
         #expect(painted != 128 || paintedCr != 128, "the print away from the hand is coloured")
+    }
+
+    /// A neutral bar (a grey finger) of `luma` over frame pixels `x` × `y`.
+    func paintFinger(on frame: FrameBuffer, x: Range<Int>, y: Range<Int>, luma: UInt8) {
+        let g = frame.geometry
+        for py in y {
+            for px in x {
+                frame.luma.storeBytes(of: luma, toByteOffset: py * g.widthPx + px, as: UInt8.self)
+                let c = (py / 2) * g.chromaWidthPx + px / 2
+                frame.cb.storeBytes(of: 128, toByteOffset: c, as: UInt8.self)
+                frame.cr.storeBytes(of: 128, toByteOffset: c, as: UInt8.self)
+            }
+        }
     }
 
     /// A disc lying on the frame, skin-toned by default (Y 170, Cb 105, Cr 158): a hand or a finger over the print.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import PhotoPipeline
 
-/// `thumbnailLocalChange`: a change in one place counts, a misregistration or a change of light does not.
+/// `thumbnailBlockChanges`: a change in one place counts, a misregistration or a change of light does not.
 struct ThumbnailChangeTests {
     let side = FrameSampler.thumbnailSide
 
@@ -19,7 +19,7 @@ struct ThumbnailChangeTests {
         a.withUnsafeBufferPointer { pa in
             b.withUnsafeBufferPointer { pb in
                 (
-                    thumbnailLocalChange(pa.baseAddress!, pb.baseAddress!),
+                    thumbnailBlockChanges(pa.baseAddress!, pb.baseAddress!).max(),
                     thumbnailDistance(pa.baseAddress!, pb.baseAddress!)
                 )
             }
@@ -44,5 +44,33 @@ struct ThumbnailChangeTests {
         let (local, global) = change(a, b)
         #expect(local > 0.6, "local change \(local)")
         #expect(global < 0.25, "the whole thumbnail's distance \(global) would not see it")
+    }
+
+    /// A finger over the top edge in `covered` (grid cells and the outline beside them), none in `clear`: the
+    /// outline's contrast there is 5 levels with the finger (skin both sides of the edge), 80 without.
+    @Test func theViewWithTheClearerEdgeIsTheOneWithoutTheHand() {
+        let clear = textured() + [Float](repeating: 80, count: 4 * side)
+        var covered = clear
+        for y in 0..<5 { for x in 12..<16 { covered[y * side + x] = 190 } }
+        for i in 12..<16 { covered[side * side + i] = 5 }
+        func change(_ now: [Float], _ before: [Float]) -> OutlineChange {
+            now.withUnsafeBufferPointer { n in
+                before.withUnsafeBufferPointer { b in
+                    outlineChange(now: n.baseAddress!, before: b.baseAddress!, threshold: 0.6)
+                }
+            }
+        }
+        #expect(change(clear, covered) == .regained)
+        #expect(change(covered, clear) == .lost)
+        #expect(change(clear, clear) == .none)
+        // The finger moved along the edge: clearer in one place, less clear in another.
+        var moved = clear
+        for y in 0..<5 { for x in 20..<24 { moved[y * side + x] = 190 } }
+        for i in 20..<24 { moved[side * side + i] = 5 }
+        #expect(change(moved, covered) == .none)
+        // A change away from the edge says nothing of it.
+        var inner = clear
+        for y in 14..<18 { for x in 14..<18 { inner[y * side + x] = 190 } }
+        #expect(change(inner, clear) == .none)
     }
 }

@@ -2,7 +2,7 @@
 """Keepsakes without hands: the photo `--save-photos` keeps of each print must be a view with nothing over it.
 
   keepsake_check.py [--count 6] [--seed 31] [--split heldout] [--colorcam BIN] [--out DIR] [--max-cover 0.005]
-                    [--sheet OUT.png]
+                    [--sheet OUT.png] [--reverse]
 
 Renders `--count` clips with tools/scenes/dr_render.py hands (still prints, a hand lying over one of them for the
 first 15–30 frames, then drawn away), replays each with `colorcam replay --pace asap --save-photos`, and looks each
@@ -16,6 +16,9 @@ when no covered print was ever saved (the check would then say nothing). --sheet
 it was saved, worst (most covered) first: the camera frame of the saved view (truth outline green) beside the saved
 photo. Colour prints are reported apart
 and do not fail the check: colorcam tells what lies over a print by its one tone, which a colour print has not.
+--reverse replays each clip backwards (reversed.y4m beside it): the print is clear first, then the hand arrives and
+lies still to the end, so the keepsake must stay the clear view it had, and the hand colour is measured over the
+still frames at the end.
 """
 import argparse
 import glob
@@ -42,7 +45,10 @@ def check_clip(args, seed, out):
     photos_dir = os.path.join(clip, "photos")
     subprocess.run(["rm", "-rf", photos_dir], check=True)
     output = os.path.join(clip, "out.y4m")
-    run = subprocess.run([args.colorcam, "replay", os.path.join(clip, "sequence.y4m"), "--pace", "asap",
+    sequence = os.path.join(clip, "sequence.y4m")
+    if args.reverse:
+        sequence = reverse_clip(clip, truth)
+    run = subprocess.run([args.colorcam, "replay", sequence, "--pace", "asap",
                           "--save-photos", photos_dir, "--output", output, "--background", "original", "--quiet"],
                          capture_output=True, text=True)
     if run.returncode != 0:
@@ -56,7 +62,29 @@ def check_clip(args, seed, out):
         saved.append({"file": os.path.basename(path), "frame": photo["frame"], "print": best, "iou": ious[best],
                       "hand_cover": frame["photos"][best]["hand_cover"], "covered_measured": photo.get("covered"),
                       "colour": frame["photos"][best]["style"] == "colour"})
-    return truth, saved, hand_kept(truth, clip, output)
+    return truth, saved, hand_kept(truth, sequence, output, args.reverse)
+
+
+def reverse_clip(clip, truth):
+    """Writes the clip's frames in reverse order to reversed.y4m and turns `truth` (in place) to match."""
+    path = os.path.join(clip, "reversed.y4m")
+    data = open(os.path.join(clip, "sequence.y4m"), "rb").read()
+    head_end = data.index(b"\n") + 1
+    frames, pos = [], head_end
+    size = truth["width"] * truth["height"] * 3 // 2
+    while pos < len(data):
+        start = data.index(b"\n", pos) + 1
+        frames.append(data[pos:start + size])
+        pos = start + size
+    with open(path + ".partial", "wb") as out:
+        out.write(data[:head_end])
+        for frame in reversed(frames):
+            out.write(frame)
+    os.replace(path + ".partial", path)
+    truth["frames"] = truth["frames"][::-1]
+    for i, frame in enumerate(truth["frames"]):
+        frame["frame"] = i
+    return path
 
 
 def read_y4m(path, width, height):
@@ -87,12 +115,12 @@ def frame_rgb(path, width, height, index):
     return cv2.cvtColor(yuv, cv2.COLOR_YUV2BGR_I420)
 
 
-def write_sheet(path, rows):
+def write_sheet(path, rows, sequence_name="sequence.y4m"):
     """One row per (hand_cover, clip, truth, saved view): the frame cropped around the print, and the saved photo."""
     tiles = []
     for cover, clip, truth, view in sorted(rows, key=lambda r: -r[0])[:24]:
         corners = np.float32(truth["frames"][view["frame"]]["photos"][view["print"]]["corners"])
-        frame = frame_rgb(os.path.join(clip, "sequence.y4m"), truth["width"], truth["height"], view["frame"])
+        frame = frame_rgb(os.path.join(clip, sequence_name), truth["width"], truth["height"], view["frame"])
         cv2.polylines(frame, [np.round(corners).astype(np.int32)], True, (0, 200, 0), 2)
         x0, y0 = np.maximum(corners.min(0) - 40, 0).astype(int)
         x1, y1 = np.minimum(corners.max(0) + 40, [truth["width"], truth["height"]]).astype(int)
@@ -109,14 +137,14 @@ def write_sheet(path, rows):
     cv2.imwrite(path, np.vstack([np.hstack(tiles[i:i + 2]) for i in range(0, len(tiles), 2)]))
 
 
-def hand_kept(truth, clip, output):
+def hand_kept(truth, sequence, output, reverse=False):
     """Share of the hand's chroma samples (fully covered, on the covered print) that the output left as they came in,
-    frames 5 … the end of the hand's stillness; None for a colour print."""
+    frames 5 … the end of the hand's stillness (reversed: its still frames at the end); None for a colour print."""
     target = truth["hand_print"]
     if truth["frames"][0]["photos"][target]["style"] == "colour":
         return None
     w, h = truth["width"], truth["height"]
-    hand = cv2.imread(os.path.join(clip, "hand.png"), cv2.IMREAD_GRAYSCALE)
+    hand = cv2.imread(os.path.join(os.path.dirname(sequence), "hand.png"), cv2.IMREAD_GRAYSCALE)
     print_mask = np.zeros((h, w), np.uint8)
     cv2.fillConvexPoly(print_mask, np.round(np.float32(truth["frames"][0]["photos"][target]["corners"])).astype(
         np.int32), 1)
@@ -124,9 +152,10 @@ def hand_kept(truth, clip, output):
     block = both.reshape(h // 2, 2, w // 2, 2).all(axis=(1, 3))  # chroma samples whose 2x2 pixels are all hand
     if not block.any():
         return None
-    before, after = read_y4m(os.path.join(clip, "sequence.y4m"), w, h), read_y4m(output, w, h)
+    before, after = read_y4m(sequence, w, h), read_y4m(output, w, h)
     kept = total = 0
-    for k in range(5, truth["hand_still_frames"]):
+    still = truth["hand_still_frames"]
+    for k in (range(len(before) - still, len(before)) if reverse else range(5, still)):
         same = (np.abs(before[k][0] - after[k][0]) <= 1) & (np.abs(before[k][1] - after[k][1]) <= 1)
         kept += int((same & block).sum())
         total += int(block.sum())
@@ -143,6 +172,7 @@ def main():
     ap.add_argument("--max-cover", type=float, default=0.005)
     ap.add_argument("--min-hand-kept", type=float, default=None)
     ap.add_argument("--sheet", default=None)
+    ap.add_argument("--reverse", action="store_true", help="replay each clip backwards: the hand arrives and stays")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     failures, colour_failures, views, covered_prints_saved, kept_shares, sheet_rows = [], [], 0, 0, [], []
@@ -171,7 +201,7 @@ def main():
           f"with the hand over the print (> {100 * args.max_cover:.1f} % of it), {len(colour_failures)} of colour "
           f"prints (not judged); the covered print was saved in {covered_prints_saved} of {args.count} clips")
     if args.sheet:
-        write_sheet(args.sheet, sheet_rows)
+        write_sheet(args.sheet, sheet_rows, "reversed.y4m" if args.reverse else "sequence.y4m")
     mean_kept = sum(kept_shares) / len(kept_shares) if kept_shares else None
     print(f"hand colour kept while it lay on a black-and-white or toned print: "
           f"{'n/a' if mean_kept is None else f'{100 * mean_kept:.1f} %'} (mean of {len(kept_shares)} clips; "

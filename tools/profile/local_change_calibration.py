@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Where `localChangeThreshold` (Sources/PhotoPipeline, `thumbnailLocalChange`) should lie, on rendered hand clips.
+"""Where `localChangeThreshold` (Sources/PhotoPipeline: the most changed block of
+`thumbnailBlockChanges`) should lie, on rendered hand clips.
 
   local_change_calibration.py CLIP_DIR...   (clips of tools/scenes/dr_render.py hands, e.g. keepsake_check.py's --out)
 
