@@ -127,7 +127,6 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         table = Locked(colours)
         hintsFile = options.hintsFile
         saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
-        let side = FrameSampler.thumbnailSide
         thumbs = .allocate(capacity: options.maxPhotos * FrameSampler.thumbnailCount)
         coverScratch = .allocate(capacity: CoverMask.scratchCount)
         gate = PaintGate(geometry: geometry, maxSpeedPx: options.maxPaintSpeedPx)
@@ -161,7 +160,6 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         photoCover = .allocate(capacity: framePoolSize * options.maxPhotos)
         photoCoverMask = .allocate(capacity: framePoolSize * options.maxPhotos * CoverMask.words)
         slotCount = inputSlotCount
-        let side = FrameSampler.thumbnailSide
         slotInputs = .allocate(capacity: inputSlotCount)
         slotOutputs = .allocate(capacity: inputSlotCount)
         slotThumbs = .allocate(capacity: inputSlotCount)
@@ -353,7 +351,6 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             hints.points(slot: slot), into: outputBuffer, widthPx: abWidthPx, heightPx: abHeightPx,
             inputSizePx: inputSizePx, scale: bundle.outputScale)
         let job = slotJobs![slot]
-        let side = FrameSampler.thumbnailSide
         table.withLock { t in
             guard let i = t.index(of: job.trackID) else { return }  // the track went and its entry was reused
             t.entries[i].ab.update(from: output, count: abCount)

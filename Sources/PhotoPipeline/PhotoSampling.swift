@@ -84,9 +84,9 @@ struct FrameSampler {
     static let thumbnailCount = thumbnailSide * thumbnailSide + 4 * thumbnailSide
 
     /// A thumbnail through `map` (output → frame, for an output of `thumbnailSide²`), for change detection:
-    /// `thumbnailSide²` cells of mean luma (2×2 supersampled per cell), row-major, then the print's outline contrast —
-    /// |luma one cell inside − luma one cell outside| at `thumbnailSide` points along each side (top left to right,
-    /// right top to bottom, bottom left to right, left top to bottom). Writes `thumbnailCount` values.
+    /// `thumbnailSide²` cells of mean luma (2×2 supersampled per cell), row-major, then the print's outline
+    /// contrast — |luma one cell inside − luma one cell outside| at `thumbnailSide` points along each side (top left
+    /// to right, right top to bottom, bottom left to right, left top to bottom). Writes `thumbnailCount` values.
     func thumbnail(through map: Homography, into output: UnsafeMutablePointer<Float>) {
         let n = Self.thumbnailSide
         @inline(__always) func luma(_ u: Double, _ v: Double) -> Float {
@@ -149,10 +149,10 @@ enum OutlineChange {
 }
 
 /// `OutlineChange` from `before` to `now`: the print changed in one place (its most changed block of
-/// `thumbnailBlockChanges` above `threshold`), and along the edge beside the blocks that changed (by more than half `threshold`) its outline's
-/// contrast rose, or fell, beside every one. A hand over a print reaches it across its edge, where paper meets hand
-/// instead of table; so the view in which the edge there is the clearer is the one without it — whatever the cover
-/// mask can tell (a pale hand on a sepia print has the print's tone).
+/// `thumbnailBlockChanges` above `threshold`), and along the edge beside the blocks that changed (by more than half
+/// `threshold`) its outline's contrast rose, or fell, beside every one. A hand over a print reaches it across its
+/// edge, where paper meets hand instead of table; so the view in which the edge there is the clearer is the one
+/// without it — whatever the cover mask can tell (a pale hand on a sepia print has the print's tone).
 func outlineChange(now: UnsafePointer<Float>, before: UnsafePointer<Float>, threshold: Float) -> OutlineChange {
     let blocks = thumbnailBlockChanges(now, before)
     guard blocks.max() > threshold else { return .none }
@@ -181,8 +181,8 @@ func outlineChange(now: UnsafePointer<Float>, before: UnsafePointer<Float>, thre
     return .none
 }
 
-/// How much each part of two thumbnails (their grids) differs, in units of their contrast: each thumbnail is normalised
-/// to zero mean and unit standard deviation; a cell counts by how far it lies outside the range of the other
+/// How much each part of two thumbnails (their grids) differs, in units of their contrast: each thumbnail is
+/// normalised to zero mean and unit standard deviation; a cell counts by how far it lies outside the range of the other
 /// thumbnail's 3 × 3 cells around it (both ways, the larger), so a misregistration of up to a cell — a few pixels of
 /// the print — counts nothing; those counts are averaged over 8 × 8 blocks (4 × 4 cells each), row-major. A hand
 /// over a twentieth of a print, gone from one view, moves its most changed block by ~1; the same still print seen
