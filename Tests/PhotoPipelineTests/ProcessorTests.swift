@@ -146,11 +146,7 @@ import Testing
         for _ in 0..<12 { _ = run.step(sceneFrame(quad: printQuad, picture: landscape)) }
         #expect(run.requests.dropFirst(coveredRequests).first?.reason == .changed, "\(run.requests)")
         try processor.finish()
-        let sidecar = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix(".json") })
-        let json = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + sidecar)))
-                as? [String: Any])
+        let json = try savedSidecar(in: dir)
         #expect((json["frame"] as? Int ?? -1) >= 12, "the saved view is a covered one: \(json)")
         #expect((json["covered"] as? Double ?? 1) < 0.01, "\(json)")
     }
@@ -180,11 +176,7 @@ import Testing
             #expect(run.requests.map(\.reason) == [.new], "\(run.requests)")
             for _ in 0..<12 { _ = run.step(then()) }
             try processor.finish()
-            let sidecar = try #require(
-                try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix(".json") })
-            let json = try #require(
-                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + sidecar)))
-                    as? [String: Any])
+            let json = try savedSidecar(in: dir)
             #expect(keepsakeFrom.contains(json["frame"] as? Int ?? -1), "the saved view is a covered one: \(json)")
         }
     }
@@ -215,6 +207,15 @@ import Testing
         let painted = frame.cb.load(fromByteOffset: 40 * g.chromaWidthPx + 50, as: UInt8.self)
         let paintedCr = frame.cr.load(fromByteOffset: 40 * g.chromaWidthPx + 50, as: UInt8.self)
         #expect(painted != 128 || paintedCr != 128, "the print away from the hand is coloured")
+    }
+
+    /// The JSON sidecar of the (one) photo saved in `dir`.
+    func savedSidecar(in dir: String) throws -> [String: Any] {
+        let sidecar = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix(".json") })
+        return try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/" + sidecar)))
+                as? [String: Any])
     }
 
     /// A neutral bar (a grey finger) of `luma` over frame pixels `x` × `y`.
