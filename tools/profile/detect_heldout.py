@@ -28,20 +28,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools", "scenes"))
 import dr_render  # noqa: E402
+import dr_textures  # noqa: E402
 import metrics  # noqa: E402
 
 BUCKETS = ["wood", "cloth", "stone", "paper-cork", "carpet", "plain-light", "plain-dark", "glossy", "procedural",
            "hand", "overlap", "tilt>=35", "no-border", "border", "small"]
 
 
-def ensure_scenes(count, seed, out, split):
+def ensure_scenes(count, seed, out, split, instances=""):
     truth_path = os.path.join(out, "truth.json")
+    want = list(dr_textures.instance_range(instances, split))
     if os.path.exists(truth_path):
         truth = json.load(open(truth_path))
-        if truth.get("seed") == seed and len(truth["scenes"]) == count and truth.get("split") == split:
+        if (truth.get("seed") == seed and len(truth["scenes"]) == count and truth.get("split") == split
+                and truth.get("texture_instances", [0, dr_textures.INSTANCES_PER_KIND[split]]) == want):
             return truth
     command = [sys.executable, os.path.join(ROOT, "tools/scenes/dr_render.py"), "stills", "--split", split,
                "--count", str(count), "--seed", str(seed), "--out", out]
+    if instances:
+        command += ["--texture-instances", instances]
     print("rendering:", " ".join(command), file=sys.stderr)
     subprocess.run(command, check=True)
     return json.load(open(truth_path))
@@ -110,6 +115,9 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--colorcam", default=os.environ.get("COLORCAM", os.path.join(ROOT, ".build/release/colorcam")))
     ap.add_argument("--config", action="append", default=None, help="NAME=extra colorcam detect arguments")
+    ap.add_argument("--texture-instances", default="", metavar="LO:HI",
+                    help="draw the tables from these instances of the split (dr_render.py --texture-instances); "
+                         "--split train --texture-instances 9000:10000 is the validation set of unseen tables")
     ap.add_argument("--out", default=None)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--sheet", default=None)
@@ -122,8 +130,13 @@ def main():
         print(f"detect_heldout: warning: train-split seed {args.seed} is not a tuning seed "
               f"({dr_render.TUNING_SEEDS.start}-{dr_render.TUNING_SEEDS.stop - 1}); its scenes may be in a training "
               "pack", file=sys.stderr)
-    out = args.out or os.path.join(ROOT, ".build", f"dr-{args.split}-{args.seed}-{args.count}")
-    truth = ensure_scenes(args.count, args.seed, out, args.split)
+    try:
+        dr_textures.instance_range(args.texture_instances, args.split)
+    except ValueError as e:
+        ap.error(str(e))
+    tag = f"-t{args.texture_instances.replace(':', '-')}" if args.texture_instances else ""
+    out = args.out or os.path.join(ROOT, ".build", f"dr-{args.split}-{args.seed}-{args.count}{tag}")
+    truth = ensure_scenes(args.count, args.seed, out, args.split, args.texture_instances)
     if not truth["scenes"] or not any(s["photos"] for s in truth["scenes"]):
         raise SystemExit("detect_heldout: the rendered set holds no prints")
     configs = []
@@ -137,7 +150,8 @@ def main():
         print(f"({name}: {time.time() - started:.0f} s)", file=sys.stderr)
     names = [n for n, _ in configs]
     print(f"{args.split} stills: {len(truth['scenes'])} (dr_render.py stills --split {args.split} --count {args.count} "
-          f"--seed {args.seed}), {results[names[0]]['truths']} prints; recall at Jaccard >= 0.9")
+          f"--seed {args.seed}{' --texture-instances ' + args.texture_instances if args.texture_instances else ''}), "
+          f"{results[names[0]]['truths']} prints; recall at Jaccard >= 0.9")
     print(f"{'':>18}" + "".join(f"{n:>14}" for n in names))
     print(f"{'overall recall':>18}" + "".join(f"{100 * results[n]['recall']:>13.1f}%" for n in names))
     print(f"{'precision':>18}" + "".join(f"{100 * results[n]['precision']:>13.1f}%" for n in names))

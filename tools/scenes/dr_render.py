@@ -287,17 +287,21 @@ def photo_table(rng, photos, height, width):
 TUNING_SEEDS = range(90, 100)
 
 
-def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None, photo_tables=0.0):
+def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None, photo_tables=0.0,
+           instances=None):
     """One scene, fully determined by `seed`. Returns (uint8 RGB frame, each print's corners, scene dict).
 
     For a video frame: `frame_index` draws the sensor noise afresh for that frame (everything else stays), there is
     at least one print and no random hand, and `motion(table_h, prints)` may move prints (returns their new table
     homographies). `hand(corners)` may lay a given hand over the frame: it returns (mask, RGB) as `draw_hand` does,
-    or None; it is drawn like the stills' hands (before the light) and each print's `hand_cover` recorded."""
+    or None; it is drawn like the stills' hands (before the light) and each print's `hand_cover` recorded.
+    `instances`: (lo, hi), the table texture instances drawn from (default: the split's 0:INSTANCES_PER_KIND); the
+    scene's other draws do not depend on it."""
     rng = np.random.default_rng(seed)
     table_h, cam = camera(rng, width, height)
     kind = dr_textures.KINDS[int(rng.integers(len(dr_textures.KINDS)))]
-    instance = int(rng.integers(dr_textures.INSTANCES_PER_KIND[split]))
+    lo, hi = instances or (0, dr_textures.INSTANCES_PER_KIND[split])
+    instance = lo + int(rng.integers(hi - lo))
     # The table texture covers the view's footprint at ≤ 900 texels on its long side.
     inv = np.linalg.inv(table_h)
     foot = apply_h(inv, [[-20, -20], [width + 20, -20], [width + 20, height + 20], [-20, height + 20]])
@@ -586,10 +590,11 @@ MAX_PACK_PRINTS = 8
 
 def _work(job):
     global _PHOTOS
-    seed, split, width, height, cache, mode, out, photo_tables = job
+    seed, split, width, height, cache, mode, out, photo_tables, instances = job
     if _PHOTOS is None:
         _PHOTOS = dr_photos.photo_set(split, cache)
-    frame, corners, scene = render(seed, _PHOTOS, width, height, split, photo_tables=photo_tables)
+    frame, corners, scene = render(seed, _PHOTOS, width, height, split, photo_tables=photo_tables,
+                                   instances=instances)
     if mode == "stills":
         name = f"scene_{seed % 1_000_000:05d}.png"
         cv2.imwrite(os.path.join(out, name), cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
@@ -608,10 +613,18 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--photo-tables", type=float, default=0.0,
                         help="pack --split train: this fraction of scenes have a photograph as the table")
+    parser.add_argument("--texture-instances", default="", metavar="LO:HI",
+                        help="stills/pack: draw table texture instances LO..HI-1 of the split's seed space "
+                             f"(0 <= LO < HI <= {dr_textures.MAX_INSTANCES}; default 0:{dr_textures.INSTANCES_PER_KIND['train']} "
+                             f"for train, 0:{dr_textures.INSTANCES_PER_KIND['heldout']} for heldout)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--cache", default=os.environ.get("COLORCAM_SCENE_CACHE", ".build/scenes-cache"))
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.lower().split("x"))
+    try:
+        instances = dr_textures.instance_range(args.texture_instances, args.split)
+    except ValueError as e:
+        parser.error(str(e))
     photos = dr_photos.photo_set(args.split, args.cache)  # fetch and cache once, before the workers start
     if args.mode == "sequence":
         render_sequence(args.seed, photos, width, height, args.split, 30, args.out)
@@ -627,7 +640,8 @@ def main():
         os.makedirs(args.out, exist_ok=True)
     if args.photo_tables and (args.mode != "pack" or args.split != "train"):
         parser.error("--photo-tables is for training packs only (pack --split train)")
-    jobs = [(s, args.split, width, height, args.cache, args.mode, args.out, args.photo_tables) for s in seeds]
+    jobs = [(s, args.split, width, height, args.cache, args.mode, args.out, args.photo_tables, instances)
+            for s in seeds]
     results = []
     with Pool(args.workers) as pool:
         for k, r in enumerate(pool.imap(_work, jobs, chunksize=4)):
@@ -636,7 +650,8 @@ def main():
                 print(f"dr_render: {k + 1}/{args.count}", file=sys.stderr, flush=True)
     if args.mode == "stills":
         with open(os.path.join(args.out, "truth.json.partial"), "w") as out:
-            json.dump({"split": args.split, "seed": args.seed, "scenes": results}, out)
+            json.dump({"split": args.split, "seed": args.seed, "texture_instances": list(instances),
+                       "scenes": results}, out)
         os.replace(os.path.join(args.out, "truth.json.partial"), os.path.join(args.out, "truth.json"))
     else:
         x = np.stack([r[0] for r in results])

@@ -13,7 +13,21 @@ import cv2
 import numpy as np
 
 SPLIT_BASE = {"train": 1_000_000, "heldout": 9_000_000}
+# How many instances a scene draws from by default. The seed space holds MAX_INSTANCES per kind and split; training
+# and tuning may draw from sub-ranges of the train split's (`instance_range`, dr_render.py --texture-instances).
 INSTANCES_PER_KIND = {"train": 40, "heldout": 1000}
+MAX_INSTANCES = 10_000
+
+
+def instance_range(text, split):
+    """(lo, hi) from "LO:HI" (None or "": the split's default 0:INSTANCES_PER_KIND); ValueError when out of range."""
+    if not text:
+        return 0, INSTANCES_PER_KIND[split]
+    lo, _, hi = text.partition(":")
+    lo, hi = int(lo), int(hi)
+    if not 0 <= lo < hi <= MAX_INSTANCES:
+        raise ValueError(f"texture instances {text!r}: want LO:HI with 0 <= LO < HI <= {MAX_INSTANCES}")
+    return lo, hi
 
 KIND_BUCKET = {
     "planks": "wood", "parquet": "wood", "veneer": "wood",
@@ -292,7 +306,7 @@ DRAW = {"planks": planks, "parquet": parquet, "veneer": veneer, "burlap": burlap
 
 
 def table(kind, instance, split, rng, height, width):
-    """Draws table `kind`'s `instance` (0 ≤ instance < INSTANCES_PER_KIND[split]) of `split`.
+    """Draws table `kind`'s `instance` (0 ≤ instance < MAX_INSTANCES) of `split`.
     Returns (float32 RGB 0..255 of height × width, info dict)."""
     seed = SPLIT_BASE[split] + KINDS.index(kind) * 10_000 + instance
     params = np.random.default_rng(seed)
