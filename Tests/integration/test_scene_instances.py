@@ -60,3 +60,13 @@ def test_a_bad_range_is_a_usage_error(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "texture instances '20:10'" in proc.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_a_training_pack_refuses_the_validation_tables(tmp_path):
+    lo, hi = dr_textures.VALIDATION_INSTANCES
+    proc = subprocess.run([sys.executable, str(ROOT / "tools/scenes/dr_render.py"), "pack", "--split", "train",
+                           "--count", "1", "--seed", "41", "--texture-instances", f"0:{lo + 1}",
+                           "--out", str(tmp_path / "p.npz")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "validation tables" in proc.stderr
+    assert not (tmp_path / "p.npz").exists()

@@ -60,11 +60,17 @@ def load_photos(cache_dir, extra_dirs):
     return photos
 
 
-def scene_arrays(seed, photos, photo_tables):
+# Training tables: 9 000 instances per kind of the train split's seed space (dr_textures.MAX_INSTANCES); the last
+# 1 000 are the validation tables no training scene lies on. (Packs before 2026-12-05 drew from only the first 40.)
+TRAIN_INSTANCES = "0:9000"
+
+
+def scene_arrays(seed, photos, photo_tables, instances):
     """One training scene as the CNN sees it: X uint8 [3,gh,gw], Y uint8 [2,gh,gw], corner targets float16
-    [8,gh,gw] (cells) and their weights float16 [gh,gw]."""
+    [8,gh,gw] (cells) and their weights float16 [gh,gw]. `instances`: the table texture instances (lo, hi)."""
     import dr_render
-    frame, corners, _ = dr_render.render(seed, photos, WIDTH, HEIGHT, "train", photo_tables=photo_tables)
+    frame, corners, _ = dr_render.render(seed, photos, WIDTH, HEIGHT, "train", photo_tables=photo_tables,
+                                         instances=instances)
     quads = np.full((1, MAX_PRINTS, 4, 2), np.nan, np.float32)
     for i, c in enumerate(corners[:MAX_PRINTS]):
         quads[0, i] = np.asarray(c, np.float32)
@@ -80,10 +86,12 @@ def worker(index, args, out_queue, stop):
     cv2.setNumThreads(1)
     torch.set_num_threads(1)
     photos = load_photos(args.photo_cache, args.photos)
+    import dr_textures
+    instances = dr_textures.instance_range(args.texture_instances, "train")
     base = (args.seed + index) * 1_000_000
     chunk, k = [], 0
     while not stop.is_set():
-        chunk.append(scene_arrays(base + k, photos, args.photo_tables))
+        chunk.append(scene_arrays(base + k, photos, args.photo_tables, instances))
         k += 1
         if len(chunk) == CHUNK:
             stacked = tuple(np.stack([c[j] for c in chunk]) for j in range(4))
@@ -169,6 +177,9 @@ def main():
     p.add_argument("--photo-cache", default=".build/scenes-cache", help="dr_photos' cache folder ('' for none)")
     p.add_argument("--photos", action="append", default=[], help="a folder of extra training photos (JPEG/PNG)")
     p.add_argument("--photo-tables", type=float, default=0.3)
+    p.add_argument("--texture-instances", default=TRAIN_INSTANCES, metavar="LO:HI",
+                   help="table texture instances of the train split drawn from (9000:10000 is the validation "
+                        "set of unseen tables, detect_heldout.py --split train --texture-instances 9000:10000)")
     p.add_argument("--min-scenes", type=int, default=1500, help="scenes in the buffer before the first step")
     p.add_argument("--fill-timeout", type=float, default=180, help="seconds to wait for --min-scenes, then fail")
     p.add_argument("--holdout", type=int, default=256, help="first scenes kept apart as the check set")
@@ -178,6 +189,15 @@ def main():
     args = p.parse_args()
     if any(90 <= s <= 99 for s in range(args.seed, args.seed + args.workers)):
         p.error(f"--seed {args.seed}: workers' seeds reach the tuning sets 90-99")
+    sys.path.insert(0, os.path.join(HERE, "..", "scenes"))
+    import dr_textures
+    try:
+        lo, hi = dr_textures.instance_range(args.texture_instances, "train")
+    except ValueError as e:
+        p.error(str(e))
+    if hi > dr_textures.VALIDATION_INSTANCES[0]:
+        p.error(f"--texture-instances {args.texture_instances}: instances {dr_textures.VALIDATION_INSTANCES[0]}-"
+                f"{dr_textures.VALIDATION_INSTANCES[1] - 1} are the validation tables")
     variants = [parse_variant(v) for v in (args.variant or ["scratch,width=1.0,lr=3e-3"])]
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(args.seed)

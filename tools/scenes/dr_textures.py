@@ -17,6 +17,9 @@ SPLIT_BASE = {"train": 1_000_000, "heldout": 9_000_000}
 # and tuning may draw from sub-ranges of the train split's (`instance_range`, dr_render.py --texture-instances).
 INSTANCES_PER_KIND = {"train": 40, "heldout": 1000}
 MAX_INSTANCES = 10_000
+# The train split's last 1 000 instances are validation tables: no training scene may lie on one (tuning sets of
+# unseen tables: detect_heldout.py --split train --texture-instances 9000:10000).
+VALIDATION_INSTANCES = (9_000, MAX_INSTANCES)
 
 
 def instance_range(text, split):
