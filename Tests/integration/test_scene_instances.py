@@ -18,7 +18,7 @@ def seeds(split):
     """Every seed a table of `split` can be drawn from (its parameters and its layout), over the whole range."""
     out = set()
     for k in range(len(dr_textures.KINDS)):
-        base = dr_textures.SPLIT_BASE[split] + k * 10_000
+        base = dr_textures.SPLIT_BASE[split] + k * dr_textures.MAX_INSTANCES
         out.update(range(base, base + dr_textures.MAX_INSTANCES))
         out.update(range(base + 500_000, base + 500_000 + dr_textures.MAX_INSTANCES))
     return out
@@ -34,7 +34,7 @@ def test_instance_ranges_parse_and_refuse():
     assert dr_textures.instance_range("", "train") == (0, dr_textures.INSTANCES_PER_KIND["train"])
     assert dr_textures.instance_range("", "heldout") == (0, dr_textures.INSTANCES_PER_KIND["heldout"])
     assert dr_textures.instance_range("9000:10000", "train") == (9000, 10000)
-    for bad in ("5:5", "10:3", "-1:4", f"0:{dr_textures.MAX_INSTANCES + 1}"):
+    for bad in ("5:5", "10:3", "-1:4", f"0:{dr_textures.MAX_INSTANCES + 1}", "40", "a:b"):
         with pytest.raises(ValueError):
             dr_textures.instance_range(bad, "train")
 

@@ -189,7 +189,6 @@ def main():
     args = p.parse_args()
     if any(90 <= s <= 99 for s in range(args.seed, args.seed + args.workers)):
         p.error(f"--seed {args.seed}: workers' seeds reach the tuning sets 90-99")
-    sys.path.insert(0, os.path.join(HERE, "..", "scenes"))
     import dr_textures
     try:
         lo, hi = dr_textures.instance_range(args.texture_instances, "train")

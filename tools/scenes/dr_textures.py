@@ -27,7 +27,10 @@ def instance_range(text, split):
     if not text:
         return 0, INSTANCES_PER_KIND[split]
     lo, _, hi = text.partition(":")
-    lo, hi = int(lo), int(hi)
+    try:
+        lo, hi = int(lo), int(hi)
+    except ValueError:
+        lo = hi = -1
     if not 0 <= lo < hi <= MAX_INSTANCES:
         raise ValueError(f"texture instances {text!r}: want LO:HI with 0 <= LO < HI <= {MAX_INSTANCES}")
     return lo, hi
@@ -311,7 +314,7 @@ DRAW = {"planks": planks, "parquet": parquet, "veneer": veneer, "burlap": burlap
 def table(kind, instance, split, rng, height, width):
     """Draws table `kind`'s `instance` (0 ≤ instance < MAX_INSTANCES) of `split`.
     Returns (float32 RGB 0..255 of height × width, info dict)."""
-    seed = SPLIT_BASE[split] + KINDS.index(kind) * 10_000 + instance
+    seed = SPLIT_BASE[split] + KINDS.index(kind) * MAX_INSTANCES + instance
     params = np.random.default_rng(seed)
     # The instance's own rng drives its layout too (same instance → same pattern up to where the camera looks).
     layout = np.random.default_rng(seed + 500_000)
