@@ -87,7 +87,7 @@ def worker(index, args, out_queue, stop):
     torch.set_num_threads(1)
     photos = load_photos(args.photo_cache, args.photos)
     import dr_textures
-    instances = dr_textures.instance_range(args.texture_instances, "train")
+    instances = dr_textures.training_instance_range(args.texture_instances)
     base = (args.seed + index) * 1_000_000
     chunk, k = [], 0
     while not stop.is_set():
@@ -191,12 +191,9 @@ def main():
         p.error(f"--seed {args.seed}: workers' seeds reach the tuning sets 90-99")
     import dr_textures
     try:
-        lo, hi = dr_textures.instance_range(args.texture_instances, "train")
+        dr_textures.training_instance_range(args.texture_instances)
     except ValueError as e:
         p.error(str(e))
-    if hi > dr_textures.VALIDATION_INSTANCES[0]:
-        p.error(f"--texture-instances {args.texture_instances}: instances {dr_textures.VALIDATION_INSTANCES[0]}-"
-                f"{dr_textures.VALIDATION_INSTANCES[1] - 1} are the validation tables")
     variants = [parse_variant(v) for v in (args.variant or ["scratch,width=1.0,lr=3e-3"])]
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(args.seed)

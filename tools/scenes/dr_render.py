@@ -622,13 +622,11 @@ def main():
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.lower().split("x"))
     try:
-        instances = dr_textures.instance_range(args.texture_instances, args.split)
+        training = args.mode == "pack" and args.split == "train"
+        instances = (dr_textures.training_instance_range(args.texture_instances) if training
+                     else dr_textures.instance_range(args.texture_instances, args.split))
     except ValueError as e:
         parser.error(str(e))
-    if args.mode == "pack" and args.split == "train" and instances[1] > dr_textures.VALIDATION_INSTANCES[0]:
-        parser.error(f"--texture-instances {args.texture_instances}: instances {dr_textures.VALIDATION_INSTANCES[0]}-"
-                     f"{dr_textures.VALIDATION_INSTANCES[1] - 1} are the validation tables; a training pack must not "
-                     "hold them")
     photos = dr_photos.photo_set(args.split, args.cache)  # fetch and cache once, before the workers start
     if args.mode == "sequence":
         render_sequence(args.seed, photos, width, height, args.split, 30, args.out)

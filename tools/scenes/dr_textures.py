@@ -35,6 +35,15 @@ def instance_range(text, split):
         raise ValueError(f"texture instances {text!r}: want LO:HI with 0 <= LO < HI <= {MAX_INSTANCES}")
     return lo, hi
 
+
+def training_instance_range(text):
+    """`instance_range(text, "train")` for training scenes: ValueError also when it reaches the validation tables."""
+    lo, hi = instance_range(text, "train")
+    if hi > VALIDATION_INSTANCES[0]:
+        raise ValueError(f"texture instances {text!r}: instances {VALIDATION_INSTANCES[0]}-"
+                         f"{VALIDATION_INSTANCES[1] - 1} are the validation tables; training must not draw them")
+    return lo, hi
+
 KIND_BUCKET = {
     "planks": "wood", "parquet": "wood", "veneer": "wood",
     "burlap": "cloth", "canvas": "cloth", "gingham": "cloth", "knit": "cloth", "leather": "cloth",
