@@ -38,8 +38,15 @@ public final class PhotoTrackingSession {
     private var enclosedFound: [(observation: Observation, refound: Int)] = []
     /// Corrections the last full search proposed but did not make (awaiting a second, agreeing search), and this
     /// search's. (`proposals` is internal, not private, so tests can set what the last search proposed.)
-    var proposals: [Quad] = []
-    private var nextProposals: [Quad] = []
+    var proposals: [Proposal] = []
+    private var nextProposals: [Proposal] = []
+    /// A full search's outline that would correct a track's re-found one, with the track's serial: until the next
+    /// search it moves with the photo's measured motion, as the track does (`measurePhotoMotion`), so the next
+    /// search's outline is compared with it where the photo is then (camera or print moved in between).
+    struct Proposal {
+        var found: Quad
+        var serial: Int
+    }
     /// A full search's outline replaces a re-found track's when their corners differ by more than this fraction of
     /// the photo's size (mean corner distance over the square root of the area): smaller differences are the
     /// search's own scatter, which would only add jitter.
@@ -48,7 +55,7 @@ public final class PhotoTrackingSession {
     /// border adds up to about 1.4).
     public var maximumAreaChange = 1.45
     /// Two full searches propose the same correction when their outlines' mean corner distance is below this
-    /// fraction of the photo's size.
+    /// fraction of the photo's size, the earlier one moved with the photo in between (`Proposal`).
     public var confirmFraction = 0.03
     /// How much more confident (support fraction) an outline lying inside a re-found one must be to replace it.
     public var insideConfidenceMargin = 0.05
@@ -66,7 +73,10 @@ public final class PhotoTrackingSession {
     /// `maximumAreaChange`) and better supported by this much, is several photos merged into one outline (with a
     /// stretch of table): its track is dropped and the photos are tracked on their own.
     public var mergedOutlineConfidenceMargin = 0.2
-    /// A correction this much better supported than the re-found outline is taken without a second search.
+    /// On a track whose photo motion was not measured this frame (it follows its outlines), a correction this much
+    /// better supported than the re-found outline is taken without a second search: nothing carries the first
+    /// search's outline to where the photo is at the second (`Proposal`), so two searches of a photo sliding under
+    /// a hand (motion lost) would never agree.
     public var immediateCorrectionMargin = 0.1
 
     /// `segmenter` and `detectorMode` go to the session's `PhotoDetector` (see its init), which owns the segmenter.
@@ -103,6 +113,7 @@ public final class PhotoTrackingSession {
     /// - Parameter timestampNs: the frame's capture time on a monotonic clock (must not decrease).
     public func process(_ frame: FrameBuffer, timestampNs: Int64) -> [Track] {
         defer { frameIndex += 1 }
+        tracker.liveTrackSerials(into: &serials)
         if measuresPhotoMotion { measurePhotoMotion(frame) }
         tracker.predictedQuads(into: &predicted)
         observations.removeAll(keepingCapacity: true)
@@ -146,14 +157,15 @@ public final class PhotoTrackingSession {
                     enclosedFound.append((found, same))
                     continue
                 }
+                let track = refoundTrack[same]
                 let judgement = judge(
                     found, against: refound, provisional: provisional[same],
-                    motionApplied: tracker.isMotionApplied(at: refoundTrack[same]), in: frame)
+                    motionApplied: tracker.isMotionApplied(at: track), serial: serials[track], in: frame)
                 switch judgement {
                 case .keep:
                     continue
                 case .propose:
-                    nextProposals.append(found.quad)
+                    nextProposals.append(Proposal(found: found.quad, serial: serials[track]))
                 case .measure, .replace:
                     // `measure`: this frame's observation, smoothed like a re-find; `replace`: re-places the track.
                     observations[same] = found
@@ -178,11 +190,11 @@ public final class PhotoTrackingSession {
         return tracker.update(observations, corrected: corrected, placed: placed, timestampNs: timestampNs)
     }
 
-    /// Measures each live track's photo motion since the last frame and applies it to the track. Estimators of
-    /// tracks that ended are dropped; a new track gets one (its key frame is taken now, its motion measured from
-    /// the next frame on). The pyramid is built only when a track is live.
+    /// Measures each live track's photo motion since the last frame and applies it to the track and to the
+    /// corrections proposed for it (`proposals`). Estimators of tracks that ended are dropped; a new track gets one
+    /// (its key frame is taken now, its motion measured from the next frame on). The pyramid is built only when a
+    /// track is live. `serials` must be the live tracks' (`process` fills it).
     private func measurePhotoMotion(_ frame: FrameBuffer) {
-        tracker.liveTrackSerials(into: &serials)
         motionEstimators.removeAll { entry in !serials.contains(entry.serial) }
         guard !serials.isEmpty else { return }
         pyramid.load(frame)
@@ -196,6 +208,9 @@ public final class PhotoTrackingSession {
             }
             if let motion = estimator.estimate(pyramid, region: tracker.smoothedQuad(at: t)) {
                 tracker.applyMotion(motion, toTrackAt: t)
+                for k in proposals.indices where proposals[k].serial == serial {
+                    if let moved = proposals[k].found.mapped(by: motion) { proposals[k].found = moved }
+                }
             }
         }
     }
@@ -229,10 +244,15 @@ public final class PhotoTrackingSession {
     ///   scatter) and the found one is as well supported — clearly better when it lies inside (a picture's edge
     ///   inside its border is as straight as the paper's), and never the picture inside the white border the
     ///   track follows — and only when the previous full search proposed the same outline (one search alone may
-    ///   have taken a shadow's or a picture's edge), or when it is better supported by `immediateCorrectionMargin`
-    ///   (a track born on a wrong outline would otherwise keep it until two searches in a row agree).
+    ///   have taken a shadow's or a picture's edge); the earlier outline has moved with the photo since
+    ///   (`Proposal`), so a moving photo or camera is corrected as soon as a still one. A track whose motion was not
+    ///   measured also takes an outline better supported by `immediateCorrectionMargin` at once; one whose motion
+    ///   was measured waits for agreement however much better supported one search's outline is: on a print whose
+    ///   edge the frame does not show, single searches outline it differently each time, some far better supported
+    ///   than the track's (benchmark seed 12's dark print with `Models/detect-v6`: three such searches moved the
+    ///   still print's outline 11 px between equally wrong outlines).
     func judge(
-        _ found: Observation, against refound: Observation, provisional: Bool, motionApplied: Bool,
+        _ found: Observation, against refound: Observation, provisional: Bool, motionApplied: Bool, serial: Int,
         in frame: FrameBuffer
     ) -> Judgement {
         let sizePx = refound.quad.area.squareRoot()
@@ -260,19 +280,19 @@ public final class PhotoTrackingSession {
             // agree, and averages it in: taken at once, such a correction moved a corner of benchmark seed 12's
             // dark print 3.5 px at frame 249, to an outline no nearer the truth than the one it left.
             guard motionApplied else { return .replace }
-            return isConfirmed(found.quad, sizePx: sizePx) ? .measure : .propose
+            return isConfirmed(found.quad, serial: serial, sizePx: sizePx) ? .measure : .propose
         }
         let inside = areaRatio < 1 && refound.quad.encloses(found.quad, tolerancePx: 2)
         guard distancePx > disagreementFraction * sizePx,
             found.confidence >= refound.confidence + (inside ? insideConfidenceMargin : 0),
             !detector.isPictureInsideBorder(found.quad, of: refound.quad, in: frame)
         else { return .keep }
-        if found.confidence >= refound.confidence + immediateCorrectionMargin { return .replace }
-        return isConfirmed(found.quad, sizePx: sizePx) ? .replace : .propose
+        if !motionApplied && found.confidence >= refound.confidence + immediateCorrectionMargin { return .replace }
+        return isConfirmed(found.quad, serial: serial, sizePx: sizePx) ? .replace : .propose
     }
 
-    /// Whether the previous full search proposed about the same outline (`confirmFraction`).
-    private func isConfirmed(_ quad: Quad, sizePx: Double) -> Bool {
-        proposals.contains { $0.meanCornerDistance(to: quad) <= confirmFraction * sizePx }
+    /// Whether the previous full search proposed about the same outline (`confirmFraction`) for track `serial`.
+    private func isConfirmed(_ quad: Quad, serial: Int, sizePx: Double) -> Bool {
+        proposals.contains { $0.serial == serial && $0.found.meanCornerDistance(to: quad) <= confirmFraction * sizePx }
     }
 }

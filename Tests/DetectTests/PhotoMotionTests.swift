@@ -209,3 +209,33 @@ import Testing
     #expect(PhotoMotionEstimator.isRigid(zoom, tolerance: parameters.deformationTolerance(shiftPx: 15)))
     #expect(!PhotoMotionEstimator.isRigid(zoom, tolerance: parameters.deformationTolerance(shiftPx: 2)))
 }
+
+/// A correction a full search proposed for a track moves with the photo's measured motion until the next search,
+/// as the track does: the next search's outline is compared with it where the photo is then (a pan or a slide in
+/// between no longer keeps two searches from agreeing). A proposal for another track stays where it was.
+@Test func aProposedCorrectionMovesWithThePhoto() throws {
+    let photo = SyntheticPhoto(widthPx: 120, heightPx: 90, seed: 5, colour: false)
+    let before = placedQuad(centre: PixelPoint(150, 120), widthPx: 120, heightPx: 90, angleDegrees: 4)
+    let after = placedQuad(centre: PixelPoint(152.6, 118.7), widthPx: 120, heightPx: 90, angleDegrees: 5.2)
+    let frames = [before, before, after].map { quad in
+        renderFrame(
+            widthPx: 320, heightPx: 240, table: (90, 128, 128), textureAmplitude: 0,
+            photos: [(photo, quad)], noiseSigma: 0.5, seed: 3)
+    }
+    // No full search after the first frame: the frames after it only re-find and measure motion.
+    let session = PhotoTrackingSession(geometry: frames[0].geometry, fullDetectionInterval: 1000)
+    let dt: Int64 = 33_333_333
+    _ = session.process(frames[0], timestampNs: 0)
+    _ = session.process(frames[1], timestampNs: dt)  // the motion estimator's key frame
+    var serials: [Int] = []
+    session.tracker.liveTrackSerials(into: &serials)
+    let serial = try #require(serials.first, "the print is tracked")
+    let proposed = placedQuad(centre: PixelPoint(150, 120), widthPx: 126, heightPx: 96, angleDegrees: 4)
+    session.proposals = [.init(found: proposed, serial: serial), .init(found: proposed, serial: serial + 1)]
+    _ = session.process(frames[2], timestampNs: 2 * dt)
+    let photoMotion = try #require(Homography(from: before, to: after))
+    let expected = try #require(proposed.mapped(by: photoMotion))
+    let moved = session.proposals[0].found
+    #expect(maxCornerError(moved, expected) < 0.3, "the proposal moved to \(moved), the photo's motion to \(expected)")
+    #expect(session.proposals[1].found == proposed, "another track's proposal stays")
+}
