@@ -249,7 +249,7 @@ public final class PhotoTrackingSession {
     ///   measured also takes an outline better supported by `immediateCorrectionMargin` at once; one whose motion
     ///   was measured waits for agreement however much better supported one search's outline is: on a print whose
     ///   edge the frame does not show, single searches outline it differently each time, some far better supported
-    ///   than the track's (benchmark seed 12's dark print with `Models/detect-v6`: three such searches moved the
+    ///   than the track's (benchmark seed 12's dark print with detect model v6: three such searches moved the
     ///   still print's outline 11 px between equally wrong outlines).
     func judge(
         _ found: Observation, against refound: Observation, provisional: Bool, motionApplied: Bool, serial: Int,
