@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Whose fault is a missed print, the segmenter's or the geometry's? For the domain-randomized stills that
-detect_heldout.py renders, runs `colorcam detect --json` and the segmenter model itself (onnxruntime, the input as
-colorcam builds it: BT.601 full-range Y/Cb/Cr means over 4-px cells at 640x480), and sorts every missed print (best
-Jaccard < 0.9) by what the maps show and what the detector made of it.
+detect_heldout.py renders, runs `colorcam detect --json` and the segmenter model itself (onnxruntime, on the input
+colorcam builds: BT.601 full-range Y/Cb/Cr means over 4-px cells at 640x480 — here from the PNG's full-resolution
+chroma, where colorcam averages its 4:2:0 planes), and sorts every missed print (best Jaccard < 0.9) by what the maps
+show and what the detector made of it.
 
   detect_map_misses.py --split train --count 300 --seed 90 --texture-instances 9000:10000 \
       [--out DIR] [--detect-model Models/detect-default] [--colorcam BIN] [--list]
