@@ -13,11 +13,7 @@ import Testing
     let photo = SyntheticPhoto(widthPx: 120, heightPx: 90, seed: 5, colour: false)
     let before = placedQuad(centre: PixelPoint(150, 120), widthPx: 120, heightPx: 90, angleDegrees: 4)
     let after = placedQuad(centre: PixelPoint(152.6, 118.7), widthPx: 120, heightPx: 90, angleDegrees: 5.2)
-    let frames = [before, after].map { quad in
-        renderFrame(
-            widthPx: 320, heightPx: 240, table: (90, 128, 128), textureAmplitude: 25,
-            photos: [(photo, quad)], noiseSigma: 0.5, seed: 3)
-    }
+    let frames = framesOf(photo, at: [before, after], widthPx: 320, heightPx: 240, textureAmplitude: 25)
     let pyramid = LumaPyramid(geometry: frames[0].geometry)
     let estimator = PhotoMotionEstimator()
     pyramid.load(frames[0])
@@ -177,11 +173,7 @@ import Testing
     }
     let rest = placedQuad(centre: PixelPoint(300, 240), widthPx: 240, heightPx: 180, angleDegrees: 6)
     let moved = placedQuad(centre: PixelPoint(318, 228.5), widthPx: 240, heightPx: 180, angleDegrees: 6)
-    let frames = [rest, rest, moved].map { quad in
-        renderFrame(
-            widthPx: 640, heightPx: 480, table: (90, 128, 128), textureAmplitude: 25,
-            photos: [(photo, quad)], noiseSigma: 0.5, seed: 3)
-    }
+    let frames = framesOf(photo, at: [rest, rest, moved], widthPx: 640, heightPx: 480, textureAmplitude: 25)
     func measuredLastFrame(searchRadiusPx: Double) -> Homography? {
         var parameters = PhotoMotionParameters()
         parameters.searchRadiusPx = searchRadiusPx
@@ -217,11 +209,7 @@ import Testing
     let photo = SyntheticPhoto(widthPx: 120, heightPx: 90, seed: 5, colour: false)
     let before = placedQuad(centre: PixelPoint(150, 120), widthPx: 120, heightPx: 90, angleDegrees: 4)
     let after = placedQuad(centre: PixelPoint(152.6, 118.7), widthPx: 120, heightPx: 90, angleDegrees: 5.2)
-    let frames = [before, before, after].map { quad in
-        renderFrame(
-            widthPx: 320, heightPx: 240, table: (90, 128, 128), textureAmplitude: 0,
-            photos: [(photo, quad)], noiseSigma: 0.5, seed: 3)
-    }
+    let frames = framesOf(photo, at: [before, before, after], widthPx: 320, heightPx: 240, textureAmplitude: 0)
     // No full search after the first frame: the frames after it only re-find and measure motion.
     let session = PhotoTrackingSession(geometry: frames[0].geometry, fullDetectionInterval: 1000)
     let dt: Int64 = 33_333_333
@@ -238,4 +226,15 @@ import Testing
     let moved = session.proposals[0].found
     #expect(maxCornerError(moved, expected) < 0.3, "the proposal moved to \(moved), the photo's motion to \(expected)")
     #expect(session.proposals[1].found == proposed, "another track's proposal stays")
+}
+
+/// One frame per quad: `photo` placed at it on a grey table (texture of `textureAmplitude` levels), 0.5-level noise.
+private func framesOf(
+    _ photo: SyntheticPhoto, at quads: [Quad], widthPx: Int, heightPx: Int, textureAmplitude: Double
+) -> [FrameBuffer] {
+    quads.map { quad in
+        renderFrame(
+            widthPx: widthPx, heightPx: heightPx, table: (90, 128, 128), textureAmplitude: textureAmplitude,
+            photos: [(photo, quad)], noiseSigma: 0.5, seed: 3)
+    }
 }
