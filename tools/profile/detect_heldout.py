@@ -35,6 +35,12 @@ BUCKETS = ["wood", "cloth", "stone", "paper-cork", "carpet", "plain-light", "pla
            "hand", "overlap", "tilt>=35", "no-border", "border", "small"]
 
 
+def scene_dir(split, seed, count, instances=""):
+    """Where the stills of these arguments are rendered once (.build/dr-SPLIT-SEED-COUNT[-tLO-HI])."""
+    tag = f"-t{instances.replace(':', '-')}" if instances else ""
+    return os.path.join(ROOT, ".build", f"dr-{split}-{seed}-{count}{tag}")
+
+
 def ensure_scenes(count, seed, out, split, instances=""):
     truth_path = os.path.join(out, "truth.json")
     want = list(dr_textures.instance_range(instances, split))
@@ -134,8 +140,7 @@ def main():
         dr_textures.instance_range(args.texture_instances, args.split)
     except ValueError as e:
         ap.error(str(e))
-    tag = f"-t{args.texture_instances.replace(':', '-')}" if args.texture_instances else ""
-    out = args.out or os.path.join(ROOT, ".build", f"dr-{args.split}-{args.seed}-{args.count}{tag}")
+    out = args.out or scene_dir(args.split, args.seed, args.count, args.texture_instances)
     truth = ensure_scenes(args.count, args.seed, out, args.split, args.texture_instances)
     if not truth["scenes"] or not any(s["photos"] for s in truth["scenes"]):
         raise SystemExit("detect_heldout: the rendered set holds no prints")

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Whose fault is a missed print, the segmenter's or the geometry's? For the domain-randomized stills that
 detect_heldout.py renders, runs `colorcam detect --json` and the segmenter model itself (onnxruntime, on the input
-colorcam builds: BT.601 full-range Y/Cb/Cr means over 4-px cells at 640x480 — here from the PNG's full-resolution
-chroma, where colorcam averages its 4:2:0 planes), and sorts every missed print (best Jaccard < 0.9) by what the maps
-show and what the detector made of it.
+as the training packs make it before rounding, `dr_render.cnn_cell_means`: BT.601 full-range Y/Cb/Cr means over 4-px cells at 640x480,
+from the PNG's full-resolution chroma where colorcam averages its 4:2:0 planes), and sorts every missed print (best
+Jaccard < 0.9) by what the maps show and what the detector made of it.
 
   detect_map_misses.py --split train --count 300 --seed 90 --texture-instances 9000:10000 \
       [--out DIR] [--detect-model Models/detect-default] [--colorcam BIN] [--list]
@@ -30,28 +30,22 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools", "scenes"))
+import dr_render  # noqa: E402
 import metrics  # noqa: E402
-
-
-def scene_dir(split, count, seed, instances):
-    suffix = "-t" + instances.replace(":", "-") if instances else ""
-    return os.path.join(ROOT, ".build", f"dr-{split}-{seed}-{count}{suffix}")
+sys.path.insert(0, HERE)
+from detect_heldout import scene_dir  # noqa: E402
 
 
 def maps_of(session, path):
+    """The segmenter's maps [2, gh, gw] for the image at `path`, its input made as the training packs make it
+    (`dr_render.cnn_cell_means`, unrounded as colorcam's, normalised as `model.normalise`)."""
     import cv2
     bgr = cv2.imread(path)
     if bgr is None:
         raise SystemExit(f"detect_map_misses: {path}: not a readable image")
-    h, w = bgr.shape[:2]
-    if h % 32 or w % 32:
-        raise SystemExit(f"detect_map_misses: {path}: {w}x{h} is not a multiple of 32 (4-px cells, 8-cell multiple)")
-    ycc = cv2.cvtColor(bgr, cv2.COLOR_BGR2YCrCb).astype(np.float32)
-
-    def pool(a):
-        return a.reshape(h // 4, 4, w // 4, 4).mean((1, 3))
-    x = np.stack([pool(ycc[..., 0]) / 255 - 0.5, (pool(ycc[..., 2]) - 128) / 128, (pool(ycc[..., 1]) - 128) / 128])
-    return session.run(None, {"frame": x[None].astype(np.float32)})[0][0]
+    cells = dr_render.cnn_cell_means(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+    x = np.stack([cells[0] / 255 - 0.5, (cells[1] - 128) / 128, (cells[2] - 128) / 128])
+    return session.run(None, {"frame": x[None]})[0][0]
 
 
 def print_stats(maps, corners):
@@ -80,7 +74,7 @@ def main():
     parser.add_argument("--list", action="store_true", help="one line per missed print")
     args = parser.parse_args()
     import onnxruntime as ort
-    directory = args.out or scene_dir(args.split, args.count, args.seed, args.texture_instances)
+    directory = args.out or scene_dir(args.split, args.seed, args.count, args.texture_instances)
     truth_path = os.path.join(directory, "truth.json")
     if not os.path.exists(truth_path):
         raise SystemExit(f"detect_map_misses: {truth_path}: missing; render the scenes with detect_heldout.py first")

@@ -465,7 +465,12 @@ def targets(corners_list, width, height):
 
 
 def cnn_input(frame):
-    """Y, Cb, Cr (BT.601 full range) cell means on the CNN grid, uint8 [3, gh, gw]."""
+    """Y, Cb, Cr (BT.601 full range) cell means on the CNN grid, uint8 [3, gh, gw] (`cnn_cell_means` rounded)."""
+    return np.clip(cnn_cell_means(frame) + 0.5, 0, 255).astype(np.uint8)
+
+
+def cnn_cell_means(frame):
+    """Y, Cb, Cr (BT.601 full range) means of the RGB `frame`'s cells on the CNN grid, float32 [3, gh, gw]."""
     height, width = frame.shape[:2]
     cell = cell_px(width, height)
     gw, gh = width // cell, height // cell
@@ -475,7 +480,7 @@ def cnn_input(frame):
     cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b
     cr = 128 + 0.5 * r - 0.418688 * g - 0.081312 * b
     planes = [p.reshape(gh, cell, gw, cell).mean(axis=(1, 3)) for p in (y, cb, cr)]
-    return np.clip(np.stack(planes) + 0.5, 0, 255).astype(np.uint8)
+    return np.stack(planes).astype(np.float32)
 
 
 def render_sequence(seed, photos, width, height, split, fps, out_dir):
