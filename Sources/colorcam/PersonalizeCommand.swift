@@ -47,7 +47,8 @@ enum PersonalizeCommand {
     static let imageExtensions: Set<String> = ["jpg", "jpeg", "png"]
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let start = ProcessInfo.processInfo.systemUptime
+        let clock = SystemClock()
+        let start = Double(clock.nowNs()) / 1e9
         let a = try Arguments(
             args, command: "personalize",
             valued: [
@@ -112,7 +113,7 @@ enum PersonalizeCommand {
         let trained: Personalizer.Outcome
         do {
             trained = try personalizer.train(
-                photos: photos, rehearsal: rehearsal, deadline: deadline,
+                photos: photos, rehearsal: rehearsal, deadline: deadline, clock: clock,
                 progress: { p in
                     switch p.phase {
                     case .caching(let done, let total):
@@ -145,7 +146,7 @@ enum PersonalizeCommand {
             files: files,
             hashes: photos.map(\.sha256),
             outcome: outcome, command: (["colorcam"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
-            seconds: ProcessInfo.processInfo.systemUptime - start)
+            seconds: Double(clock.nowNs()) / 1e9 - start)
         let modelBytes = try personalizer.model.replacingInitializers(
             in: personalizer.modelBytes, file: bundle.modelPath, values: outcome.parameters)
         try target.write(modelBytes: modelBytes, manifest: try record.manifest())

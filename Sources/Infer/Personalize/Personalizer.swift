@@ -1,3 +1,4 @@
+import ColorcamCore
 import Foundation
 
 /// Fine-tunes a colorizer bundle's later layers on a user's colour photos (transfer learning: the rest of the
@@ -136,14 +137,17 @@ public final class Personalizer {
     }
 
     /// Splits `photos` into training and held-out (seeded), builds the frozen cache, trains until `deadline`
-    /// (monotonic seconds, `ProcessInfo.systemUptime`) or `shouldStop`, and returns the best parameters.
+    /// (seconds on `clock`, which also times the held-out evaluations and the outcome's figures) or `shouldStop`, and
+    /// returns the best parameters. With a clock that moves a fixed step per reading, the run is the same whatever
+    /// the machine's load.
     /// `rehearsal`: general colour photos (not the user's; empty: none), split into rehearsed and guard photos
     /// (seeded, `guardShare`).
     /// - Throws: `InferError` when the graph's shapes do not fit; `Interrupted` when stopped while caching.
     public func train(
-        photos: [UserPhoto], rehearsal: [UserPhoto] = [], deadline: Double, progress: (Progress) -> Void,
-        shouldStop: () -> Bool
+        photos: [UserPhoto], rehearsal: [UserPhoto] = [], deadline: Double, clock: any MonotonicClock,
+        progress: (Progress) -> Void, shouldStop: () -> Bool
     ) throws -> Outcome {
+        func seconds() -> Double { Double(clock.nowNs()) / 1e9 }
         var rng = SeededGenerator(seed: options.seed)
         let order = photos.indices.shuffled(using: &rng)
         let heldoutCount = min(max(1, Int((Double(photos.count) * options.holdout).rounded())), photos.count - 1)
@@ -156,7 +160,7 @@ public final class Personalizer {
         let guardPhotos = rehearsalOrder.prefix(guardCount).map { rehearsal[$0] }
         let rehearsed = rehearsalOrder.dropFirst(guardCount).map { rehearsal[$0] }
         let n = bundle.inputSizePx
-        let cacheStart = ProcessInfo.processInfo.systemUptime
+        let cacheStart = seconds()
         let trainCache = try FrozenCache(
             model: model, file: bundle.modelPath, frontier: graph.frontier, inputShape: [1, 1, n, n])
         let heldCache = try FrozenCache(
@@ -224,7 +228,7 @@ public final class Personalizer {
             }
             progress(Progress(phase: .caching(done: done, of: total)))
         }
-        let cacheSeconds = ProcessInfo.processInfo.systemUptime - cacheStart
+        let cacheSeconds = seconds() - cacheStart
         let scale = 1 / max(bundle.outputScale, 1e-12)
 
         func score(_ cache: FrozenCache, _ targets: [[Float]]) throws -> ColourScore {
@@ -267,7 +271,7 @@ public final class Personalizer {
             return (s, g)
         }
         var adam = Adam(learningRate: options.learningRate, decay: options.decay, anchor: graph.parameters)
-        let trainStart = ProcessInfo.processInfo.systemUptime
+        let trainStart = seconds()
         let budget = max(1, deadline - trainStart)
         var nextEval = trainStart + budget / Double(max(1, options.evaluations))
         var steps = 0, viewsRun = 0, lossSum: Float = 0, lossCount = 0, stepTime: Double = 0
@@ -275,7 +279,7 @@ public final class Personalizer {
         var grads: [String: Tensor] = [:]
         training: while true {
             for i in (0..<trainCache.count).shuffled(using: &rng) {
-                let now = ProcessInfo.processInfo.systemUptime
+                let now = seconds()
                 if shouldStop() { stopped = true; break training }
                 if now >= deadline { break training }
                 let t0 = now
@@ -301,7 +305,7 @@ public final class Personalizer {
                     loss += ce / bundle.outputScale
                 }
                 try graph.backward(acts, seeds: seeds, into: &grads)
-                stepTime += ProcessInfo.processInfo.systemUptime - t0
+                stepTime += seconds() - t0
                 viewsRun += 1
                 lossSum += loss * bundle.outputScale
                 lossCount += 1
@@ -310,14 +314,14 @@ public final class Personalizer {
                     grads.removeAll(keepingCapacity: true)
                     steps += 1
                 }
-                if ProcessInfo.processInfo.systemUptime >= nextEval {
+                if seconds() >= nextEval {
                     let (s, g) = try evaluate()
                     nextEval += budget / Double(max(1, options.evaluations))
                     progress(
                         Progress(
                             phase: .training, step: steps, loss: lossSum / Float(max(1, lossCount)), heldout: s,
                             best: best, general: g,
-                            secondsLeft: max(0, deadline - ProcessInfo.processInfo.systemUptime)))
+                            secondsLeft: max(0, deadline - seconds())))
                     lossSum = 0
                     lossCount = 0
                 }
@@ -330,7 +334,7 @@ public final class Personalizer {
             generalAfter: bestGeneral, rehearsalPhotos: rehearsed.map(\.path), guardPhotos: guardPhotos.map(\.path),
             steps: steps, trainViews: trainCache.count,
             heldoutViews: heldCache.count, trainPhotos: training.map(\.path), heldoutPhotos: heldout.map(\.path),
-            cacheSeconds: cacheSeconds, trainSeconds: ProcessInfo.processInfo.systemUptime - trainStart,
+            cacheSeconds: cacheSeconds, trainSeconds: seconds() - trainStart,
             stepMs: viewsRun == 0 ? 0 : 1000 * stepTime / Double(viewsRun),
             cacheBytes: trainCache.bytes + heldCache.bytes + guardCache.bytes + trainTargets.count * 4 * n * n,
             stoppedEarly: stopped, trainedNodes: graph.trainedNodes, trainable: graph.trainable)
