@@ -1,6 +1,7 @@
-/// Places a print's outline on a segmenter's interior map: each side of a starting quad moves to where the interior
-/// probability falls through 0.5 (read bilinearly between cell centres, so the line lands between cells), a
-/// straight line fitted through those crossings, adjacent lines intersected for the corners.
+/// Places a print's outline on a segmenter's maps: each side of a starting quad moves to where the interior
+/// probability falls through 0.5, or to the edge map's ridge (`Reading`; either read bilinearly between cell centres,
+/// so the line lands between cells), a straight line fitted through those points, adjacent lines intersected for the
+/// corners.
 ///
 /// What it is for: a print whose paper edge the frame barely shows on some side (a print the colour of the table
 /// there, a hand over its edge, blur) is still seen by the segmenter, whose interior map gives that side to about a
@@ -11,7 +12,7 @@
 /// Units: the quad and the result in frame pixels; the map in grid cells (`SegmentationGrid`). Reuses its scratch
 /// storage (no allocation once grown). One thread at a time.
 struct MapOutline {
-    /// How far inside and outside each side the crossing is searched, cells.
+    /// How far inside and outside each side the crossing is searched, cells (unless `fit` is given a reach).
     var reachCells = 3.0
     /// Profile step along the normal, cells.
     var stepCells = 0.25
@@ -24,13 +25,22 @@ struct MapOutline {
     var maximumResidualCells = 0.6
     /// Crossings further than this from the first fit are left out of the second, cells.
     var outlierCells = 0.75
+    /// What each side moves to: the interior map's inside→outside crossing of 0.5, or the edge map's ridge (a local
+    /// maximum of at least 0.5 across the side, placed between profile steps by a parabola); either the one nearest
+    /// the side.
+    enum Reading: Sendable { case interiorCrossing, edgeRidge }
     private var points: [PixelPoint] = []
 
     init() { points.reserveCapacity(64) }
 
-    /// The outline on `maps` near `quad` (clockwise on screen, frame px), or nil when a side's crossings are too few
-    /// or scattered, or the lines do not meet as a convex quad.
-    mutating func fit(_ quad: Quad, maps: SegmentationMaps, grid: SegmentationGrid) -> Quad? {
+    /// The outline on `maps` near `quad` (clockwise on screen, frame px), read as `reading` says within `reachCells`
+    /// (default: the struct's) of each side, or nil when a side's points are too few or scattered, or the lines do
+    /// not meet as a convex quad.
+    mutating func fit(
+        _ quad: Quad, maps: SegmentationMaps, grid: SegmentationGrid, reading: Reading = .interiorCrossing,
+        reachCells reach: Double? = nil
+    ) -> Quad? {
+        let reachCells = reach ?? self.reachCells
         let c = Double(grid.cellPx)
         var lines = (
             (PixelPoint.zero, PixelPoint.zero), (PixelPoint.zero, PixelPoint.zero),
@@ -48,19 +58,12 @@ struct MapOutline {
             points.removeAll(keepingCapacity: true)
             for s in 0..<samples {
                 let base = a + along * (0.1 + 0.8 * (Double(s) + 0.5) / Double(samples))
-                // From inside to outside: the inside→outside crossing nearest the side.
-                var best = Double.infinity
-                var previous = MapOutline.interior(maps, grid, base + n * (-reachCells * c))
-                for k in 1...steps {
-                    let offset = (-reachCells + Double(k) * stepCells) * c
-                    guard let value = MapOutline.interior(maps, grid, base + n * offset), let before = previous
-                    else { previous = nil; continue }
-                    previous = value
-                    guard before >= 0.5, value < 0.5 else { continue }
-                    let crossing = offset - stepCells * c * Double((0.5 - value) / (before - value))
-                    if abs(crossing) < abs(best) { best = crossing }
-                }
-                if best.isFinite { points.append(base + n * best) }
+                let start = base + n * (-reachCells * c), step = n * (stepCells * c)
+                let best =
+                    reading == .interiorCrossing
+                    ? crossing(maps, grid, from: start, step: step, steps: steps)
+                    : ridge(maps, grid, from: start, step: step, steps: steps)
+                if best.isFinite { points.append(start + step * best) }
             }
             guard Double(points.count) >= minimumCoverage * Double(samples),
                 let first = EdgeRefiner.fitLine(points, excludingBeyond: nil),
@@ -98,16 +101,59 @@ struct MapOutline {
         return result
     }
 
-    /// The interior probability at frame point `p`, bilinear between cell centres; nil outside the grid's centres.
-    @inline(__always) static func interior(_ maps: SegmentationMaps, _ grid: SegmentationGrid, _ p: PixelPoint)
-        -> Float?
-    {
+    /// The inside→outside crossing of 0.5 on the interior map along the profile `start + step × k`, k in 0…`steps`,
+    /// nearest the profile's middle (the side), in steps; infinity when there is none.
+    private func crossing(
+        _ maps: SegmentationMaps, _ grid: SegmentationGrid, from start: PixelPoint, step: PixelPoint, steps: Int
+    ) -> Double {
+        let middle = Double(steps) / 2
+        var best = Double.infinity
+        var previous = MapOutline.sample(maps.interior, maps, grid, start)
+        for k in 1...steps {
+            guard let value = MapOutline.sample(maps.interior, maps, grid, start + step * Double(k)),
+                let before = previous
+            else { previous = nil; continue }
+            previous = value
+            guard before >= 0.5, value < 0.5 else { continue }
+            let crossing = Double(k) - Double((0.5 - value) / (before - value))
+            if abs(crossing - middle) < abs(best - middle) { best = crossing }
+        }
+        return best
+    }
+
+    /// The edge map's ridge along the profile `start + step × k`, k in 0…`steps`: the local maximum of at least 0.5
+    /// nearest the profile's middle (the side), placed between steps by a parabola through it and its neighbours, in
+    /// steps; infinity when there is none.
+    private func ridge(
+        _ maps: SegmentationMaps, _ grid: SegmentationGrid, from start: PixelPoint, step: PixelPoint, steps: Int
+    ) -> Double {
+        let middle = Double(steps) / 2
+        var best = Double.infinity
+        var before: Float? = nil
+        var here = MapOutline.sample(maps.edge, maps, grid, start)
+        for k in 1...steps {
+            let after = MapOutline.sample(maps.edge, maps, grid, start + step * Double(k))
+            defer { (before, here) = (here, after) }
+            guard let b = before, let h = here, let a = after, h >= 0.5, h >= b, h > a else { continue }
+            let curvature = b - 2 * h + a
+            let vertex = curvature < 0 ? Double(0.5 * (b - a) / curvature) : 0
+            let peak = Double(k - 1) + max(-0.5, min(0.5, vertex))
+            if abs(peak - middle) < abs(best - middle) { best = peak }
+        }
+        return best
+    }
+
+    /// `plane`'s value (one of `maps`' planes) at frame point `p`, bilinear between cell centres; nil outside the
+    /// grid's centres.
+    @inline(__always) static func sample(
+        _ plane: UnsafePointer<Float>, _ maps: SegmentationMaps, _ grid: SegmentationGrid, _ p: PixelPoint
+    ) -> Float? {
         let c = Double(grid.cellPx)
         let u = p.x / c - 0.5, v = p.y / c - 0.5
         guard u >= 0, v >= 0, u < Double(grid.widthCells - 1), v < Double(grid.heightCells - 1) else { return nil }
         let i = Int(u), j = Int(v)
         let fu = Float(u - Double(i)), fv = Float(v - Double(j))
-        let row = maps.interior + j * maps.rowStride + i
+        let row = plane + j * maps.rowStride + i
         let top = row[0] + (row[1] - row[0]) * fu
         let bottom = row[maps.rowStride] + (row[maps.rowStride + 1] - row[maps.rowStride]) * fu
         return top + (bottom - top) * fv

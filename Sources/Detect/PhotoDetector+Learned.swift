@@ -7,7 +7,8 @@ extension PhotoDetector {
     /// be (`LearnedRegionParameters`). With corner planes, a region that is not placed is split by the outlines its
     /// cells predict (`considerVotedPrints`); one still not placed is split where it narrows (`considerSplitRegion`:
     /// prints joined through an overlap the edge map left open), then tried from the quad enclosing its hull (a print
-    /// partly under another, `considerEnclosingOutline`), then on the interior map (`considerMapOutline`).
+    /// partly under another, `considerEnclosingOutline`), then on the interior map (`considerMapOutline`), then, after
+    /// a close look, on the maps alone (`considerOutlineOnMapsAlone`).
     ///
     /// Runs on the caller's thread; allocates nothing once the region lists have grown. The regions are
     /// `extractLearnedRegions`'s, from the same maps.
@@ -45,6 +46,9 @@ extension PhotoDetector {
             }
             if p.usesCloseLook, closeLook != nil {
                 lookCloser(at: region, frame: frame, sampler: sampler, minimumSidePx: minimumSidePx)
+            }
+            if candidates.count == before, p.placesOnMapsAlone, !duplicate {
+                considerOutlineOnMapsAlone(region, of: learnedRegions, maps: maps, minimumSidePx: minimumSidePx)
             }
         }
     }

@@ -75,4 +75,43 @@ extension PhotoDetector {
             candidates[index] = moved
         }
     }
+
+    /// A learned region that no other step placed (`considerLearnedRegions`), placed on the segmenter's maps alone:
+    /// the sides of its quad (`coarseOutline`) moved to the edge map's ridge within
+    /// `LearnedRegionParameters.mapsAloneReachCells` (`MapOutline`, `.edgeRidge`), kept only when the segmenter sees
+    /// paper at all 25 lattice points inside the outline (`pointsTheSegmenterSeesInside`) and table around it (under
+    /// a quarter of 28 points between it and its sides moved 2 cells out), then checked as every candidate
+    /// (`acceptOutline`) with confidence `mapsAloneConfidence`: the frame's edges do not confirm it.
+    func considerOutlineOnMapsAlone(
+        _ region: RegionExtractor.Region, of extractor: RegionExtractor, maps: SegmentationMaps,
+        minimumSidePx: Double
+    ) {
+        guard let segmenter else { return }
+        let grid = segmenter.grid
+        let c = Double(grid.cellPx)
+        let p = learnedParameters
+        let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
+        func reject(_ why: @autoclosure () -> String) {
+            trace?(
+                "maps alone x \(region.minX * grid.cellPx)...\(region.maxX * grid.cellPx) y \(region.minY * grid.cellPx)...\(region.maxY * grid.cellPx): \(why())"
+            )
+        }
+        guard
+            var start = coarseOutline(
+                region, hull: hull, scale: c, offsetPx: p.outlineOffsetCells * c, reject: reject)
+        else { return }
+        if start.signedArea < 0 { start = Quad(start[3], start[2], start[1], start[0]) }
+        for kept in candidates where kept.quad.contains(start.centroid) { reject("dup of earlier pass"); return }
+        guard
+            let quad = mapOutline.fit(
+                start, maps: maps, grid: grid, reading: .edgeRidge, reachCells: p.mapsAloneReachCells)
+        else { reject("no outline on the edge map"); return }
+        let inside = pointsTheSegmenterSeesInside(quad, maps)
+        guard inside == 25 else { reject("the segmenter sees paper at \(inside) of 25 points inside"); return }
+        guard let around = quad.offsettingSides(byPx: 2 * c) else { reject("no outline around it"); return }
+        let paperAround = pointsTheSegmenterSeesBetween(quad, and: around, maps)
+        guard 4 * paperAround < 28 else { reject("paper at \(paperAround) of 28 points around it"); return }
+        acceptOutline(
+            quad.canonicallyOrdered(), support: p.mapsAloneConfidence, minimumSidePx: minimumSidePx, reject: reject)
+    }
 }

@@ -86,3 +86,54 @@ import Testing
         #expect(errorPx[true]! < 1, "\(mode): with them the print's own (\(errorPx[true]!) px)")
     }
 }
+
+/// Read on the edge map (`.edgeRidge`), the outline found from a quad several pixels off is the painted quad's to
+/// within the map's resolution; a reach of 6 cells finds it from 16 px out, where the default 3 cells find nothing.
+@Test func theEdgeRidgeOutlineIsThePaintedEdgeLine() throws {
+    let geometry = FrameGeometry(widthPx: 640, heightPx: 480, chroma: .yuv420(.jpeg))
+    let print = placedQuad(centre: PixelPoint(300, 220), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
+    let segmenter = PaintedSegmenter(geometry: geometry, interiorQuads: [print], edgeQuads: [print])
+    let maps = segmenter.segment(FrameBuffer(geometry: geometry))
+    var outline = MapOutline()
+    for offsetPx in [5.0, -4.0] {
+        let start = try #require(print.offsettingSides(byPx: offsetPx))
+        let fitted = outline.fit(start, maps: maps, grid: segmenter.grid, reading: .edgeRidge)
+        let found = try #require(fitted, "from \(offsetPx) px")
+        #expect(maxCornerError(found, print) < 1.5, "from \(offsetPx) px: \(found)")
+    }
+    let far = try #require(print.offsettingSides(byPx: 16))
+    let beyondReach = outline.fit(far, maps: maps, grid: segmenter.grid, reading: .edgeRidge)
+    #expect(beyondReach == nil, "the sides lie beyond the 3-cell reach")
+    let fitted = outline.fit(far, maps: maps, grid: segmenter.grid, reading: .edgeRidge, reachCells: 6)
+    let reached = try #require(fitted)
+    #expect(maxCornerError(reached, print) < 1.5, "\(reached)")
+}
+
+/// A print the frame does not show at all (the table's own tone, no edge anywhere) that the segmenter sees — interior
+/// and edge painted from it — is placed on the maps alone, in `learned` and `both` modes, with
+/// `mapsAloneConfidence`; off (`placesOnMapsAlone`), it is not found; and where the maps show paper around the
+/// outline too (a larger interior painted under it) it is not placed either.
+@Test func aPrintOnlyTheSegmenterSeesIsPlacedOnTheMapsAlone() throws {
+    let frame = renderFrame(widthPx: 640, heightPx: 480, table: (120, 128, 128), photos: [], noiseSigma: 1)
+    let print = placedQuad(centre: PixelPoint(320, 240), widthPx: 180, heightPx: 130, angleDegrees: 25, perspective: 4)
+    let table = try #require(print.offsettingSides(byPx: 20))
+    for mode in [DetectorMode.learned, .both] {
+        for alone in [true, false] {
+            let segmenter = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [print], edgeQuads: [print])
+            let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: mode)
+            detector.learnedParameters.placesOnMapsAlone = alone
+            let found = detector.detect(frame)
+            guard alone else {
+                #expect(found.isEmpty, "\(mode), off: \(found)")
+                continue
+            }
+            #expect(found.count == 1, "\(mode): \(found)")
+            let observation = try #require(found.first)
+            #expect(maxCornerError(observation.quad, print) < 1.5, "\(mode): \(observation.quad)")
+            #expect(observation.confidence == detector.learnedParameters.mapsAloneConfidence)
+        }
+        let around = PaintedSegmenter(geometry: frame.geometry, interiorQuads: [table, print], edgeQuads: [print])
+        let onPaper = PhotoDetector(geometry: frame.geometry, segmenter: around, mode: mode).detect(frame)
+        #expect(onPaper.isEmpty, "\(mode): paper all around: \(onPaper)")
+    }
+}
