@@ -28,19 +28,8 @@ extension PhotoDetector {
     ) {
         guard let segmenter else { return }
         let grid = segmenter.grid
-        let c = Double(grid.cellPx)
-        let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
-        func reject(_ why: @autoclosure () -> String) {
-            trace?(
-                "map outline x \(region.minX * grid.cellPx)...\(region.maxX * grid.cellPx) y \(region.minY * grid.cellPx)...\(region.maxY * grid.cellPx): \(why())"
-            )
-        }
-        guard
-            let start = coarseOutline(
-                region, hull: hull, scale: c, offsetPx: learnedParameters.outlineOffsetCells * c, reject: reject)
-        else { return }
-        let centre = start.centroid
-        for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return }
+        func reject(_ why: @autoclosure () -> String) { traceRegion("map outline", region, why()) }
+        guard let start = unplacedStart(region, of: extractor, reject: reject) else { return }
         guard let placed = mapOutlineOnEdges(from: start, maps: maps, grid: grid, sampler: sampler) else {
             reject("no outline on the map with its edges"); return
         }
@@ -90,18 +79,9 @@ extension PhotoDetector {
         let grid = segmenter.grid
         let c = Double(grid.cellPx)
         let p = learnedParameters
-        let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
-        func reject(_ why: @autoclosure () -> String) {
-            trace?(
-                "maps alone x \(region.minX * grid.cellPx)...\(region.maxX * grid.cellPx) y \(region.minY * grid.cellPx)...\(region.maxY * grid.cellPx): \(why())"
-            )
-        }
-        guard
-            var start = coarseOutline(
-                region, hull: hull, scale: c, offsetPx: p.outlineOffsetCells * c, reject: reject)
-        else { return }
+        func reject(_ why: @autoclosure () -> String) { traceRegion("maps alone", region, why()) }
+        guard var start = unplacedStart(region, of: extractor, reject: reject) else { return }
         if start.signedArea < 0 { start = Quad(start[3], start[2], start[1], start[0]) }
-        for kept in candidates where kept.quad.contains(start.centroid) { reject("dup of earlier pass"); return }
         guard
             let quad = mapOutline.fit(
                 start, maps: maps, grid: grid, reading: .edgeRidge, reachCells: p.mapsAloneReachCells)
@@ -113,5 +93,31 @@ extension PhotoDetector {
         guard 4 * paperAround < 28 else { reject("paper at \(paperAround) of 28 points around it"); return }
         acceptOutline(
             quad.canonicallyOrdered(), support: p.mapsAloneConfidence, minimumSidePx: minimumSidePx, reject: reject)
+    }
+
+    /// The quad of `region` (the frame grid's, of `extractor`) grown to where the paper's edge should be
+    /// (`coarseOutline`), or nil (told to `reject`) when it has none or its centre lies in an outline already placed.
+    private func unplacedStart(
+        _ region: RegionExtractor.Region, of extractor: RegionExtractor,
+        reject: (@autoclosure () -> String) -> Void
+    ) -> Quad? {
+        guard let segmenter else { return nil }
+        let c = Double(segmenter.grid.cellPx)
+        let hull = extractor.hullPoints[region.hullStart..<(region.hullStart + region.hullCount)]
+        guard
+            let start = coarseOutline(
+                region, hull: hull, scale: c, offsetPx: learnedParameters.outlineOffsetCells * c, reject: reject)
+        else { return nil }
+        let centre = start.centroid
+        for kept in candidates where kept.quad.contains(centre) { reject("dup of earlier pass"); return nil }
+        return start
+    }
+
+    /// Traces `why` for the frame grid's `region`, named by `step` and its box in frame pixels.
+    private func traceRegion(_ step: String, _ region: RegionExtractor.Region, _ why: @autoclosure () -> String) {
+        guard let trace, let cellPx = segmenter?.grid.cellPx else { return }
+        trace(
+            "\(step) x \(region.minX * cellPx)...\(region.maxX * cellPx) y \(region.minY * cellPx)...\(region.maxY * cellPx): \(why())"
+        )
     }
 }

@@ -3,14 +3,20 @@ import Testing
 
 @testable import Detect
 
+/// A 200 × 150 px print at 17° with some perspective on a 640 × 480 frame, and the maps painted from it.
+private func paintedPrint() -> (print: Quad, segmenter: PaintedSegmenter, maps: SegmentationMaps) {
+    let geometry = FrameGeometry(widthPx: 640, heightPx: 480, chroma: .yuv420(.jpeg))
+    let print = placedQuad(centre: PixelPoint(300, 220), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
+    let segmenter = PaintedSegmenter(geometry: geometry, interiorQuads: [print], edgeQuads: [print])
+    return (print, segmenter, segmenter.segment(FrameBuffer(geometry: geometry)))
+}
+
 /// The interior map painted from a quad (`PaintedSegmenter`: each cell the fraction of it inside) falls through 0.5
 /// on the quad's sides, so the map outline found from a quad several pixels off — outside it or inside it — is the
 /// painted quad to under a pixel; from a quad beyond the search's reach, or on an empty map, there is none.
 @Test func theMapOutlineIsWhereThePaintedInteriorFallsThroughOneHalf() throws {
+    let (print, segmenter, maps) = paintedPrint()
     let geometry = FrameGeometry(widthPx: 640, heightPx: 480, chroma: .yuv420(.jpeg))
-    let print = placedQuad(centre: PixelPoint(300, 220), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
-    let segmenter = PaintedSegmenter(geometry: geometry, interiorQuads: [print], edgeQuads: [print])
-    let maps = segmenter.segment(FrameBuffer(geometry: geometry))
     var outline = MapOutline()
     for offsetPx in [5.0, -4.0] {
         let start = try #require(print.offsettingSides(byPx: offsetPx))
@@ -90,10 +96,7 @@ import Testing
 /// Read on the edge map (`.edgeRidge`), the outline found from a quad several pixels off is the painted quad's to
 /// within the map's resolution; a reach of 6 cells finds it from 16 px out, where the default 3 cells find nothing.
 @Test func theEdgeRidgeOutlineIsThePaintedEdgeLine() throws {
-    let geometry = FrameGeometry(widthPx: 640, heightPx: 480, chroma: .yuv420(.jpeg))
-    let print = placedQuad(centre: PixelPoint(300, 220), widthPx: 200, heightPx: 150, angleDegrees: 17, perspective: 6)
-    let segmenter = PaintedSegmenter(geometry: geometry, interiorQuads: [print], edgeQuads: [print])
-    let maps = segmenter.segment(FrameBuffer(geometry: geometry))
+    let (print, segmenter, maps) = paintedPrint()
     var outline = MapOutline()
     for offsetPx in [5.0, -4.0] {
         let start = try #require(print.offsettingSides(byPx: offsetPx))
