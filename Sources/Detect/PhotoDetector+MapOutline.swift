@@ -80,8 +80,7 @@ extension PhotoDetector {
         let c = Double(grid.cellPx)
         let p = learnedParameters
         func reject(_ why: @autoclosure () -> String) { traceRegion("maps alone", region, why()) }
-        guard var start = unplacedStart(region, of: extractor, reject: reject) else { return }
-        if start.signedArea < 0 { start = Quad(start[3], start[2], start[1], start[0]) }
+        guard let start = unplacedStart(region, of: extractor, reject: reject) else { return }
         guard
             let quad = mapOutline.fit(
                 start, maps: maps, grid: grid, reading: .edgeRidge, reachCells: p.mapsAloneReachCells)
@@ -96,7 +95,7 @@ extension PhotoDetector {
     }
 
     /// The quad of `region` (the frame grid's, of `extractor`) grown to where the paper's edge should be
-    /// (`coarseOutline`), or nil (told to `reject`) when it has none or its centre lies in an outline already placed.
+    /// (`coarseOutline`; clockwise on screen, as the hull it is fitted on), or nil (told to `reject`) when it has none or its centre lies in an outline already placed.
     private func unplacedStart(
         _ region: RegionExtractor.Region, of extractor: RegionExtractor,
         reject: (@autoclosure () -> String) -> Void
