@@ -158,8 +158,10 @@ public final class PhotoMotionEstimator {
         wasRegistered = true
         lastMotion = motion
         previousWarp = warp
+        // In pixels before a re-key moves the normalised frame's centre and scale.
+        let motionPx = fromNormalised(motion)
         if maxCornerDisplacementPx(warp) > parameters.rekeyDisplacementPx { makeKey(pyramid, region: region) }
-        return fromNormalised(motion)
+        return motionPx
     }
 
     // MARK: - Key frame

@@ -29,6 +29,26 @@ import Testing
     #expect(maxCornerError(try #require(after.mapped(by: still)), after) < 0.02)
 }
 
+/// A frame that takes a new key reports the photo's motion too: the new key's centre and scale (from the region
+/// given then, here a part of the photo off its centre) must not be those the motion is read in.
+@Test func aFrameThatTakesANewKeyReportsThePhotosMotion() throws {
+    let photo = SyntheticPhoto(widthPx: 120, heightPx: 90, seed: 5, colour: false)
+    let before = placedQuad(centre: PixelPoint(150, 120), widthPx: 120, heightPx: 90, angleDegrees: 4)
+    let after = placedQuad(centre: PixelPoint(152.6, 118.7), widthPx: 120, heightPx: 90, angleDegrees: 7)
+    let frames = framesOf(photo, at: [before, after], widthPx: 320, heightPx: 240, textureAmplitude: 25)
+    var parameters = PhotoMotionParameters()
+    parameters.rekeyDisplacementPx = 0  // every measured frame takes a new key
+    let estimator = PhotoMotionEstimator(parameters: parameters)
+    let pyramid = LumaPyramid(geometry: frames[0].geometry)
+    pyramid.load(frames[0])
+    #expect(estimator.estimate(pyramid, region: before) == nil)
+    pyramid.load(frames[1])
+    let part = placedQuad(centre: PixelPoint(125, 105), widthPx: 50, heightPx: 40, angleDegrees: 7)
+    let motion = try #require(estimator.estimate(pyramid, region: part))
+    let moved = try #require(before.mapped(by: motion))
+    #expect(maxCornerError(moved, after) < 0.15, "corners moved to \(moved) vs \(after)")
+}
+
 @Test func aPhotoWithoutTextureHasNoMeasuredMotion() {
     let blank = SyntheticPhoto(widthPx: 120, heightPx: 90, seed: 5, colour: false, borderFraction: 0.5)
     let quad = placedQuad(centre: PixelPoint(150, 120), widthPx: 120, heightPx: 90, angleDegrees: 4)

@@ -7,12 +7,14 @@ partly out of view), how often colour is painted on a visible print with an outl
 Clips: tools/scenes/dr_render.py sequence (one per seed, rendered once into .build/dr-motion/SPLIT-SEED). Each clip
 goes through `colorcam detect CLIP --json` (tracked, the product's detector and tracker); a detection's `painted`
 field is the product's own decision (`PaintGate`, the rule `replay`/`live` composite with). Per frame and per print
-whose visible fraction is at least --min-visible (default 0.05; the truth's `visible`):
+whose shown fraction is at least --min-visible (default 0.05): the part of the print the frame shows, in view (the
+truth's `visible`) and not under a print drawn above it (the truth lists prints bottom to top; the slid print may
+pass under another):
   - painted: a painted detection's outline lies within --max-offset px (default 1.5) of the print's true corners
     (mean corner distance, best cyclic corner order; corners out of view included — the compositor clips);
   - off: a painted detection is nearest this print but further than --max-offset (colour misplaced by that much).
-Reported overall, for the slid print while moving (by speed) and at rest, for the other prints, and for prints
-partly out of view. --min-painted / --max-off (all prints) and --min-moving-painted (the slid print while it moves)
+Reported overall, for the slid print while moving (by speed) and at rest, for the other prints, for prints
+partly out of view and for prints partly under another. --min-painted / --max-off (all prints) and --min-moving-painted (the slid print while it moves)
 make it exit 1 (first config) when missed.
 """
 import argparse
@@ -22,6 +24,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import cv2
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,6 +62,25 @@ def distance(truth, corners):
     return best
 
 
+def shown_fractions(photos, width, height):
+    """Per print (bottom to top), the fraction of its area the frame shows: inside the frame and not under a print
+    above it (rasterised at 1 px; corners in pixels, pixel centres at +0.5)."""
+    masks = []
+    for p in photos:
+        mask = np.zeros((height, width), np.uint8)
+        pts = np.round((np.asarray(p["corners"], float) - 0.5) * 16).astype(np.int32)
+        cv2.fillConvexPoly(mask, pts, 1, lineType=cv2.LINE_8, shift=4)
+        masks.append(mask)
+    fractions = []
+    for i, p in enumerate(photos):
+        area = abs(float(cv2.contourArea(np.asarray(p["corners"], np.float32))))
+        shown = masks[i].copy()
+        for above in masks[i + 1:]:
+            shown &= 1 - above
+        fractions.append(min(1.0, float(shown.sum()) / max(area, 1e-9)))
+    return fractions
+
+
 def score_clip(truth, lines, min_visible, max_offset):
     """Rows (bucket keys, painted ok, painted off) per (frame, print)."""
     rows = []
@@ -66,8 +88,9 @@ def score_clip(truth, lines, min_visible, max_offset):
         painted = [d["corners"] for d in line["detections"] if d.get("painted")]
         if any("painted" not in d for d in line["detections"]):
             raise SystemExit("detect_motion: colorcam detect --json gives no `painted` field (an older binary?)")
-        for p in frame["photos"]:
-            if p["visible"] < min_visible:
+        shown = shown_fractions(frame["photos"], truth["width"], truth["height"])
+        for p, shown_fraction in zip(frame["photos"], shown):
+            if shown_fraction < min_visible:
                 continue
             dists = [distance(p["corners"], c) for c in painted]
             nearest = min(dists) if dists else np.inf
@@ -81,6 +104,8 @@ def score_clip(truth, lines, min_visible, max_offset):
                 keys.append("other prints")
             if p["visible"] < 0.999:
                 keys.append("partly out of view")
+            if shown_fraction < p["visible"] - 0.01:
+                keys.append("partly under another")
             rows.append((keys, nearest <= max_offset, max_offset < nearest < 40))
     return rows
 
@@ -136,7 +161,7 @@ def main():
         print(json.dumps(report, indent=1))
     else:
         order = ["all", "other prints", "slid, at rest", "slid, moving", "moving 2-5 px/f", "moving 5-10 px/f",
-                 "moving 10-15 px/f", "partly out of view"]
+                 "moving 10-15 px/f", "partly out of view", "partly under another"]
         print(f"{len(clips)} clips ({args.split}, seeds {args.seeds}); painted within {args.max_offset} px "
               f"(off: painted nearest the print but further)")
         print(f"{'bucket':22s}" + "".join(f"{n:>24s}" for n, _ in configs))
