@@ -49,12 +49,11 @@ public final class PhotoTrackingSession {
     }
     /// A full search's outline replaces a re-found track's when their corners differ by more than this fraction of
     /// the photo's size (mean corner distance over the square root of the area): smaller differences are the
-    /// search's own scatter, which would only add jitter. At 0.06 a re-find that had taken one side onto the
-    /// picture inside a thin white border (a print 120 px across, one side 7 px in: 3.5 px mean) or a still
-    /// print's first outline 2.6 px off stayed so while two searches in a row found the paper's edge; at 0.03
-    /// static prints of the training-split motion clips are placed within 1.5 px on 83.1 % of frames (79.9 %),
-    /// the tracking benchmark unchanged; at 0.025 and below, searches' scatter moves outlines already placed
-    /// (`tools/profile/results/motion-v3-disagreement.txt`).
+    /// search's own scatter, which would only add jitter. At 0.06 a still print's first outline 2.6 px off (75 px
+    /// across: 3.5 %) stayed so while every search found the paper's edge; at 0.03 static prints of the
+    /// training-split motion clips are placed within 1.5 px on 83.1 % of frames (79.9 %), the tracking benchmark
+    /// unchanged; at 0.025 and below, searches' scatter moves outlines already placed. Still under it: one side
+    /// 7 px in on a 120-px print (2.8 %; `tools/profile/results/motion-v3-disagreement.txt`).
     public var disagreementFraction = 0.03
     /// A full search's outline never replaces a re-found one whose area differs by more than this factor (a white
     /// border adds up to about 1.4).

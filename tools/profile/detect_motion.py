@@ -14,8 +14,8 @@ pass under another):
     (mean corner distance, best cyclic corner order; corners out of view included — the compositor clips);
   - off: a painted detection is nearest this print but further than --max-offset (colour misplaced by that much).
 Reported overall, for the slid print while moving (by speed) and at rest, for the other prints, for prints
-partly out of view and for prints partly under another. --min-painted / --max-off (all prints) and --min-moving-painted (the slid print while it moves)
-make it exit 1 (first config) when missed.
+partly out of view and for prints partly under another. --min-painted / --max-off (all prints) and
+--min-moving-painted (the slid print while it moves) make it exit 1 (first config) when missed.
 """
 import argparse
 import json
