@@ -95,7 +95,8 @@ extension PhotoDetector {
     }
 
     /// The quad of `region` (the frame grid's, of `extractor`) grown to where the paper's edge should be
-    /// (`coarseOutline`; clockwise on screen, as the hull it is fitted on), or nil (told to `reject`) when it has none or its centre lies in an outline already placed.
+    /// (`coarseOutline`; clockwise on screen, as the hull it is fitted on), or nil (told to `reject`) when it has
+    /// none or its centre lies in an outline already placed.
     private func unplacedStart(
         _ region: RegionExtractor.Region, of extractor: RegionExtractor,
         reject: (@autoclosure () -> String) -> Void

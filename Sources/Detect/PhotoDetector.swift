@@ -488,9 +488,10 @@ public final class PhotoDetector {
     }
 
     /// A region's quad (its hull's largest inscribed quad, `f` frame pixels per grid unit; clockwise on screen, as
-    /// the hull) grown by `offsetPx` on every side, when the region is quad-shaped and solid (its hull hugs the quad and its pixels fill the hull)
-    /// and the quad convex; nil (and `reject` told why) otherwise. With `enclosing`, the smallest quad enclosing the
-    /// hull on its sides (`EnclosingQuadFitter`), which may exceed the hull by half its area (a hidden corner).
+    /// the hull) grown by `offsetPx` on every side, when the region is quad-shaped and solid (its hull hugs the quad
+    /// and its pixels fill the hull) and the quad convex; nil (and `reject` told why) otherwise. With `enclosing`,
+    /// the smallest quad enclosing the hull on its sides (`EnclosingQuadFitter`), which may exceed the hull by half
+    /// its area (a hidden corner).
     func coarseOutline(
         _ region: RegionExtractor.Region, hull: ArraySlice<PixelPoint>, scale f: Double,
         originPx: PixelPoint = .zero, offsetPx: Double, enclosing: Bool = false,

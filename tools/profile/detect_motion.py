@@ -29,6 +29,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools", "scenes"))
+import dr_render  # noqa: E402
 
 
 def parse_seeds(text):
@@ -65,12 +67,7 @@ def distance(truth, corners):
 def shown_fractions(photos, width, height):
     """Per print (bottom to top), the fraction of its area the frame shows: inside the frame and not under a print
     above it (rasterised at 1 px; corners in pixels, pixel centres at +0.5)."""
-    masks = []
-    for p in photos:
-        mask = np.zeros((height, width), np.uint8)
-        pts = np.round((np.asarray(p["corners"], float) - 0.5) * 16).astype(np.int32)
-        cv2.fillConvexPoly(mask, pts, 1, lineType=cv2.LINE_8, shift=4)
-        masks.append(mask)
+    masks = [dr_render.quad_mask(p["corners"], width, height) for p in photos]
     fractions = []
     for i, p in enumerate(photos):
         area = abs(float(cv2.contourArea(np.asarray(p["corners"], np.float32))))
