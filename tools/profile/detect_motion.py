@@ -2,7 +2,7 @@
 """Colour on moving prints: on domain-randomized clips in which a hand slides one print (2–15 px per frame, often
 partly out of view), how often colour is painted on a visible print with an outline that fits it.
 
-  detect_motion.py [--split heldout] [--seeds 1-24] [--colorcam BIN] [--config NAME=ARGS …] [--json]
+  detect_motion.py [--split heldout] [--seeds 1-24] [--colorcam BIN] [--config NAME=ARGS …] [--json] [--sheet OUT.png]
 
 Clips: tools/scenes/dr_render.py sequence (one per seed, rendered once into .build/dr-motion/SPLIT-SEED). Each clip
 goes through `colorcam detect CLIP --json` (tracked, the product's detector and tracker); a detection's `painted`
@@ -103,8 +103,49 @@ def score_clip(truth, lines, min_visible, max_offset):
                 keys.append("partly out of view")
             if shown_fraction < p["visible"] - 0.01:
                 keys.append("partly under another")
-            rows.append((keys, nearest <= max_offset, max_offset < nearest < 40))
+            rows.append((keys, nearest <= max_offset, max_offset < nearest < 40,
+                         (frame["frame"], frame["photos"].index(p), nearest)))
     return rows
+
+
+def luma_frame(path, width, height, index):
+    """Frame `index`'s Y plane of a 4:2:0 .y4m clip (uint8 [height, width])."""
+    with open(path, "rb") as handle:
+        header = handle.readline()
+        size = width * height * 3 // 2
+        handle.seek(len(header) + index * (len(b"FRAME\n") + size) + len(b"FRAME\n"))
+        return np.frombuffer(handle.read(width * height), np.uint8).reshape(height, width)
+
+
+def write_sheet(path, worst, tile=(240, 180), columns=4):
+    """A contact sheet of the worst (clip, print) pairs, worst first: for each, the frame in the middle of its failed
+    frames, cropped around the print: the truth in green, painted outlines in red, caption seed / frame / offset."""
+    tiles = []
+    for clip_dir, truth, lines, (frame_index, print_index, nearest), share in worst:
+        luma = luma_frame(os.path.join(clip_dir, "sequence.y4m"), truth["width"], truth["height"], frame_index)
+        image = cv2.cvtColor(luma, cv2.COLOR_GRAY2BGR)
+        corners = np.asarray(truth["frames"][frame_index]["photos"][print_index]["corners"], float)
+        for d in lines[frame_index]["detections"]:
+            if d.get("painted"):
+                cv2.polylines(image, [np.round(np.asarray(d["corners"]) * 4).astype(np.int32)], True, (0, 0, 255), 1,
+                              cv2.LINE_AA, shift=2)
+        cv2.polylines(image, [np.round(corners * 4).astype(np.int32)], True, (0, 255, 0), 1, cv2.LINE_AA, shift=2)
+        x0, y0 = np.maximum(corners.min(0) - 25, 0).astype(int)
+        x1, y1 = np.minimum(corners.max(0) + 25, [truth["width"], truth["height"]]).astype(int)
+        crop = image[y0:max(y1, y0 + 2), x0:max(x1, x0 + 2)]
+        scale = min(tile[0] / crop.shape[1], tile[1] / crop.shape[0])
+        crop = cv2.resize(crop, (max(1, int(crop.shape[1] * scale)), max(1, int(crop.shape[0] * scale))),
+                          interpolation=cv2.INTER_NEAREST)
+        cell = np.full((tile[1] + 18, tile[0], 3), 255, np.uint8)
+        cell[:crop.shape[0], :crop.shape[1]] = crop
+        off = "not painted" if not np.isfinite(nearest) or nearest >= 40 else f"{nearest:.1f} px"
+        cv2.putText(cell, f"seed {truth['seed']} f{frame_index} p{print_index}: {off}, {100 * share:.0f}% ok",
+                    (2, tile[1] + 13), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (0, 0, 0), 1, cv2.LINE_AA)
+        tiles.append(cell)
+    while len(tiles) % columns:
+        tiles.append(np.full_like(tiles[0], 255))
+    rows = [np.hstack(tiles[k:k + columns]) for k in range(0, len(tiles), columns)]
+    cv2.imwrite(path, np.vstack(rows))
 
 
 def run_config(binary, extra, clip_dir):
@@ -126,6 +167,7 @@ def main():
     parser.add_argument("--max-offset", type=float, default=1.5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--sheet", help="write a contact sheet (PNG) of the 16 worst (clip, print) pairs, first config")
     parser.add_argument("--min-painted", type=float)
     parser.add_argument("--max-off", type=float)
     parser.add_argument("--min-moving-painted", type=float)
@@ -143,14 +185,25 @@ def main():
             outputs = list(pool.map(lambda c: run_config(args.colorcam, extra, c[0]), clips))
         table = {}
         per_clip = []
+        pairs = []
         for (clip_dir, truth), lines in zip(clips, outputs):
             rows = score_clip(truth, lines, args.min_visible, args.max_offset)
-            mover = [ok for keys, ok, _ in rows if "slid, moving" in keys]
+            mover = [ok for keys, ok, _, _ in rows if "slid, moving" in keys]
             per_clip.append((truth["seed"], truth["speed_px_per_frame"], np.mean(mover) if mover else float("nan")))
-            for keys, ok, off in rows:
+            by_print = {}
+            for _, ok, _, where in rows:
+                by_print.setdefault(where[1], []).append((ok, where))
+            for items in by_print.values():
+                failed = [where for ok, where in items if not ok]
+                if failed:
+                    share = sum(ok for ok, _ in items) / len(items)
+                    pairs.append((clip_dir, truth, lines, failed[len(failed) // 2], share))
+            for keys, ok, off, _ in rows:
                 for k in keys:
                     n, good, bad = table.get(k, (0, 0, 0))
                     table[k] = (n + 1, good + ok, bad + off)
+        if args.sheet and name == configs[0][0]:
+            write_sheet(args.sheet, sorted(pairs, key=lambda pair: pair[4])[:16])
         report[name] = {"buckets": {k: {"frames": n, "painted": good / n, "off": bad / n}
                                     for k, (n, good, bad) in table.items()},
                         "clips": [{"seed": s, "speed_px": v, "moving_painted": m} for s, v, m in per_clip]}
