@@ -70,3 +70,29 @@ def test_a_training_pack_refuses_the_validation_tables(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "validation tables" in proc.stderr
     assert not (tmp_path / "p.npz").exists()
+
+
+def test_the_overlap_rate_decides_whether_prints_may_overlap():
+    """Training packs may raise how often prints overlap (`dr_render.py pack --overlap-rate`): at 0 no print overlaps
+    another, at 1 every scene of two or more prints may, and the rate changes neither the table nor the camera."""
+    photos = [("grey", np.full((300, 200, 3), 128, np.uint8)), ("dark", np.full((200, 300, 3), 90, np.uint8))]
+    overlapping = {0.0: 0, 1.0: 0}
+    for k in range(16):
+        seed = 59 * 1_000_000 + k
+        scenes = {rate: dr_render.render(seed, photos, 320, 240, "train", overlap_rate=rate)[2] for rate in overlapping}
+        assert scenes[0.0]["table"] == scenes[1.0]["table"] and scenes[0.0]["camera"] == scenes[1.0]["camera"]
+        for rate, scene in scenes.items():
+            overlapping[rate] += sum(1 for p in scene["photos"] if p["overlap"])
+    assert overlapping[0.0] == 0
+    assert overlapping[1.0] >= 4, overlapping
+
+
+@pytest.mark.parametrize("args", [["pack", "--overlap-rate", "1.5"], ["stills", "--overlap-rate", "0.6"]])
+def test_a_bad_overlap_rate_is_a_usage_error(tmp_path, args):
+    out = tmp_path / "s.npz"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools/scenes/dr_render.py"), args[0], "--split", "train",
+                           "--count", "1", "--seed", "59", *args[1:], "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "--overlap-rate" in proc.stderr.strip().splitlines()[-1]
+    assert not out.exists()

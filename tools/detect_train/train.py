@@ -8,7 +8,8 @@
 identity plus the folded bias and stays frozen (running statistics fixed, eval mode), so fine-tuning continues that
 exact function; the check prints the largest difference from onnxruntime on a pack's first scenes.
 
-Loss: binary cross-entropy on the interior map + 2 × BCE on the paper-edge map (positives weighted 3×) + the corner
+Loss: binary cross-entropy on the interior map + 2 × BCE on the paper-edge map (positives weighted 3×; the cells of an
+edge between two prints — one lying on the other — weighted --junction-weight more, `junction_cells`) + the corner
 loss: in every cell inside a print (the topmost there, amodal under hands), smooth-L1 between the predicted and the
 true corner offsets (cells), the smallest over the four cyclic orders (a quad has no first corner), weighted
 --corner-weight; prints reaching out of the frame count a fifth (their hidden corners are guesses). Corner targets
@@ -169,10 +170,20 @@ def corner_loss(pred, target, weight):
     return (best * weight).sum() / weight.sum().clamp(min=1.0)
 
 
-def loss_fn(logits, y, corners=None, corner_weight=0.02):
+def junction_cells(y):
+    """[N, h, w] 1.0 on the paper-edge cells (edge target > 0.3) that have print interior in every cell of the 5 × 5
+    cells around them: an edge between two prints (one lying on the other), not between a print and the table; else 0.
+    Where the net leaves such an edge open, two prints' interiors join into one region."""
+    inside = -F.max_pool2d(-y[:, 0:1], 5, stride=1, padding=2)
+    return ((y[:, 1:2] > 0.3) & (inside >= 0.5)).float()[:, 0]
+
+
+def loss_fn(logits, y, corners=None, corner_weight=0.02, junction_weight=1.0):
     maps, pred = logits
     interior = F.binary_cross_entropy_with_logits(maps[:, 0], y[:, 0])
-    edge = F.binary_cross_entropy_with_logits(maps[:, 1], y[:, 1], pos_weight=torch.tensor(3.0, device=maps.device))
+    weight = 1 + (junction_weight - 1) * junction_cells(y) if junction_weight != 1 else None
+    edge = F.binary_cross_entropy_with_logits(maps[:, 1], y[:, 1], weight=weight,
+                                              pos_weight=torch.tensor(3.0, device=maps.device))
     total = interior + 2 * edge
     lc = 0.0
     if corners is not None and pred is not None:
@@ -197,6 +208,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--corner-weight", type=float, default=0.02)
     p.add_argument("--corner-kernel", type=int, default=1, help="the corner head's first convolution: 1 or 3")
+    p.add_argument("--junction-weight", type=float, default=1.0,
+                   help="the edge loss's weight on edges between two prints (junction_cells), against 1 elsewhere")
     p.add_argument("--trunk-from", default=None,
                    help="a checkpoint whose trunk and map head are loaded (its corner head, if any, is not)")
     p.add_argument("--train-only-corners", action="store_true",
@@ -273,7 +286,7 @@ def main():
             y = y_all[idx].float() / 255
             x, y, corners = augment(x, y, crop, rng, q_all[idx.numpy()])
             train_mode(model, frozen_bn)
-            loss, li, le, lc = loss_fn(model.logits(x), y, corners, args.corner_weight)
+            loss, li, le, lc = loss_fn(model.logits(x), y, corners, args.corner_weight, args.junction_weight)
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -10,7 +10,7 @@
       DIR/sequence.y4m and DIR/truth.json: still prints, a hand over one of them at first, then drawn away
       (render_hand_sequence; the keepsake check, tools/profile/keepsake_check.py)
   dr_render.py pack   --split train|heldout --count N --seed S --out FILE.npz [--size 640x480] [--workers 2]
-                      [--photo-tables F]
+                      [--photo-tables F] [--overlap-rate R]
       the CNN's training pack: X uint8 [N,3,gh,gw] (cell means of Y, Cb, Cr), Y uint8 [N,2,gh,gw] (interior and
       paper-edge targets ×255), with gh × gw = the frame / cell (cell = 2 × the detector's coarse factor: 4 px at 640×480);
       corners float32 [N,8,4,2]: each print's corners in frame pixels, bottom to top, NaN after the last print
@@ -24,7 +24,9 @@ covering up to 20 % of a print; drop shadows, hard and soft cast shadows, lighti
 balance, exposure, focus and motion blur, sensor noise, JPEG. Photos are split by instance (dr_photos.py).
 Training packs may also lay a fraction F of their scenes on a photograph of the split instead of a table texture
 (`--photo-tables`, `photo_table`): any picture can be the table, so the net has to find the paper, not a texture it
-knows. Stills and held-out packs never do (the benchmark's tables stay the texture families).
+knows. Stills and held-out packs never do (the benchmark's tables stay the texture families). Training packs may
+also let prints overlap more often (`--overlap-rate R`: the chance that a scene of two or more prints lets them
+overlap; 0.3 everywhere else, the held-out set included).
 Corners: pixels, the image spanning [0, W] × [0, H], clockwise from the corner nearest (0, 0) (as render.py).
 """
 import argparse
@@ -161,11 +163,12 @@ def quad_mask(corners, width, height, scale=1):
     return mask
 
 
-def place_prints(rng, photos, table_h, width, height, count):
-    """Chooses prints and where they lie. Returns [(table homography print px → table, image, info)]."""
+def place_prints(rng, photos, table_h, width, height, count, overlap_rate=0.3):
+    """Chooses prints and where they lie; with two or more, they may overlap (up to 15 %) with probability
+    `overlap_rate`. Returns [(table homography print px → table, image, info)]."""
     inv = np.linalg.inv(table_h)
     short = min(width, height)
-    allow_overlap = count >= 2 and rng.random() < 0.3
+    allow_overlap = count >= 2 and rng.random() < overlap_rate
     placed, masks = [], []
     for _ in range(count):
         if rng.random() < 0.25:
@@ -288,7 +291,7 @@ TUNING_SEEDS = range(90, 100)
 
 
 def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None, photo_tables=0.0,
-           instances=None):
+           instances=None, overlap_rate=0.3):
     """One scene, fully determined by `seed`. Returns (uint8 RGB frame, each print's corners, scene dict).
 
     For a video frame: `frame_index` draws the sensor noise afresh for that frame (everything else stays), there is
@@ -296,7 +299,8 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
     homographies). `hand(corners)` may lay a given hand over the frame: it returns (mask, RGB) as `draw_hand` does,
     or None; it is drawn like the stills' hands (before the light) and each print's `hand_cover` recorded.
     `instances`: (lo, hi), the table texture instances drawn from (default: the split's 0:INSTANCES_PER_KIND); the
-    scene's other draws do not depend on it."""
+    scene's other draws do not depend on it. `overlap_rate`: how often two or more prints may overlap (training packs
+    may raise it; only that draw's outcome changes)."""
     rng = np.random.default_rng(seed)
     table_h, cam = camera(rng, width, height)
     kind = dr_textures.KINDS[int(rng.integers(len(dr_textures.KINDS)))]
@@ -322,7 +326,7 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
     count = int(rng.choice([0, 1, 1, 2, 2, 2, 3, 3, 4, 5]))
     if frame_index is not None:
         count = max(count, 1)
-    prints = place_prints(rng, photos, table_h, width, height, count)
+    prints = place_prints(rng, photos, table_h, width, height, count, overlap_rate)
     if motion is not None:
         prints = [(h, image, info) for h, (_, image, info) in zip(motion(table_h, prints), prints)]
     # Drop shadows (all under all prints), then the prints bottom to top.
@@ -595,10 +599,11 @@ MAX_PACK_PRINTS = 8
 
 def _work(job):
     global _PHOTOS
-    seed, split, width, height, cache, mode, out, photo_tables, instances = job
+    seed, split, width, height, cache, mode, out, photo_tables, instances, overlap_rate = job
     if _PHOTOS is None:
         _PHOTOS = dr_photos.photo_set(split, cache)
     frame, corners, scene = render(seed, _PHOTOS, width, height, split, photo_tables=photo_tables,
+                                   overlap_rate=overlap_rate,
                                    instances=instances)
     if mode == "stills":
         name = f"scene_{seed % 1_000_000:05d}.png"
@@ -618,6 +623,9 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--photo-tables", type=float, default=0.0,
                         help="pack --split train: this fraction of scenes have a photograph as the table")
+    parser.add_argument("--overlap-rate", type=float, default=0.3,
+                        help="pack --split train: how often a scene of two or more prints lets them overlap "
+                             "(the stills and the held-out set keep 0.3)")
     parser.add_argument("--texture-instances", default="", metavar="LO:HI",
                         help="stills/pack: draw table texture instances LO..HI-1 of the split's seed space "
                              f"(0 <= LO < HI <= {dr_textures.MAX_INSTANCES}; default 0:{dr_textures.INSTANCES_PER_KIND['train']} "
@@ -626,6 +634,12 @@ def main():
     parser.add_argument("--cache", default=os.environ.get("COLORCAM_SCENE_CACHE", ".build/scenes-cache"))
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.lower().split("x"))
+    if args.photo_tables and (args.mode != "pack" or args.split != "train"):
+        parser.error("--photo-tables is for training packs only (pack --split train)")
+    if args.overlap_rate != 0.3 and (args.mode != "pack" or args.split != "train"):
+        parser.error("--overlap-rate is for training packs only (pack --split train)")
+    if not 0 <= args.overlap_rate <= 1:
+        parser.error(f"--overlap-rate {args.overlap_rate}: must be in 0..1")
     try:
         training = args.mode == "pack" and args.split == "train"
         instances = (dr_textures.training_instance_range(args.texture_instances) if training
@@ -645,9 +659,8 @@ def main():
     seeds = [args.seed * 1_000_000 + i for i in range(args.count)]
     if args.mode == "stills":
         os.makedirs(args.out, exist_ok=True)
-    if args.photo_tables and (args.mode != "pack" or args.split != "train"):
-        parser.error("--photo-tables is for training packs only (pack --split train)")
-    jobs = [(s, args.split, width, height, args.cache, args.mode, args.out, args.photo_tables, instances)
+    jobs = [(s, args.split, width, height, args.cache, args.mode, args.out, args.photo_tables, instances,
+             args.overlap_rate)
             for s in seeds]
     results = []
     with Pool(args.workers) as pool:
