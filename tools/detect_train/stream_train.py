@@ -65,12 +65,13 @@ def load_photos(cache_dir, extra_dirs):
 TRAIN_INSTANCES = "0:9000"
 
 
-def scene_arrays(seed, photos, photo_tables, instances):
+def scene_arrays(seed, photos, photo_tables, instances, overlap_rate=0.3):
     """One training scene as the CNN sees it: X uint8 [3,gh,gw], Y uint8 [2,gh,gw], corner targets float16
-    [8,gh,gw] (cells) and their weights float16 [gh,gw]. `instances`: the table texture instances (lo, hi)."""
+    [8,gh,gw] (cells) and their weights float16 [gh,gw]. `instances`: the table texture instances (lo, hi);
+    `overlap_rate`: how often prints may overlap (`dr_render.render`)."""
     import dr_render
     frame, corners, _ = dr_render.render(seed, photos, WIDTH, HEIGHT, "train", photo_tables=photo_tables,
-                                         instances=instances)
+                                         instances=instances, overlap_rate=overlap_rate)
     quads = np.full((1, MAX_PRINTS, 4, 2), np.nan, np.float32)
     for i, c in enumerate(corners[:MAX_PRINTS]):
         quads[0, i] = np.asarray(c, np.float32)
@@ -91,7 +92,7 @@ def worker(index, args, out_queue, stop):
     base = (args.seed + index) * 1_000_000
     chunk, k = [], 0
     while not stop.is_set():
-        chunk.append(scene_arrays(base + k, photos, args.photo_tables, instances))
+        chunk.append(scene_arrays(base + k, photos, args.photo_tables, instances, args.overlap_rate))
         k += 1
         if len(chunk) == CHUNK:
             stacked = tuple(np.stack([c[j] for c in chunk]) for j in range(4))
@@ -185,8 +186,14 @@ def main():
     p.add_argument("--holdout", type=int, default=256, help="first scenes kept apart as the check set")
     p.add_argument("--capacity", type=int, default=80_000, help="scenes the buffer holds (then the oldest are overwritten)")
     p.add_argument("--corner-weight", type=float, default=0.02)
+    p.add_argument("--junction-weight", type=float, default=1.0,
+                   help="the edge loss's weight on edges between two prints (train.py --junction-weight)")
+    p.add_argument("--overlap-rate", type=float, default=0.3,
+                   help="how often a scene of two or more prints lets them overlap (dr_render.py pack --overlap-rate)")
     p.add_argument("--checkpoint-seconds", type=float, default=60)
     args = p.parse_args()
+    if not 0 <= args.overlap_rate <= 1:
+        p.error(f"--overlap-rate {args.overlap_rate}: must be in 0..1")
     if any(90 <= s <= 99 for s in range(args.seed, args.seed + args.workers)):
         p.error(f"--seed {args.seed}: workers' seeds reach the tuning sets 90-99")
     import dr_textures
@@ -302,7 +309,7 @@ def main():
             for group in m["opt"].param_groups:
                 group["lr"] = lr
             train_mode(m["net"], m["frozen"])
-            loss, _, _, _ = loss_fn(m["net"].logits(x), y, corners, args.corner_weight)
+            loss, _, _, _ = loss_fn(m["net"].logits(x), y, corners, args.corner_weight, args.junction_weight)
             m["opt"].zero_grad(set_to_none=True)
             loss.backward()
             m["opt"].step()
