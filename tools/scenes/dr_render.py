@@ -300,7 +300,8 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
     or None; it is drawn like the stills' hands (before the light) and each print's `hand_cover` recorded.
     `instances`: (lo, hi), the table texture instances drawn from (default: the split's 0:INSTANCES_PER_KIND); the
     scene's other draws do not depend on it. `overlap_rate`: how often two or more prints may overlap (training packs
-    may raise it; only that draw's outcome changes)."""
+    may raise it): the table and camera are drawn before it and stay; where it decides otherwise, the prints'
+    placement and every later draw differ."""
     rng = np.random.default_rng(seed)
     table_h, cam = camera(rng, width, height)
     kind = dr_textures.KINDS[int(rng.integers(len(dr_textures.KINDS)))]
@@ -603,8 +604,7 @@ def _work(job):
     if _PHOTOS is None:
         _PHOTOS = dr_photos.photo_set(split, cache)
     frame, corners, scene = render(seed, _PHOTOS, width, height, split, photo_tables=photo_tables,
-                                   overlap_rate=overlap_rate,
-                                   instances=instances)
+                                   instances=instances, overlap_rate=overlap_rate)
     if mode == "stills":
         name = f"scene_{seed % 1_000_000:05d}.png"
         cv2.imwrite(os.path.join(out, name), cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
