@@ -30,7 +30,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools", "scenes"))
+sys.path.insert(0, os.path.join(ROOT, "tools", "demo"))
 import dr_render  # noqa: E402
+from y4m import Y4MReader  # noqa: E402
 
 
 def parse_seeds(text):
@@ -108,13 +110,13 @@ def score_clip(truth, lines, min_visible, max_offset):
     return rows
 
 
-def luma_frame(path, width, height, index):
-    """Frame `index`'s Y plane of a 4:2:0 .y4m clip (uint8 [height, width])."""
-    with open(path, "rb") as handle:
-        header = handle.readline()
-        size = width * height * 3 // 2
-        handle.seek(len(header) + index * (len(b"FRAME\n") + size) + len(b"FRAME\n"))
-        return np.frombuffer(handle.read(width * height), np.uint8).reshape(height, width)
+def luma_frame(path, index):
+    """Frame `index`'s Y plane of a .y4m clip (uint8 [height, width])."""
+    with Y4MReader(path) as reader:
+        for k, (y, _, _) in enumerate(reader):
+            if k == index:
+                return y
+    raise SystemExit(f"detect_motion: {path}: no frame {index}")
 
 
 def write_sheet(path, worst, tile=(240, 180), columns=4):
@@ -122,7 +124,7 @@ def write_sheet(path, worst, tile=(240, 180), columns=4):
     frames, cropped around the print: the truth in green, painted outlines in red, caption seed / frame / offset."""
     tiles = []
     for clip_dir, truth, lines, (frame_index, print_index, nearest), share in worst:
-        luma = luma_frame(os.path.join(clip_dir, "sequence.y4m"), truth["width"], truth["height"], frame_index)
+        luma = luma_frame(os.path.join(clip_dir, "sequence.y4m"), frame_index)
         image = cv2.cvtColor(luma, cv2.COLOR_GRAY2BGR)
         corners = np.asarray(truth["frames"][frame_index]["photos"][print_index]["corners"], float)
         for d in lines[frame_index]["detections"]:
