@@ -65,17 +65,20 @@ struct EdgeRefiner {
         lineCr = lineLuma
     }
 
-    /// Edge strength across the direction `n` at `p`: |Δ| over ±1 px of luma and weighted chroma combined.
-    @inline(__always) private func strength(_ s: PlaneSampler, _ p: PixelPoint, _ n: PixelPoint) -> Double {
+    /// Whether the edge strength across the direction `n` at `p` — |Δ| over ±1 px of luma and weighted chroma
+    /// combined — reaches `threshold` (compared squared; the chroma is sampled only when luma alone falls short).
+    @inline(__always) private func hasEdge(
+        _ s: PlaneSampler, _ p: PixelPoint, _ n: PixelPoint, atLeast threshold: Double
+    ) -> Bool {
         let a = p + n, b = p - n
         let dy = s.lumaAt(a) - s.lumaAt(b)
+        let needed = threshold * threshold
         var total = dy * dy
-        if s.cb != nil {
-            let (cba, cra) = s.chromaAt(a), (cbb, crb) = s.chromaAt(b)
-            let w2 = chromaWeight * chromaWeight
-            total += w2 * ((cba - cbb) * (cba - cbb) + (cra - crb) * (cra - crb))
-        }
-        return total.squareRoot()
+        guard total < needed, s.cb != nil else { return total >= needed }
+        let (cba, cra) = s.chromaAt(a), (cbb, crb) = s.chromaAt(b)
+        let w2 = chromaWeight * chromaWeight
+        total += w2 * ((cba - cbb) * (cba - cbb) + (cra - crb) * (cra - crb))
+        return total >= needed
     }
 
     /// Refines `quad` (clockwise on screen) in `sampler`'s frame.
@@ -356,22 +359,24 @@ struct EdgeRefiner {
         let nextPoint = quad[side + 1], nextDirection = quad[side + 2] - quad[side + 1]
         let weakMid = (quad[side] + quad[side + 1]) / 2
         let startOffset = ((weakMid - oppositeStart) * n).sum()
-        var bestScore = 0.0, bestOffset = startOffset
+        var bestHits = 0, bestOffset = startOffset
         var offset = startOffset - inwardPx
         while offset <= startOffset + maximumOffsetPx {
             let anchor = oppositeStart + n * offset
             guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
                 let b = EdgeRefiner.intersect(anchor, d, nextPoint, nextDirection)
             else { offset += 1; continue }
+            // Counted until this offset can no longer beat the best (the result is the same as counting all 16).
             var hits = 0
             for k in 0..<16 {
+                if hits + (16 - k) <= bestHits { break }
                 let t = 0.1 + 0.8 * (Double(k) + 0.5) / 16
-                if strength(sampler, a + (b - a) * t, n) >= 1.5 * minimumEdgeStrength { hits += 1 }
+                if hasEdge(sampler, a + (b - a) * t, n, atLeast: 1.5 * minimumEdgeStrength) { hits += 1 }
             }
-            let score = Double(hits) / 16
-            if score > bestScore + 1e-9 { bestScore = score; bestOffset = offset }
+            if hits > bestHits { bestHits = hits; bestOffset = offset }
             offset += 1
         }
+        let bestScore = Double(bestHits) / 16
         guard bestScore >= 0.6, bestScore >= currentSupport + 0.15 else { return nil }
         let anchor = oppositeStart + n * bestOffset
         guard let a = EdgeRefiner.intersect(anchor, d, previousPoint, previousDirection),
