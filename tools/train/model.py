@@ -103,10 +103,25 @@ def model_input(L, hint_ab, hint_mask):
     return torch.cat([L * 0.02 - 1.0, hint_ab / AB_SCALE, hint_mask], 1)
 
 
+def onnx_width(path):
+    """The width factor of an exported ColorNet (its first convolution has scaled(16, width) outputs)."""
+    import onnx
+    from onnx import numpy_helper
+    graph = onnx.load(path).graph
+    weights = {i.name: i for i in graph.initializer}
+    first = next(n for n in graph.node if n.op_type == "Conv")
+    c1 = numpy_helper.to_array(weights[first.input[1]]).shape[0]
+    for width in (1.0, 1.5, 2.0, 0.5, 0.75, 1.25, 3.0):
+        if scaled(16, width) == c1:
+            return width
+    raise SystemExit(f"{path}: first convolution has {c1} outputs, no known width factor gives that")
+
+
 def init_from_onnx(net, path):
     """Loads an exported ColorNet's folded weights: each BatchNorm becomes the identity plus the folded bias (keep
-    the BatchNorms in eval mode while training: see train.py), input channels the file lacks (hints) start at zero,
-    and the classification head, which an export drops, keeps its fresh initialisation."""
+    the BatchNorms in eval mode while training: see train.py), input channels the file lacks (hints) start at zero.
+    The classification head is loaded when the file has it (a classification or mixed export); a regression-only
+    export leaves it at its fresh initialisation. The net must have the file's width (`onnx_width`)."""
     import onnx
     from onnx import numpy_helper
     graph = onnx.load(path).graph
@@ -115,14 +130,20 @@ def init_from_onnx(net, path):
     blocks = [m for m in net.modules() if isinstance(m, nn.Sequential) and len(m) == 3
               and isinstance(m[0], nn.Conv2d) and isinstance(m[1], nn.BatchNorm2d)]
     plain = {"p4": net.p4, "p3": net.p3, "p2": net.p2, "s1": net.s1, "reg": net.reg}
-    if getattr(net, "width", 1.0) != 1.0:
-        raise SystemExit(f"--init-onnx needs width 1 (the exported file's architecture); this net has width {net.width}")
-    folded = [n for n in convs if not n.input[1].startswith("net.")]
+    if "net.cls.weight" in weights:
+        plain["cls"] = net.cls
+    width = onnx_width(path)
+    if getattr(net, "width", 1.0) != width:
+        raise SystemExit(f"--init-onnx: {path} has width {width:g}; this net has width {net.width:g} (pass --width)")
+    folded = [n for n in convs if not n.input[1].startswith("net.") and not n.input[1].startswith("decode.")]
     if len(folded) != len(blocks):
         raise SystemExit(f"{path}: {len(folded)} folded convolutions, the model has {len(blocks)} blocks")
     with torch.no_grad():
         for node, (conv, bn, _) in zip(folded, blocks):
             w = torch.from_numpy(weights[node.input[1]])
+            if w.shape[0] != conv.weight.shape[0] or w.shape[2:] != conv.weight.shape[2:]:
+                raise SystemExit(f"{path}: convolution {node.input[1]} is {tuple(w.shape)}, the net's "
+                                 f"{tuple(conv.weight.shape)}")
             conv.weight.zero_()
             conv.weight[:, :w.shape[1]] = w
             bn.weight.fill_(1.0)

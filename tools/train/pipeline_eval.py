@@ -200,6 +200,9 @@ def main():
                     help="judge the JPEG/PNG photos under DIR (recursively, sorted; id = file name without extension; "
                          "read like build_dataset.py: longer side <= 512 px) instead of a split of split.json: "
                          "e.g. a personalize theme's held-out photos (tools/personalize/theme_eval.py)")
+    ap.add_argument("--ids", metavar="FILE",
+                    help="judge these photos of --split (a JSON list of ids, in its order; e.g. a training run's "
+                         "held-back.json, train.py --hold-back) instead of a seeded draw of the split")
     ap.add_argument("--json")
     ap.add_argument("--sheet")
     ap.add_argument("--before", help="an earlier run's --out folder: the sheet shows its saved photo of each view too "
@@ -228,7 +231,13 @@ def main():
     gains = [float(g) for g in args.gains.split(",") if g]
     gain_rows = {g: [] for g in gains}
     photos = split[args.split]
-    if args.split == "train":  # a spread of training photos, not the first packages' only
+    if args.ids:
+        wanted = json.load(open(args.ids))
+        missing = [pid for pid in wanted if pid not in set(photos)]
+        if missing:
+            raise SystemExit(f"{args.ids}: {len(missing)} ids are not in split {args.split!r} (first: {missing[0]})")
+        photos = wanted
+    elif args.split == "train":  # a spread of training photos, not the first packages' only
         photos = [photos[k] for k in np.random.default_rng(args.seed).permutation(len(photos))]
     for i, pid in enumerate(photos[:args.count]):
         rgb = photo_rgb(pid)

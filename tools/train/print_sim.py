@@ -7,8 +7,8 @@ squashes a rectified print to 256 x 256. The print is rendered from the photo's 
 black-and-white emulsion of random spectral sensitivity (panchromatic to orthochromatic, which renders red dark and
 blue light), a random tone curve, toning (sepia, selenium, cool, warm: the detect generator's tones), faded blacks
 and whites, paper grain, sometimes a white or cream border. The camera then sees it under a lighting gradient,
-vignetting, glare, a white balance and an exposure, at a random size on the sensor (80–400 px along the print's
-long side, so the rectified view is upsampled), slightly out of focus, with sensor noise and JPEG, through a
+vignetting, glare, a white balance and an exposure, at a random size on the sensor (40–400 px along the print's
+long side, a quarter of them under 80 px, so the rectified view is upsampled), slightly out of focus, with sensor noise and JPEG, through a
 perspective that the product's rectification undoes with a corner error of up to ~1.5 camera pixels. Sometimes a
 skin-toned hand lies over part of the print: there the target is neutral (ab 0), so the model learns not to invent
 colour where the picture is covered. The border's target is neutral too.
@@ -125,7 +125,9 @@ def print_view(rng, lab_view):
     cam = cam * rng.uniform(0.85, 1.15, 3).astype(np.float32) * rng.uniform(0.6, 1.4)
     cam = np.clip(cam, 0, 1)
     # on the sensor: a perspective at a random size, blur, noise, JPEG; then rectified back with a corner error
-    long_px = rng.uniform(80, 400)
+    # the product's prints span ~40-400 px along their long side in a 640 x 480 frame (the detect generator's short
+    # sides are 10-50 % of the frame's, foreshortened by tilt): a quarter of the draws are the small ones
+    long_px = rng.uniform(40, 80) if rng.random() < 0.25 else rng.uniform(80, 400)
     s = long_px / max(h, w)
     cw, ch = max(16, int(round(w * s))), max(16, int(round(h * s)))
     src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])

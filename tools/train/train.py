@@ -6,7 +6,8 @@
 Data: --work's cache.npz / stamps.npz, or --pack (colordata.py: the training photos only, compressed). With
 --workers N > 0, N processes (torch DataLoader, each its own seed) render the batches; with 0 the main process does,
 exactly as before. --reuse K cuts K crops (random window, flip, own hints) from each rendered print view.
---width scales every channel count (model.py; 1.0 is the shipped architecture, and the only one --init-onnx takes).
+--width scales every channel count (model.py; 1.0 is v1's architecture; with --init-onnx the file's width is the
+default). --hold-back N keeps N seeded training photos out of a run, as a validation set for choosing settings.
 
 Reproducible from --seed (data order, crops, augmentation, initial weights). Every --checkpoint-minutes it writes
 OUT/last.pt (model, optimiser, step) and appends to OUT/log.txt; resuming from OUT/last.pt continues the schedule.
@@ -26,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from colordata import load_data
-from model import ColorNet, init_from_onnx, model_input
+from model import ColorNet, init_from_onnx, model_input, onnx_width
 from print_sim import print_view, simulate_hints
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -213,23 +214,39 @@ def main():
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--workers", type=int, default=0, help="DataLoader processes rendering batches (0: in-process)")
     ap.add_argument("--reuse", type=int, default=1, help="--print-sim: crops cut from each rendered print view")
-    ap.add_argument("--width", type=float, default=1.0, help="channel width factor (model.py; 1.0: shipped)")
+    ap.add_argument("--width", type=float, help="channel width factor (model.py); default: --init-onnx's, else 1.0")
+    ap.add_argument("--hold-back", type=int, default=0, metavar="N",
+                    help="leave N training photos (seeded by --seed) out of this run and list them in OUT/held-back.json: "
+                         "a validation set of training-side photos for choosing settings (pipeline_eval.py --ids)")
+    ap.add_argument("--threads", type=int, default=1, help="torch's CPU threads (default 1)")
     ap.add_argument("--log", help="log file (default OUT/log.txt)")
     ap.add_argument("--light-ckpt", help="also write a model-only checkpoint here at every checkpoint (atomic)")
     ap.add_argument("--progress-seconds", type=float, default=30, help="a progress line on stdout this often")
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     split = json.load(open(os.path.join(HERE, "split.json")))
     cache, stamps = load_data(work=args.work, pack=args.pack)
-    cache = {pid: cache[pid] for pid in split["train"]}  # materialised: workers must not share the npz file
+    train_ids = list(split["train"])
+    if args.hold_back:
+        held = os.path.join(args.out, "held-back.json")
+        if os.path.exists(held):  # a resumed run keeps the photos it started without
+            back = json.load(open(held))
+        else:
+            back = sorted(np.random.default_rng(args.seed).choice(train_ids, args.hold_back, replace=False).tolist())
+            json.dump(back, open(held, "w"), indent=0)
+        train_ids = [pid for pid in train_ids if pid not in set(back)]
+    split["train"] = train_ids
+    cache = {pid: cache[pid] for pid in train_ids}  # materialised: workers must not share the npz file
     dev = torch.device(args.device)
     if args.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
         torch.backends.cudnn.benchmark = True
+    if args.width is None:
+        args.width = onnx_width(args.init_onnx) if args.init_onnx else 1.0
     net = ColorNet(width=args.width)
     bins = net.bins
     w_np, mean_ab, _ = rebalance_weights(cache, split["train"], bins.numpy(), rng=np.random.default_rng(args.seed))
