@@ -233,7 +233,8 @@ def main():
     photos = split[args.split]
     if args.ids:
         wanted = json.load(open(args.ids))
-        missing = [pid for pid in wanted if pid not in set(photos)]
+        known = set(photos)
+        missing = [pid for pid in wanted if pid not in known]
         if missing:
             raise SystemExit(f"{args.ids}: {len(missing)} ids are not in split {args.split!r} (first: {missing[0]})")
         photos = wanted

@@ -8,10 +8,10 @@ black-and-white emulsion of random spectral sensitivity (panchromatic to orthoch
 blue light), a random tone curve, toning (sepia, selenium, cool, warm: the detect generator's tones), faded blacks
 and whites, paper grain, sometimes a white or cream border. The camera then sees it under a lighting gradient,
 vignetting, glare, a white balance and an exposure, at a random size on the sensor (40–400 px along the print's
-long side, a quarter of them under 80 px, so the rectified view is upsampled), slightly out of focus, with sensor noise and JPEG, through a
-perspective that the product's rectification undoes with a corner error of up to ~1.5 camera pixels. Sometimes a
-skin-toned hand lies over part of the print: there the target is neutral (ab 0), so the model learns not to invent
-colour where the picture is covered. The border's target is neutral too.
+long side, a quarter of them under 80 px, so the rectified view is upsampled), slightly out of focus, with sensor
+noise and JPEG, through a perspective that the product's rectification undoes with a corner error of up to ~1.5
+camera pixels. Sometimes a skin-toned hand lies over part of the print: there the target is neutral (ab 0), so the
+model learns not to invent colour where the picture is covered. The border's target is neutral too.
 
 Every factor is drawn per sample, widely; nothing is tuned on held-out photos. Returns the L the model is fed
 (float32, 0..100) and the ab target (float32 (H, W, 2)).

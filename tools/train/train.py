@@ -237,7 +237,8 @@ def main():
         else:
             back = sorted(np.random.default_rng(args.seed).choice(train_ids, args.hold_back, replace=False).tolist())
             json.dump(back, open(held, "w"), indent=0)
-        train_ids = [pid for pid in train_ids if pid not in set(back)]
+        left_out = set(back)
+        train_ids = [pid for pid in train_ids if pid not in left_out]
     split["train"] = train_ids
     cache = {pid: cache[pid] for pid in train_ids}  # materialised: workers must not share the npz file
     dev = torch.device(args.device)
