@@ -20,6 +20,9 @@ Metrics (issue #24), per saved photo and overall:
   blob         share of pixels with predicted chroma > 40 where the original's chroma < 10 (worst photo reported)
 Saved views whose L correlates < --min-correlation (0.6, as tools/demo/score.py) with their print in the best
 orientation are a wrong outline or view, not a colour result: counted apart and left out of the figures.
+Hue is also split by the print's size in the frame (its outline's longest side: < 80, 80-140, >= 140 px), through
+the pipeline against the same views' photos clean (weighted by the views' counted pixels): where the camera costs
+colour.
 Baselines on the same pixels: grey (ab = 0) and sepia (ab = 5, 15). The script prints a table, writes --json, and
 --sheet: one tile per saved photo, worst hue first (the saved view's L, [--before: the earlier run's saved photo,]
 the saved photo, the original's picture).
@@ -164,6 +167,9 @@ def score(pred_rgb, truth_rgb, mask):
             "blob": float((grey_px & (c_p > 40)).sum() / max(1, len(c_t)))}
 
 
+SIZE_BUCKETS_PX = ((0, 80), (80, 140), (140, 10000))  # a print's long side in the 640 x 480 frame
+
+
 def summary(rows):
     if not rows:
         return None
@@ -206,8 +212,8 @@ def main():
                     help="judge these photos of --split (a JSON list of ids, in its order; e.g. a training run's "
                          "held-back.json, train.py --hold-back) instead of a seeded draw of the split")
     ap.add_argument("--clips-from", metavar="DIR",
-                    help="an earlier run's --out folder over the same photos in the same order, with the same --seed and "
-                         "--frames: its clips are copied instead of rendered again (a clip depends only on those); "
+                    help="an earlier run's --out folder over the same photos in the same order, with the same --seed "
+                         "and --frames: its clips are copied instead of rendered again (a clip depends only on those); "
                          "~10x faster when only --model or --colorcam changes")
     ap.add_argument("--json")
     ap.add_argument("--sheet")
@@ -291,8 +297,11 @@ def main():
             if best is None:
                 continue
             corr, t, m = best
+            q = np.asarray(meta["corners"], np.float64)
+            long_px = float(max(np.linalg.norm(q[(k + 1) % 4] - q[k]) for k in range(4)))
             row = dict(score(saved.astype(np.float64), t.astype(np.float64), m), photo=pid,
-                       file=os.path.relpath(meta_path[:-5] + ".png", args.out), corr=corr, iou=ious[j] if ious else 0)
+                       file=os.path.relpath(meta_path[:-5] + ".png", args.out), corr=corr, iou=ious[j] if ious else 0,
+                       long_px=long_px)
             pipe_rows.append(row)
             found += 1
             lab_saved = rgb2lab(saved / 255.0)
@@ -326,6 +335,18 @@ def main():
               f"{100 * s['blob_worst']:9.2f}% {s['blob_over_1pct']:7d}   ({s['photos']} photos)")
         print(f"{'  grey / sepia, same pixels':28s} {s['grey_l1']:7.2f} / {s['sepia_l1']:.2f} L1, "
               f"sepia hue {100 * s['sepia_hue']:.1f}%")
+    clean_by_photo = {r["photo"]: r for r in clean_rows}
+    print(f"\nby the print's size in the frame (longest side of the saved view's outline): hue through the pipeline "
+          f"vs the same photos clean, over the same views")
+    for lo, hi in SIZE_BUCKETS_PX:
+        views = [r for r in pipe_rows if lo <= r["long_px"] < hi]
+        if views:
+            n = sum(r["hue_n"] for r in views)
+            clean_hue = sum(clean_by_photo[r["photo"]]["hue_ok"] / max(1, clean_by_photo[r["photo"]]["hue_n"])
+                            * r["hue_n"] for r in views) / max(1, n)
+            label = f"{lo}-{hi} px" if hi < SIZE_BUCKETS_PX[-1][1] else f">= {lo} px"
+            print(f"  {label:10s} {len(views):4d} views   pipeline {100 * summary(views)['hue']:5.1f}%   "
+                  f"clean {100 * clean_hue:5.1f}%")
     for g in gains:
         s = summary(gain_rows[g])
         print(f"{'  chroma x ' + str(g):28s} {s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "
