@@ -103,25 +103,29 @@ def model_input(L, hint_ab, hint_mask):
     return torch.cat([L * 0.02 - 1.0, hint_ab / AB_SCALE, hint_mask], 1)
 
 
-def onnx_width(path):
-    """The width factor of an exported ColorNet (its first convolution has scaled(16, width) outputs)."""
-    import onnx
-    from onnx import numpy_helper
-    graph = onnx.load(path).graph
+def graph_width(graph, path):
+    """The width factor of an exported ColorNet's graph: its first convolution has scaled(16, width) = 16 x width
+    outputs (exact for every width whose channel counts are multiples of 8)."""
     weights = {i.name: i for i in graph.initializer}
     first = next(n for n in graph.node if n.op_type == "Conv")
-    c1 = numpy_helper.to_array(weights[first.input[1]]).shape[0]
-    for width in (1.0, 1.5, 2.0, 0.5, 0.75, 1.25, 3.0):
-        if scaled(16, width) == c1:
-            return width
-    raise SystemExit(f"{path}: first convolution has {c1} outputs, no known width factor gives that")
+    c1 = weights[first.input[1]].dims[0]
+    width = c1 / 16
+    if scaled(16, width) != c1:
+        raise SystemExit(f"{path}: first convolution has {c1} outputs, which no width factor gives")
+    return width
+
+
+def onnx_width(path):
+    """The width factor of the exported ColorNet at `path` (`graph_width`)."""
+    import onnx
+    return graph_width(onnx.load(path).graph, path)
 
 
 def init_from_onnx(net, path):
     """Loads an exported ColorNet's folded weights: each BatchNorm becomes the identity plus the folded bias (keep
     the BatchNorms in eval mode while training: see train.py), input channels the file lacks (hints) start at zero.
     The classification head is loaded when the file has it (a classification or mixed export); a regression-only
-    export leaves it at its fresh initialisation. The net must have the file's width (`onnx_width`)."""
+    export leaves it at its fresh initialisation. The net must have the file's width (`graph_width`)."""
     import onnx
     from onnx import numpy_helper
     graph = onnx.load(path).graph
@@ -132,7 +136,7 @@ def init_from_onnx(net, path):
     plain = {"p4": net.p4, "p3": net.p3, "p2": net.p2, "s1": net.s1, "reg": net.reg}
     if "net.cls.weight" in weights:
         plain["cls"] = net.cls
-    width = onnx_width(path)
+    width = graph_width(graph, path)
     if getattr(net, "width", 1.0) != width:
         raise SystemExit(f"--init-onnx: {path} has width {width:g}; this net has width {net.width:g} (pass --width)")
     folded = [n for n in convs if not n.input[1].startswith("net.") and not n.input[1].startswith("decode.")]
