@@ -17,8 +17,8 @@ to a detached worktree of HEAD (.build/oracle-src) and builds it there (a full r
   edge      the edge plane is the target, the interior plane the CNN's
   cnn       both planes the CNN's, through the same file path: checks the injection against the plain binary's column
 The plain binary (--colorcam, the product, with --detect-model) is the first column; --detect-model (a bundle
-directory, default Models/detect-default) is also the CNN of the interior, edge and cnn columns. Buckets as detect_heldout.py. Scenes: the same
-rendered sets as detect_heldout.py (.build/dr-SPLIT-SEED-COUNT[-tLO-HI]).
+directory, default Models/detect-default) is also the CNN of the interior, edge and cnn columns. Buckets as
+detect_heldout.py. Scenes: the same rendered sets as detect_heldout.py (.build/dr-SPLIT-SEED-COUNT[-tLO-HI]).
 """
 import argparse
 import json
