@@ -11,7 +11,8 @@ or toned (the generator draws style, crop, border, fading, light, camera; scene 
 scene holds only prints of this photo in those styles). `colorcam replay --pace asap --save-photos` runs on it, and
 each saved photo is compared with the photo's own colours over the picture (the print's border left out), after
 finding which of the 8 orientations the saved view has (best correlation of L). Also `colorcam colorize --whole` on
-the clean photo (its L only, as a grey PNG): the clean-print figures.
+the clean photo (its L only, as a grey PNG), and on each print's own picture (the part of the photo the print shows:
+its crop, upright, L only): the clean-photo and clean-print figures, the second the camera path's own reference.
 
 Metrics (issue #24), per saved photo and overall:
   ab L1        mean |a - a*| + |b - b*| over 2 (Lab units), averaged over saved photos
@@ -21,8 +22,9 @@ Metrics (issue #24), per saved photo and overall:
 Saved views whose L correlates < --min-correlation (0.6, as tools/demo/score.py) with their print in the best
 orientation are a wrong outline or view, not a colour result: counted apart and left out of the figures.
 Hue is also split by the print's size in the frame (its outline's longest side: < 80, 80-140, >= 140 px), through
-the pipeline against the same views' photos clean (weighted by the views' counted pixels): where the camera costs
-colour.
+the pipeline against the same views' photos and prints clean (weighted by the views' counted pixels): where the camera
+costs colour; and by how the saved view lies against the upright picture (the orientation found above: a print lying
+turned on the table is rectified turned, and the model then colours a turned picture).
 Baselines on the same pixels: grey (ab = 0) and sepia (ab = 5, 15). The script prints a table, writes --json, and
 --sheet: one tile per saved photo, worst hue first (the saved view's L, [--before: the earlier run's saved photo,]
 the saved photo, the original's picture).
@@ -130,25 +132,49 @@ def hint_clicks(clip_path, scene, rgb, k, seed, frame=2):
     return args
 
 
+def oriented(image, flip, rot, size, interpolation):
+    """`image` mirrored (flip), turned by `rot` quarter turns and resized to `size` (w, h): a saved view's frame."""
+    image = image[:, ::-1] if flip else image
+    return cv2.resize(np.ascontiguousarray(np.rot90(image, rot)), size, interpolation=interpolation)
+
+
 def orient(saved_L, truth_rgb, mask):
-    """The orientation of the truth (rotations, mirrored or not) that best matches the saved view's L."""
+    """The orientation of the truth (rotations, mirrored or not) that best matches the saved view's L:
+    (correlation, truth and mask in the saved view's frame, (flip, rot)), or None."""
     best = None
     h, w = saved_L.shape
     for flip in (False, True):
         for rot in range(4):
-            t = truth_rgb[:, ::-1] if flip else truth_rgb
-            m = mask[:, ::-1] if flip else mask
-            t, m = np.rot90(t, rot), np.rot90(m, rot)
-            t = cv2.resize(np.ascontiguousarray(t), (w, h), interpolation=cv2.INTER_AREA)
-            m = cv2.resize(np.ascontiguousarray(m), (w, h), interpolation=cv2.INTER_NEAREST).astype(bool)
+            t = oriented(truth_rgb, flip, rot, (w, h), cv2.INTER_AREA)
+            m = oriented(mask, flip, rot, (w, h), cv2.INTER_NEAREST).astype(bool)
             tl = rgb2lab(t / 255.0)[..., 0]
             a, b = saved_L[m], tl[m]
             if a.std() < 1e-6 or b.std() < 1e-6:
                 continue
             c = float(np.corrcoef(a, b)[0, 1])
             if best is None or c > best[0]:
-                best = (c, t, m)
+                best = (c, t, m, (flip, rot))
     return best
+
+
+def clean_print(colorcam, model, clip, rgb, info, index):
+    """The print's own picture clean: the part of the photo the print shows (its crop, at the print's resolution),
+    its L as a grey PNG colorized whole by colorcam, in print px like `truth_print` (border black). The camera path's
+    reference: the photo clean shows more than the print does where the print is a crop of it."""
+    truth, _ = truth_print(rgb, info)
+    pad = info["pad_px"]
+    pw, ph = info["size"]
+    inner = truth[pad:ph - pad, pad:pw - pad]
+    grey = np.round(lab2rgb(np.concatenate([rgb2lab(inner / 255.0)[..., :1], np.zeros(inner.shape[:2] + (2,))], -1))
+                    * 255).astype(np.uint8)
+    src, out = (os.path.join(clip, f"clean-print-{index}-{name}.png") for name in ("in", "out"))
+    cv2.imwrite(src, grey[..., ::-1])
+    run = subprocess.run([colorcam, "colorize", src, out, "--whole"] + model, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"{src}: colorcam colorize failed ({run.returncode}): {run.stderr.strip()}")
+    full = np.zeros_like(truth)
+    full[pad:ph - pad, pad:pw - pad] = cv2.imread(out)[..., ::-1]
+    return full
 
 
 def score(pred_rgb, truth_rgb, mask):
@@ -239,7 +265,7 @@ def main():
             return np.round(lab2rgb(cache[pid].astype(np.float64)) * 255).astype(np.uint8)
     model = ["--model", args.model] if args.model else []
     os.makedirs(args.out, exist_ok=True)
-    pipe_rows, clean_rows, tiles = [], [], []
+    pipe_rows, clean_rows, clean_print_rows, tiles = [], [], [], []
     gains = [float(g) for g in args.gains.split(",") if g]
     gain_rows = {g: [] for g in gains}
     photos = split[args.split]
@@ -287,6 +313,7 @@ def main():
         if run.returncode != 0:
             raise SystemExit(f"{pid}: colorcam replay failed ({run.returncode}): {run.stderr.strip()}")
         found = 0
+        print_clean = {}
         for meta_path in sorted(glob.glob(os.path.join(photos_dir, "photo-*.json"))):
             meta = json.load(open(meta_path))
             saved = cv2.imread(meta_path[:-5] + ".png")[..., ::-1]
@@ -296,13 +323,18 @@ def main():
             best = orient(rgb2lab(saved / 255.0)[..., 0], truth, mask)
             if best is None:
                 continue
-            corr, t, m = best
+            corr, t, m, (flip, rot) = best
+            if j not in print_clean:
+                print_clean[j] = clean_print(args.colorcam, model, clip, rgb, scene["photos"][j], j)
+            cp = oriented(print_clean[j], flip, rot, (saved.shape[1], saved.shape[0]), cv2.INTER_AREA)
             q = np.asarray(meta["corners"], np.float64)
             long_px = float(max(np.linalg.norm(q[(k + 1) % 4] - q[k]) for k in range(4)))
             row = dict(score(saved.astype(np.float64), t.astype(np.float64), m), photo=pid,
                        file=os.path.relpath(meta_path[:-5] + ".png", args.out), corr=corr, iou=ious[j] if ious else 0,
-                       long_px=long_px)
+                       long_px=long_px, turned=rot if not flip else None)
             pipe_rows.append(row)
+            clean_print_rows.append(dict(score(cp.astype(np.float64), t.astype(np.float64), m), photo=pid, corr=corr,
+                                         long_px=long_px))
             found += 1
             lab_saved = rgb2lab(saved / 255.0)
             for g in gains if corr >= args.min_correlation else []:
@@ -323,36 +355,50 @@ def main():
               f"{100 * clean_rows[-1]['hue_ok'] / max(1, clean_rows[-1]['hue_n']):.0f}%", flush=True)
     unmatched = [r for r in pipe_rows if r["corr"] < args.min_correlation]
     pipe_rows = [r for r in pipe_rows if r["corr"] >= args.min_correlation]
+    clean_print_rows = [r for r in clean_print_rows if r["corr"] >= args.min_correlation]
     if unmatched:
         print(f"{len(unmatched)} saved views correlate < {args.min_correlation} with their print (a wrong outline or "
               f"view): left out of the figures")
-    pipe, clean = summary(pipe_rows), summary(clean_rows)
+    pipe, clean, clean_prints = summary(pipe_rows), summary(clean_rows), summary(clean_print_rows)
     if pipe is None:
         raise SystemExit("pipeline_eval: no photo was saved: the figures would say nothing")
     print(f"\n{'':28s} {'ab L1':>7s} {'hue':>7s} {'colourful':>9s} {'blob worst':>10s} {'blob>1%':>7s}")
-    for name, s in (("through the pipeline", pipe), ("clean, colorize --whole", clean)):
-        print(f"{name:28s} {s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "
+    for name, s in (("through the pipeline", pipe), ("clean photo, colorize --whole", clean),
+                    ("clean print (its picture)", clean_prints)):
+        print(f"{name:29s}{s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "
               f"{100 * s['blob_worst']:9.2f}% {s['blob_over_1pct']:7d}   ({s['photos']} photos)")
         print(f"{'  grey / sepia, same pixels':28s} {s['grey_l1']:7.2f} / {s['sepia_l1']:.2f} L1, "
               f"sepia hue {100 * s['sepia_hue']:.1f}%")
     clean_by_photo = {r["photo"]: r for r in clean_rows}
     print(f"\nby the print's size in the frame (longest side of the saved view's outline): hue through the pipeline "
-          f"vs the same photos clean, over the same views")
+          f"vs the same photos clean and the same prints clean, over the same views")
     for lo, hi in SIZE_BUCKETS_PX:
         views = [r for r in pipe_rows if lo <= r["long_px"] < hi]
         if views:
             n = sum(r["hue_n"] for r in views)
             clean_hue = sum(clean_by_photo[r["photo"]]["hue_ok"] / max(1, clean_by_photo[r["photo"]]["hue_n"])
                             * r["hue_n"] for r in views) / max(1, n)
+            prints = summary([c for c in clean_print_rows if lo <= c["long_px"] < hi])
             label = f"{lo}-{hi} px" if hi < SIZE_BUCKETS_PX[-1][1] else f">= {lo} px"
             print(f"  {label:10s} {len(views):4d} views   pipeline {100 * summary(views)['hue']:5.1f}%   "
-                  f"clean {100 * clean_hue:5.1f}%")
+                  f"photo clean {100 * clean_hue:5.1f}%   print clean {100 * prints['hue']:5.1f}%")
+    print("by how the product fed the print to the model (its saved view against the upright picture): hue through "
+          "the pipeline vs the same prints clean (upright)")
+    for label, keep in (("upright", lambda r: r["turned"] == 0),
+                        ("turned 90/180/270", lambda r: r["turned"] in (1, 2, 3)),
+                        ("mirrored", lambda r: r["turned"] is None)):
+        pairs = [(r, c) for r, c in zip(pipe_rows, clean_print_rows) if keep(r)]
+        if pairs:
+            through = summary([r for r, _ in pairs])["hue"]
+            print(f"  {label:18s} {len(pairs):4d} views   pipeline {100 * through:5.1f}%   "
+                  f"print clean {100 * summary([c for _, c in pairs])['hue']:5.1f}%")
     for g in gains:
         s = summary(gain_rows[g])
         print(f"{'  chroma x ' + str(g):28s} {s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "
               f"{100 * s['blob_worst']:9.2f}% {s['blob_over_1pct']:7d}")
     if args.json:
-        json.dump({"pipeline": pipe, "clean": clean, "per_photo": pipe_rows, "unmatched": unmatched, "per_photo_clean": clean_rows,
+        json.dump({"pipeline": pipe, "clean": clean, "clean_print": clean_prints, "per_photo": pipe_rows,
+                   "unmatched": unmatched, "per_photo_clean": clean_rows, "per_view_clean_print": clean_print_rows,
                    "args": vars(args)}, open(args.json, "w"), indent=1)
     if args.sheet and tiles:
         tiles.sort(key=lambda x: x[0])
