@@ -157,6 +157,27 @@ def orient(saved_L, truth_rgb, mask):
     return best
 
 
+class UprightOracle:
+    """A saved view's L coloured by the bundle's model (onnxruntime) with the picture turned upright first (the
+    orientation `orient` found against the truth; a mirrored view is coloured as it lies), its ab turned back and
+    combined with the view's own L. A diagnostic of orientation, not of the product (no hints, no cache)."""
+
+    def __init__(self, bundle):
+        import onnxruntime as ort
+        manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+        self.session = ort.InferenceSession(os.path.join(bundle, manifest["file"]), providers=["CPUExecutionProvider"])
+        self.side = manifest["input"]["shape"][2]
+
+    def __call__(self, L, flip, rot):
+        k = 0 if flip else (-rot) % 4  # the quarter turns that make the view upright
+        x = cv2.resize(np.ascontiguousarray(np.rot90(L, k)).astype(np.float32), (self.side, self.side),
+                       interpolation=cv2.INTER_LINEAR)
+        ab = self.session.run(None, {"L": x[None, None]})[0][0].transpose(1, 2, 0)
+        ab = cv2.resize(np.ascontiguousarray(np.rot90(ab, -k)), (L.shape[1], L.shape[0]),
+                        interpolation=cv2.INTER_LINEAR)
+        return np.clip(lab2rgb(np.dstack([L, ab])) * 255, 0, 255)
+
+
 def clean_print(colorcam, model, clip, rgb, info, index):
     """The print's own picture clean: the part of the photo the print shows (its crop, at the print's resolution),
     its L as a grey PNG colorized whole by colorcam, in print px like `truth_print` (border black). The camera path's
@@ -228,6 +249,10 @@ def main():
     ap.add_argument("--min-correlation", type=float, default=0.6,
                     help="a saved view whose L correlates less with its print (best orientation) is a detection or "
                          "view failure, not colour: counted apart, left out of the colour figures (as score.py)")
+    ap.add_argument("--upright-oracle", action="store_true",
+                    help="also colour each counted view again with its picture turned upright first (the orientation "
+                         "found against the truth; onnxruntime on --model's or the default bundle's model.onnx): what "
+                         "knowing which way is up would give")
     ap.add_argument("--hints", type=int, default=0,
                     help="colour hints clicked on each print (replay --hint-click; see the module doc)")
     ap.add_argument("--photos-from", metavar="DIR",
@@ -268,6 +293,9 @@ def main():
     pipe_rows, clean_rows, clean_print_rows, tiles = [], [], [], []
     gains = [float(g) for g in args.gains.split(",") if g]
     gain_rows = {g: [] for g in gains}
+    upright_rows = []
+    if args.upright_oracle:
+        upright_oracle = UprightOracle(args.model or os.path.join(ROOT, "Models", "colorcam-default"))
     photos = split[args.split]
     if args.ids:
         wanted = json.load(open(args.ids))
@@ -337,6 +365,8 @@ def main():
                                          long_px=long_px))
             found += 1
             lab_saved = rgb2lab(saved / 255.0)
+            if args.upright_oracle and corr >= args.min_correlation:
+                upright_rows.append(score(upright_oracle(lab_saved[..., 0], flip, rot), t.astype(np.float64), m))
             for g in gains if corr >= args.min_correlation else []:
                 scaled = lab_saved.copy()
                 scaled[..., 1:] *= g
@@ -392,6 +422,10 @@ def main():
             through = summary([r for r, _ in pairs])["hue"]
             print(f"  {label:18s} {len(pairs):4d} views   pipeline {100 * through:5.1f}%   "
                   f"print clean {100 * summary([c for _, c in pairs])['hue']:5.1f}%")
+    if upright_rows:
+        s = summary(upright_rows)
+        print(f"{'upright oracle':29s}{s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "
+              f"{100 * s['blob_worst']:9.2f}% {s['blob_over_1pct']:7d}   (each view coloured turned upright)")
     for g in gains:
         s = summary(gain_rows[g])
         print(f"{'  chroma x ' + str(g):28s} {s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "
