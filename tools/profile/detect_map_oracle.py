@@ -11,7 +11,7 @@ $COLORCAM_ORACLE_MAPS=PREFIX set it reads the interior and edge planes from PREF
 and PREFIX.fine (the close-look grid's 2-px cells over the whole frame) instead of the CNN's. --build applies the patch
 to a detached worktree of HEAD (.build/oracle-src) and builds it there (a full release build: minutes).
 
---maps, one column each (the targets are made as dr_render.targets makes the training targets, at each grid's cell):
+--maps, one column each (the targets are dr_render.target_planes, the training targets' planes, at each grid's cell):
   target    both planes are the targets: the geometry's ceiling on these scenes
   interior  the interior plane is the target, the edge plane the CNN's (run by onnxruntime on the same cell means)
   edge      the edge plane is the target, the interior plane the CNN's
@@ -41,26 +41,6 @@ FINE_CELL_PX = 2  # the close-look grid's cells at 640 x 480 (CNNPrintSegmenter.
 MODES = ("target", "interior", "edge", "cnn")
 
 
-def target_maps(corners_list, width, height, cell):
-    """Interior and edge planes on a grid of `cell` px, as dr_render.targets makes them (float32 in 0...1)."""
-    gw, gh = width // cell, height // cell
-    interior = np.zeros((height, width), np.float32)
-    edge = np.zeros((height, width), np.float32)
-    masks = [dr_render.quad_mask(c, width, height).astype(np.float32) for c in corners_list]
-    for i, corners in enumerate(corners_list):
-        interior = np.maximum(interior, masks[i])
-        line = np.zeros((height, width), np.float32)
-        pts = np.round((np.asarray(corners) - 0.5) * 16).astype(np.int32)
-        cv2.polylines(line, [pts], True, 1.0, thickness=int(round(1.5 * cell)), lineType=cv2.LINE_8, shift=4)
-        for j in range(i + 1, len(corners_list)):  # hidden under a print above
-            line *= 1 - masks[j]
-        edge = np.maximum(edge, line)
-    crop = (slice(0, gh * cell), slice(0, gw * cell))
-    interior = cv2.resize(interior[crop], (gw, gh), interpolation=cv2.INTER_AREA)
-    edge = np.clip(cv2.resize(edge[crop], (gw, gh), interpolation=cv2.INTER_AREA) * 1.5, 0, 1)
-    return np.stack([interior, edge]).astype(np.float32)
-
-
 class CNN:
     """The shipped segmenter run by onnxruntime on a grid of `cell` px (the same inputs colorcam gives it)."""
 
@@ -73,14 +53,8 @@ class CNN:
         self.multiple = manifest["multiple"]
 
     def maps(self, rgb, cell):
-        height, width = rgb.shape[:2]
-        gw, gh = width // cell, height // cell
-        f = rgb[:gh * cell, :gw * cell].astype(np.float32)
-        r, g, b = f[..., 0], f[..., 1], f[..., 2]
-        y = 0.299 * r + 0.587 * g + 0.114 * b
-        cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b
-        cr = 128 + 0.5 * r - 0.418688 * g - 0.081312 * b
-        y, cb, cr = [p.reshape(gh, cell, gw, cell).mean(axis=(1, 3)) for p in (y, cb, cr)]
+        y, cb, cr = dr_render.cnn_cell_means(rgb, cell)
+        gh, gw = y.shape
         x = np.stack([y / 255 - 0.5, (cb - 128) / 128, (cr - 128) / 128]).astype(np.float32)
         ph, pw = -(-gh // self.multiple) * self.multiple, -(-gw // self.multiple) * self.multiple
         x = np.pad(x, ((0, 0), (0, ph - gh), (0, pw - gw)), mode="edge")[None]
@@ -96,7 +70,7 @@ def detect_with_maps(binary, truth, directory, mode, workers, cnn, work, extra):
         corners = [p["corners"] for p in scene["photos"]]
         rgb = cv2.imread(os.path.join(directory, scene["file"]))[..., ::-1] if mode != "target" else None
         for cell, suffix in ((coarse_cell, ".coarse"), (FINE_CELL_PX, ".fine")):
-            maps = target_maps(corners, width, height, cell) if mode != "cnn" else None
+            maps = dr_render.target_planes(corners, width, height, cell) if mode != "cnn" else None
             if mode != "target":
                 own = cnn.maps(rgb, cell)
                 if mode == "cnn":

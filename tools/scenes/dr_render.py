@@ -449,7 +449,12 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
 
 def targets(corners_list, width, height):
     """Interior and paper-edge targets on the CNN grid (uint8, ×255), from each print's corners (bottom to top)."""
-    cell = cell_px(width, height)
+    return (target_planes(corners_list, width, height, cell_px(width, height)) * 255 + 0.5).astype(np.uint8)
+
+
+def target_planes(corners_list, width, height, cell):
+    """The interior and paper-edge planes (float32, 0…1) on a grid of `cell` px cells, from each print's corners
+    (bottom to top): the targets at the CNN grid's cell, and on finer grids for tools that stand in for the CNN."""
     gw, gh = width // cell, height // cell
     interior = np.zeros((height, width), np.float32)
     edge = np.zeros((height, width), np.float32)
@@ -466,7 +471,7 @@ def targets(corners_list, width, height):
     interior = cv2.resize(interior[crop], (gw, gh), interpolation=cv2.INTER_AREA)
     edge = cv2.resize(edge[crop], (gw, gh), interpolation=cv2.INTER_AREA)
     edge = np.clip(edge * 1.5, 0, 1)
-    return (np.stack([interior, edge]) * 255 + 0.5).astype(np.uint8)
+    return np.stack([interior, edge]).astype(np.float32)
 
 
 def cnn_input(frame):
@@ -474,10 +479,11 @@ def cnn_input(frame):
     return np.clip(cnn_cell_means(frame) + 0.5, 0, 255).astype(np.uint8)
 
 
-def cnn_cell_means(frame):
-    """Y, Cb, Cr (BT.601 full range) means of the RGB `frame`'s cells on the CNN grid, float32 [3, gh, gw]."""
+def cnn_cell_means(frame, cell=None):
+    """Y, Cb, Cr (BT.601 full range) means of the RGB `frame`'s cells on the CNN grid (or on cells of `cell` px),
+    float32 [3, gh, gw]."""
     height, width = frame.shape[:2]
-    cell = cell_px(width, height)
+    cell = cell or cell_px(width, height)
     gw, gh = width // cell, height // cell
     f = frame[:gh * cell, :gw * cell].astype(np.float32)
     r, g, b = f[..., 0], f[..., 1], f[..., 2]
