@@ -8,8 +8,9 @@ training targets (an oracle), scored like detect_heldout.py, beside the CNN's ow
 
 BIN is colorcam with tools/profile/detect-map-oracle.patch applied (a diagnostic, never part of the product): with
 $COLORCAM_ORACLE_MAPS=PREFIX set it reads the interior and edge planes from PREFIX.coarse (the frame grid's cells)
-and PREFIX.fine (the close-look grid's 2-px cells over the whole frame) instead of the CNN's. --build applies the patch
-to a detached worktree of HEAD (.build/oracle-src) and builds it there (a full release build: minutes).
+and PREFIX.fine (the close-look grid's cells, 2 px at 640 x 480, over the whole frame) instead of the CNN's.
+--build applies the patch to a detached worktree of HEAD (.build/oracle-src) and builds it there (a full release
+build: minutes).
 
 --maps, one column each (the targets are dr_render.target_planes, the training targets' planes, at each grid's cell):
   target    both planes are the targets: the geometry's ceiling on these scenes
@@ -37,7 +38,6 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "scenes"))
 import detect_heldout as dh  # noqa: E402
 import dr_render  # noqa: E402
 
-FINE_CELL_PX = 2  # the close-look grid's cells at 640 x 480 (CNNPrintSegmenter.closeLookGrid)
 MODES = ("target", "interior", "edge", "cnn")
 
 
@@ -69,7 +69,8 @@ def detect_with_maps(binary, truth, directory, mode, workers, cnn, work, extra):
         prefix = os.path.join(work, f"{mode}-{index:05d}")
         corners = [p["corners"] for p in scene["photos"]]
         rgb = cv2.imread(os.path.join(directory, scene["file"]))[..., ::-1] if mode != "target" else None
-        for cell, suffix in ((coarse_cell, ".coarse"), (FINE_CELL_PX, ".fine")):
+        fine_cell = coarse_cell // 2 // 2 * 2  # the close look's cells (CNNPrintSegmenter.closeLookGrid)
+        for cell, suffix in ((coarse_cell, ".coarse"), (fine_cell, ".fine")):
             maps = dr_render.target_planes(corners, width, height, cell) if mode != "cnn" else None
             if mode != "target":
                 own = cnn.maps(rgb, cell)
@@ -79,8 +80,7 @@ def detect_with_maps(binary, truth, directory, mode, workers, cnn, work, extra):
                     maps[1 if mode == "interior" else 0] = own[1 if mode == "interior" else 0]
             with open(prefix + suffix, "wb") as handle:
                 handle.write(np.ascontiguousarray(maps).tobytes())
-        env = dict(os.environ, COLORCAM_ORACLE_MAPS=prefix, COLORCAM_ORACLE_FINE_CELL_PX=str(FINE_CELL_PX),
-                   COLORCAM_ORACLE_WIDTH_PX=str(width), COLORCAM_ORACLE_HEIGHT_PX=str(height))
+        env = dict(os.environ, COLORCAM_ORACLE_MAPS=prefix)
         out = subprocess.run([binary, "detect", os.path.join(directory, scene["file"]), "--json"] + extra,
                              capture_output=True, text=True, env=env)
         if out.returncode != 0:
