@@ -4,6 +4,7 @@ training targets (an oracle), scored like detect_heldout.py, beside the CNN's ow
 
   detect_map_oracle.py --oracle-colorcam BIN [--split train --seed 90 --count 300 --texture-instances 9000:10000]
                        [--maps target,interior,edge,cnn] [--detect-model DIR] [--colorcam BIN] [--workers 2]
+                       [--sheet OUT.png]
   detect_map_oracle.py --build            # builds BIN (.build/oracle-build/release/colorcam) and exits
 
 BIN is colorcam with tools/profile/detect-map-oracle.patch applied (a diagnostic, never part of the product): with
@@ -17,6 +18,8 @@ build: minutes).
   interior  the interior plane is the target, the edge plane the CNN's (run by onnxruntime on the same cell means)
   edge      the edge plane is the target, the interior plane the CNN's
   cnn       both planes the CNN's, through the same file path: checks the injection against the plain binary's column
+--sheet draws the worst scenes of the first --maps column (misses first; truth green, detections red), as
+detect_heldout.py --sheet does for the product: with --maps target, what the geometry misses given perfect maps.
 The plain binary (--colorcam, the product, with --detect-model) is the first column; --detect-model (a bundle
 directory, default Models/detect-default) is also the CNN of the interior, edge and cnn columns. Buckets as
 detect_heldout.py. Scenes: the same rendered sets as detect_heldout.py (.build/dr-SPLIT-SEED-COUNT[-tLO-HI]).
@@ -117,6 +120,7 @@ def main():
     ap.add_argument("--maps", default="target,interior,edge,cnn")
     ap.add_argument("--detect-model", default=os.path.join(ROOT, "Models/detect-default"), metavar="DIR")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--sheet", metavar="OUT.png")
     args = ap.parse_args()
     if args.build:
         return build()
@@ -140,6 +144,8 @@ def main():
     for mode in modes:
         results[mode] = dh.score(truth, detect_with_maps(args.oracle_colorcam, truth, directory, mode, args.workers,
                                                          cnn, work, extra))
+    if args.sheet:
+        dh.sheet(args.sheet, directory, results[modes[0]]["worst"])
     names = list(results)
     print(f"{args.split} stills: {len(truth['scenes'])} (seed {args.seed}, {results['colorcam']['truths']} prints); "
           f"recall at Jaccard >= 0.9; columns: the product, then the geometry given these maps")
