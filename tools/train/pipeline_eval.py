@@ -178,11 +178,10 @@ class UprightOracle:
         return np.clip(lab2rgb(np.dstack([L, ab])) * 255, 0, 255)
 
 
-def clean_print(colorcam, model, clip, rgb, info, index):
-    """The print's own picture clean: the part of the photo the print shows (its crop, at the print's resolution),
-    its L as a grey PNG colorized whole by colorcam, in print px like `truth_print` (border black). The camera path's
-    reference: the photo clean shows more than the print does where the print is a crop of it."""
-    truth, _ = truth_print(rgb, info)
+def clean_print(colorcam, model, clip, truth, info, index):
+    """The print's own picture clean: the part of the photo the print shows (`truth`, `truth_print`'s picture of
+    print `index`), its L as a grey PNG colorized whole by colorcam, in print px like `truth` (border black). The
+    camera path's reference: the photo clean shows more than the print does where the print is a crop of it."""
     pad = info["pad_px"]
     pw, ph = info["size"]
     inner = truth[pad:ph - pad, pad:pw - pad]
@@ -353,7 +352,7 @@ def main():
                 continue
             corr, t, m, (flip, rot) = best
             if j not in print_clean:
-                print_clean[j] = clean_print(args.colorcam, model, clip, rgb, scene["photos"][j], j)
+                print_clean[j] = clean_print(args.colorcam, model, clip, truth, scene["photos"][j], j)
             cp = oriented(print_clean[j], flip, rot, (saved.shape[1], saved.shape[0]), cv2.INTER_AREA)
             q = np.asarray(meta["corners"], np.float64)
             long_px = float(max(np.linalg.norm(q[(k + 1) % 4] - q[k]) for k in range(4)))
