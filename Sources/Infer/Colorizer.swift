@@ -77,14 +77,15 @@ public final class Colorizer {
     }
 
     /// Prepares `bundle`'s model as a colorizer: L `[1, 1, N, N]` in, feeding its hint inputs when it declares them
-    /// (zeros until set: no hints) and keeping its ab distribution for `tapped` when it declares one. Checks the
-    /// output is ab, `[1, 2, H, W]`, and the distribution's shape. The one place a colorizer engine is made.
+    /// (zeros until set: no hints) and keeping its ab distribution and orientation head for `tapped` when it declares
+    /// them. Checks the output is ab, `[1, 2, H, W]`, and the tapped tensors' shapes. The one place a colorizer engine
+    /// is made.
     public static func engine(for bundle: ModelBundle) throws -> InferenceEngine {
         let n = bundle.inputSizePx
         let engine = try InferenceEngine(
             path: bundle.modelPath, inputShape: [1, 1, n, n],
             feeding: bundle.hintInputs.map { [$0.ab, $0.mask] } ?? [],
-            tapping: bundle.distribution.map { [$0.tensor] } ?? [])
+            tapping: (bundle.distribution.map { [$0.tensor] } ?? []) + (bundle.orientation.map { [$0.tensor] } ?? []))
         let out = engine.outputShape
         guard out.count == 4, out[0] == 1, out[1] == 2, out[2] >= 1, out[3] >= 1 else {
             throw ModelBundleError(
@@ -95,6 +96,11 @@ public final class Colorizer {
             throw ModelBundleError(
                 .badData, file: bundle.modelPath,
                 "distribution '\(d.tensor)' computes to \(tapped.shape), the manifest says \(d.shape)")
+        }
+        if let o = bundle.orientation, let tapped = engine.tapped(o.tensor), tapped.shape != [1, 4] {
+            throw ModelBundleError(
+                .badData, file: bundle.modelPath,
+                "orientation '\(o.tensor)' computes to \(tapped.shape), want [1, 4]: one probability per quarter turn")
         }
         return engine
     }

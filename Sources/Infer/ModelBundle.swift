@@ -29,6 +29,22 @@ public struct ModelBundle: Sendable, Equatable {
     public var hintInputs: HintInputs?
     /// The graph's ab distribution when the manifest declares it (`distribution`), else nil.
     public var distribution: Distribution?
+    /// The graph's orientation head when the manifest declares it (`orientation`), else nil: views are coloured as
+    /// they are fed.
+    public var orientation: Orientation?
+
+    /// A colorizer's orientation head: an intermediate tensor `[1, 4]` holding the probabilities that the picture fed
+    /// is its upright picture turned 0, 1, 2 or 3 quarter turns counterclockwise, and how often a print's view is fed
+    /// upright before any turn (`priorUpright`; the other three turns share the rest). A print on a table has no up
+    /// the detector can see; the product asks the head which way is up (`UprightVote`).
+    public struct Orientation: Sendable, Equatable {
+        public var tensor: String
+        public var priorUpright: Double
+        public init(tensor: String, priorUpright: Double) {
+            self.tensor = tensor
+            self.priorUpright = priorUpright
+        }
+    }
 
     /// A colorizer's ab distribution: an intermediate tensor `[1, Q, H, W]` holding, per cell of an H×W grid over the
     /// picture, the probability of each of Q ab bins, and the bins' ab (Lab units). What the model thinks a point's
@@ -129,6 +145,15 @@ public struct ModelBundle: Sendable, Equatable {
         }
         if let distribution = root["distribution"] {
             bundle.distribution = try self.distribution(distribution, manifestPath: manifestPath)
+        }
+        if let orientation = root["orientation"] {
+            let why = "'orientation' must give a tensor name and prior_upright, a probability between 0 and 1"
+            guard let fields = orientation as? [String: Any], let tensor = fields["tensor"] as? String,
+                let prior = fields["prior_upright"] as? Double, prior > 0, prior < 1
+            else {
+                throw ModelBundleError(.badData, file: manifestPath, why)
+            }
+            bundle.orientation = Orientation(tensor: tensor, priorUpright: prior)
         }
         return bundle
     }

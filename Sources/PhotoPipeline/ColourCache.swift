@@ -46,6 +46,8 @@ struct ColourEntry: @unchecked Sendable {
     /// Bumped by every hint; the colours follow the hints of `resultHintGeneration`.
     var hintGeneration = 0
     var resultHintGeneration = 0
+    /// The quarter turns its colours were computed at (`UprightTurner`; 0: as fed), for its model generation.
+    var uprightTurns = 0
 }
 
 /// A colorization worth saving: owns copies of its planes (allocated when the entry first beats nothing).
@@ -69,6 +71,8 @@ final class SavedColour: @unchecked Sendable {
     var abScale: Float = 1
     /// The hint generation (`ColourEntry.hintGeneration`) its colours follow: a view with newer hints replaces it.
     var hintGeneration = 0
+    /// The quarter turns (counterclockwise) the view was coloured at to be upright (`UprightTurner`; 0: as fed).
+    var uprightTurns = 0
 
     init(inputSizePx: Int, abWidthPx: Int, abHeightPx: Int) {
         self.inputSizePx = inputSizePx
@@ -85,7 +89,7 @@ final class SavedColour: @unchecked Sendable {
         c.ab.update(from: ab, count: 2 * abWidthPx * abHeightPx)
         c.quality = quality; c.coveredFraction = coveredFraction; c.quad = quad; c.frame = frame; c.trackID = trackID
         c.firstFrame = firstFrame; c.lastFrame = lastFrame; c.modelName = modelName; c.abScale = abScale
-        c.hintGeneration = hintGeneration
+        c.hintGeneration = hintGeneration; c.uprightTurns = uprightTurns
         return c
     }
 
@@ -168,6 +172,7 @@ struct ColourTable: @unchecked Sendable {
         entries[i].recallTried = false
         entries[i].hintGeneration = 0
         entries[i].resultHintGeneration = 0
+        entries[i].uprightTurns = 0
         return (i, evicted)
     }
 }

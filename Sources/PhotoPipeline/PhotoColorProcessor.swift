@@ -70,6 +70,9 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         /// keepsake whatever the qualities say; `lost` — something has come over it, so it replaces none. A hand can
         /// make an outline, and so its area, larger; what the cover mask measures, the quality already counts.
         var outline = OutlineChange.none
+        /// The quarter turns that make the print upright, decided at its first colorization with this model; nil:
+        /// not yet (`UprightTurner`).
+        var uprightTurns: Int?
     }
 
     /// Colour hints on the photos (`addHint`, the `+Hints` API).
@@ -78,6 +81,8 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     let suggestionCells: Int
     private var slotSuggestionBins: UnsafeMutablePointer<UInt16>?
     private var slotSuggestionProbabilities: UnsafeMutablePointer<Float>?
+    /// Which way is up on a print (the inference thread's).
+    let upright: UprightTurner
     /// Where the hints are kept across restarts; the memory revision last handed to it (under the table lock).
     let hintsFile: HintsFile?
     let savedHintsRevision = Atomic<Int>(0)
@@ -125,6 +130,9 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             throw error
         }
         table = Locked(colours)
+        upright = UprightTurner(
+            inputSizePx: inputSizePx, abWidthPx: abWidthPx, abHeightPx: abHeightPx, maxHints: PhotoHints.maxPerPhoto,
+            keptSuggestions: suggestionCells * ABSuggestions.keptPerCell)
         hintsFile = options.hintsFile
         saver = try options.savePhotosDirectory.map { try PhotoSaver(directory: $0) }
         thumbs = .allocate(capacity: options.maxPhotos * FrameSampler.thumbnailCount)
@@ -221,7 +229,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let generation = models.generation
         // Per photo in view: its thumbnail now, and whether its colours are missing or stale.
         var chosen = -1, chosenReason = InferenceReason.new, chosenStaleness = -1, chosenEntry = -1
-        var chosenOutline = OutlineChange.none
+        var chosenOutline = OutlineChange.none, chosenTurns: Int?
         // A remote server backing off after a failure takes no request (unless the local engine stands in).
         let serverAway = options.remote.map { !$0.acceptsRequests && !options.remoteFallbackLocal } ?? false
         let busy = serverAway || !inferenceIdle
@@ -285,7 +293,11 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                     chosenOutline = regained ? .regained : outline == .lost ? .lost : .none
                 }
             }
-            if chosen >= 0 { hints.load(slot: slot, from: t.entries[chosenEntry]) }
+            if chosen >= 0 {
+                hints.load(slot: slot, from: t.entries[chosenEntry])
+                let e = t.entries[chosenEntry]
+                chosenTurns = e.hasColour && e.modelGeneration == generation ? e.uprightTurns : nil
+            }
             hints.apply(
                 dueClicks, ids: photoIDs! + base, quads: photoQuads! + base, count: count, sizePx: inputSizePx,
                 table: &t, frame: sequence)
@@ -315,7 +327,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let covered = photoCover![base + chosen]
         slotJobs![slot] = SlotJob(
             trackID: photoIDs![base + chosen], quad: quad, quality: quad.area * max(0, 1 - 3 * covered),
-            coveredFraction: covered, outline: chosenOutline)
+            coveredFraction: covered, outline: chosenOutline, uprightTurns: chosenTurns)
         return InferenceRequest(photo: photoIDs![base + chosen], reason: chosenReason)
     }
 
@@ -329,10 +341,22 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let inputCount = inputSizePx * inputSizePx, abCount = 2 * abWidthPx * abHeightPx
         let inputBuffer = UnsafeBufferPointer(start: input, count: inputCount)
         let outputBuffer = UnsafeMutableBufferPointer(start: output, count: abCount)
-        Colorizer.setHints(hints.points(slot: slot), engine: engine, bundle: bundle)
-        let outcome = runColorizer(
-            local: engine, remote: options.remote, fallbackLocal: options.remoteFallbackLocal,
-            input: inputBuffer, output: outputBuffer)
+        let job = slotJobs![slot], points = hints.points(slot: slot)
+        // A print's up is asked of the local model only (a remote server is there because local runs are slow).
+        let turns =
+            options.remote == nil && upright.canTurn(bundle)
+            ? job.uprightTurns ?? upright.uprightTurns(view: inputBuffer, hints: points, engine: engine, bundle: bundle)
+            : 0
+        let outcome: InferenceOutcome
+        if turns != 0 {
+            outcome = upright.colorize(
+                view: inputBuffer, turns: turns, hints: points, engine: engine, bundle: bundle, ab: outputBuffer)
+        } else {
+            Colorizer.setHints(points, engine: engine, bundle: bundle)
+            outcome = runColorizer(
+                local: engine, remote: options.remote, fallbackLocal: options.remoteFallbackLocal,
+                input: inputBuffer, output: outputBuffer)
+        }
         // The model's distribution (the local engine's run only), read before the engine goes back.
         let kept = suggestionCells * ABSuggestions.keptPerCell
         var suggested = false
@@ -343,6 +367,11 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                 tapped.values, bins: d.shape[1], cells: suggestionCells,
                 binIndices: slotSuggestionBins! + slot * kept, probabilities: slotSuggestionProbabilities! + slot * kept
             )
+            if turns != 0 {
+                upright.turnBack(
+                    bins: slotSuggestionBins! + slot * kept, probabilities: slotSuggestionProbabilities! + slot * kept,
+                    sidePx: d.shape[3], perCell: ABSuggestions.keptPerCell, turns: turns)
+            }
             suggested = true
         }
         models.release(engine, generation: generation)
@@ -350,7 +379,6 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         HintPoint.stamp(
             hints.points(slot: slot), into: outputBuffer, widthPx: abWidthPx, heightPx: abHeightPx,
             inputSizePx: inputSizePx, scale: bundle.outputScale)
-        let job = slotJobs![slot]
         table.withLock { t in
             guard let i = t.index(of: job.trackID) else { return }  // the track went and its entry was reused
             t.entries[i].ab.update(from: output, count: abCount)
@@ -362,6 +390,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             t.entries[i].coveredFraction = job.coveredFraction
             t.entries[i].abScale = bundle.outputScale
             t.entries[i].resultHintGeneration = hints.generation(slot: slot)
+            t.entries[i].uprightTurns = turns
             if suggested, let bins = t.entries[i].suggestionBins,
                 let probabilities = t.entries[i].suggestionProbabilities
             {
@@ -390,7 +419,7 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
             best.quality = job.quality; best.quad = job.quad; best.frame = frame; best.trackID = job.trackID
             best.coveredFraction = job.coveredFraction
             best.modelName = bundle.name; best.abScale = bundle.outputScale; best.unsaved = true
-            best.hintGeneration = hintGeneration
+            best.hintGeneration = hintGeneration; best.uprightTurns = turns
         }
         return outcome
     }

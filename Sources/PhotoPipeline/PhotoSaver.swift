@@ -88,7 +88,7 @@ final class PhotoSaver: Sendable {
         let json = """
             {"track": \(colour.trackID), "first_frame": \(colour.firstFrame), "last_frame": \(colour.lastFrame), \
             "frame": \(colour.frame), "corners": [\(corners)], "covered": \(String(format: "%.3f", colour.coveredFraction)), \
-            "model": \(JSONText.quoted(colour.modelName)), "width": \(image.widthPx), "height": \(image.heightPx)}
+            "upright_turns": \(colour.uprightTurns), "model": \(JSONText.quoted(colour.modelName)), "width": \(image.widthPx), "height": \(image.heightPx)}
 
             """
         let temporaryJSON = (directory as NSString).appendingPathComponent(".\(name).partial.json")

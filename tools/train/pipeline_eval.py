@@ -24,7 +24,8 @@ orientation are a wrong outline or view, not a colour result: counted apart and 
 Hue is also split by the print's size in the frame (its outline's longest side: < 80, 80-140, >= 140 px), through
 the pipeline against the same views' photos and prints clean (weighted by the views' counted pixels): where the camera
 costs colour; and by how the saved view lies against the upright picture (the orientation found above: a print lying
-turned on the table is rectified turned, and the model then colours a turned picture).
+turned on the table is rectified turned), and by whether the product coloured it upright (the sidecar's
+upright_turns: the quarter turns its orientation head chose, `UprightTurner`).
 Baselines on the same pixels: grey (ab = 0) and sepia (ab = 5, 15). The script prints a table, writes --json, and
 --sheet: one tile per saved photo, worst hue first (the saved view's L, [--before: the earlier run's saved photo,]
 the saved photo, the original's picture).
@@ -358,7 +359,8 @@ def main():
             long_px = float(max(np.linalg.norm(q[(k + 1) % 4] - q[k]) for k in range(4)))
             row = dict(score(saved.astype(np.float64), t.astype(np.float64), m), photo=pid,
                        file=os.path.relpath(meta_path[:-5] + ".png", args.out), corr=corr, iou=ious[j] if ious else 0,
-                       long_px=long_px, turned=rot if not flip else None)
+                       long_px=long_px, turned=rot if not flip else None,
+                       coloured_turns=int(meta.get("upright_turns", 0)))
             pipe_rows.append(row)
             clean_print_rows.append(dict(score(cp.astype(np.float64), t.astype(np.float64), m), photo=pid, corr=corr,
                                          long_px=long_px))
@@ -421,6 +423,16 @@ def main():
             through = summary([r for r, _ in pairs])["hue"]
             print(f"  {label:18s} {len(pairs):4d} views   pipeline {100 * through:5.1f}%   "
                   f"print clean {100 * summary([c for _, c in pairs])['hue']:5.1f}%")
+    # The product's own turn (the sidecar's upright_turns: the view was coloured turned that many quarter turns).
+    fed = [r for r in pipe_rows if r["turned"] is not None]
+    if fed:
+        right = [r for r in fed if (r["turned"] + r["coloured_turns"]) % 4 == 0]
+        print(f"coloured upright: {len(right)} of {len(fed)} views (fed upright: "
+              f"{sum(r['turned'] == 0 for r in fed)}; the product turned {sum(r['coloured_turns'] != 0 for r in fed)})")
+        for label, keep in (("coloured upright", lambda r: r in right), ("coloured turned", lambda r: r not in right)):
+            views = [r for r in fed if keep(r)]
+            if views:
+                print(f"  {label:18s} {len(views):4d} views   pipeline {100 * summary(views)['hue']:5.1f}%")
     if upright_rows:
         s = summary(upright_rows)
         print(f"{'upright oracle':29s}{s['ab_l1']:7.2f} {100 * s['hue']:6.1f}% {100 * s['colourful']:8.0f}% "

@@ -1,0 +1,109 @@
+import ColorcamCore
+import Infer
+
+/// Colours a print's view the right way up. A print on a table has no up the detector can see: its view is rectified
+/// with the corners clockwise from the one nearest the frame's top left, so a print lying turned is fed turned, and a
+/// model that learned skies at the top paints a turned sky as grass. When the model has an orientation head
+/// (`ModelBundle.orientation`), the view is turned four ways and the head's answers vote (`UprightVote`, 4 runs); the
+/// view is then coloured turned upright, hints turned along, and its ab (and kept suggestions) turned back, so
+/// everything after sees the view's own frame.
+///
+/// Threading: the inference thread only (one colorization runs at a time); owns its scratch, allocated once.
+final class UprightTurner {
+    let inputSizePx: Int, abWidthPx: Int, abHeightPx: Int
+    private let input: UnsafeMutablePointer<Float>
+    private let output: UnsafeMutablePointer<Float>
+    private let points: UnsafeMutablePointer<HintPoint>
+    private let maxPoints: Int
+    private let keptBins: UnsafeMutablePointer<UInt16>
+    private let keptProbabilities: UnsafeMutablePointer<Float>
+    private let keptCount: Int
+
+    init(inputSizePx: Int, abWidthPx: Int, abHeightPx: Int, maxHints: Int, keptSuggestions: Int) {
+        self.inputSizePx = inputSizePx
+        self.abWidthPx = abWidthPx
+        self.abHeightPx = abHeightPx
+        input = .allocate(capacity: inputSizePx * inputSizePx)
+        output = .allocate(capacity: 2 * abWidthPx * abHeightPx)
+        maxPoints = maxHints
+        points = .allocate(capacity: max(1, maxHints))
+        keptCount = keptSuggestions
+        keptBins = .allocate(capacity: max(1, keptSuggestions))
+        keptProbabilities = .allocate(capacity: max(1, keptSuggestions))
+    }
+
+    deinit {
+        input.deallocate(); output.deallocate(); points.deallocate()
+        keptBins.deallocate(); keptProbabilities.deallocate()
+    }
+
+    /// Whether `bundle`'s views can be turned: it has an orientation head and its ab (and distribution) grids are
+    /// square.
+    func canTurn(_ bundle: ModelBundle) -> Bool {
+        guard bundle.orientation != nil, abWidthPx == abHeightPx else { return false }
+        return bundle.distribution.map { $0.shape[2] == $0.shape[3] } ?? true
+    }
+
+    /// The quarter turns that make `view` (the model's input, N×N) upright: the head's vote over the view turned
+    /// 0…3 times (4 local runs of `engine`, `hints` turned along). 0 when the head's tensor is missing.
+    func uprightTurns(
+        view: UnsafeBufferPointer<Float>, hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine,
+        bundle: ModelBundle
+    ) -> Int {
+        guard let head = bundle.orientation else { return 0 }
+        var vote = UprightVote(priorUpright: head.priorUpright)
+        for j in 0..<4 {
+            run(view: view, turns: j, hints: hints, engine: engine, bundle: bundle)
+            guard let answer = engine.tapped(head.tensor), answer.values.count == 4 else { return 0 }
+            vote.add(answer.values, viewTurns: j)
+        }
+        return vote.uprightTurns
+    }
+
+    /// Colours `view` turned `turns` quarter turns (hints turned along) on the local `engine`, and writes the ab
+    /// turned back into `ab` (2 planes in the view's frame).
+    func colorize(
+        view: UnsafeBufferPointer<Float>, turns: Int, hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine,
+        bundle: ModelBundle, ab: UnsafeMutableBufferPointer<Float>
+    ) -> InferenceOutcome {
+        run(view: view, turns: turns, hints: hints, engine: engine, bundle: bundle)
+        let plane = abWidthPx * abHeightPx
+        for c in 0..<2 {
+            QuarterTurn.turn(
+                output + c * plane, into: ab.baseAddress! + c * plane, sidePx: abWidthPx, turns: -turns)
+        }
+        return .local
+    }
+
+    /// Turns the kept suggestions of a run on the view turned `turns` (cells of a `sidePx`² grid, `perCell` each)
+    /// back to the view's frame, in place.
+    func turnBack(
+        bins: UnsafeMutablePointer<UInt16>, probabilities: UnsafeMutablePointer<Float>, sidePx n: Int, perCell: Int,
+        turns: Int
+    ) {
+        let count = n * n * perCell
+        precondition(count <= keptCount, "suggestions larger than the scratch")
+        keptBins.update(from: bins, count: count)
+        keptProbabilities.update(from: probabilities, count: count)
+        QuarterTurn.turn(keptBins, into: bins, sidePx: n, turns: -turns, stride: perCell)
+        QuarterTurn.turn(keptProbabilities, into: probabilities, sidePx: n, turns: -turns, stride: perCell)
+    }
+
+    /// One local run on `view` turned `turns`, its hints turned along; the ab lands in `output`.
+    private func run(
+        view: UnsafeBufferPointer<Float>, turns: Int, hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine,
+        bundle: ModelBundle
+    ) {
+        QuarterTurn.turn(view.baseAddress!, into: input, sidePx: inputSizePx, turns: turns)
+        let count = min(hints.count, maxPoints)
+        for k in 0..<count {
+            var p = hints[k]
+            (p.u, p.v) = QuarterTurn.turn(u: p.u, v: p.v, turns: turns)
+            points[k] = p
+        }
+        Colorizer.setHints(UnsafeBufferPointer(start: points, count: count), engine: engine, bundle: bundle)
+        engine.run(
+            input: UnsafeBufferPointer(start: input, count: inputSizePx * inputSizePx),
+            output: UnsafeMutableBufferPointer(start: output, count: 2 * abWidthPx * abHeightPx))
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Infer
+import Testing
+
+@testable import PhotoPipeline
+
+/// Which way is up on a print: quarter turns of grids and points (`QuarterTurn`), the vote of the orientation head's
+/// four answers (`UprightVote`), and a view coloured upright and turned back (`UprightTurner`, a tiny model whose head
+/// knows its pictures' up).
+@Suite struct UprightTests {
+    @Test func aQuarterTurnIsNumPysRot90AndFourMakeNone() {
+        // 3×3, turned once counterclockwise: the last column becomes the first row (NumPy rot90).
+        let grid: [Int] = [0, 1, 2, 3, 4, 5, 6, 7, 8]
+        var once = [Int](repeating: -1, count: 9), back = once
+        QuarterTurn.turn(grid, into: &once, sidePx: 3, turns: 1)
+        #expect(once == [2, 5, 8, 1, 4, 7, 0, 3, 6])
+        QuarterTurn.turn(once, into: &back, sidePx: 3, turns: -1)
+        #expect(back == grid)
+        var twice = once
+        QuarterTurn.turn(grid, into: &twice, sidePx: 3, turns: 2)
+        #expect(twice == grid.reversed())
+        // Cells of several elements move together.
+        let pairs = (0..<8).map { $0 }
+        var turned = [Int](repeating: -1, count: 8)
+        QuarterTurn.turn(pairs, into: &turned, sidePx: 2, turns: 1, stride: 2)
+        #expect(turned == [2, 3, 6, 7, 0, 1, 4, 5])
+    }
+
+    @Test(arguments: 0..<4)
+    func aPointTurnsWithItsGrid(turns: Int) {
+        let n = 5
+        for y in 0..<n {
+            for x in 0..<n {
+                var grid = [Int](repeating: 0, count: n * n), turned = grid
+                grid[y * n + x] = 1
+                QuarterTurn.turn(grid, into: &turned, sidePx: n, turns: turns)
+                let cell = turned.firstIndex(of: 1)!
+                let (u, v) = QuarterTurn.turn(
+                    u: (Float(x) + 0.5) / Float(n), v: (Float(y) + 0.5) / Float(n), turns: turns)
+                #expect(Int(u * Float(n)) == cell % n && Int(v * Float(n)) == cell / n, "\(x),\(y) turned \(turns)")
+            }
+        }
+    }
+
+    @Test func theFourAnswersVoteAndThePriorBreaksATie() {
+        // A view that is its upright picture turned 3: turned j more, the head sees turn (3 + j) mod 4, fairly sure.
+        var vote = UprightVote(priorUpright: 0.5)
+        for j in 0..<4 {
+            var p = [Float](repeating: 0.1, count: 4)
+            p[(3 + j) % 4] = 0.7
+            p.withUnsafeBufferPointer { vote.add($0, viewTurns: j) }
+        }
+        #expect(vote.viewTurns == 3 && vote.uprightTurns == 1)
+        // Answers that say nothing: the prior's upright wins.
+        var blank = UprightVote(priorUpright: 0.5)
+        let flat = [Float](repeating: 0.25, count: 4)
+        for j in 0..<4 { flat.withUnsafeBufferPointer { blank.add($0, viewTurns: j) } }
+        #expect(blank.uprightTurns == 0)
+        // One confident answer among three that say nothing wins over a mild prior.
+        var one = UprightVote(priorUpright: 0.4)
+        for j in 0..<4 {
+            var p = flat
+            if j == 0 { p = [0.01, 0.97, 0.01, 0.01] }
+            p.withUnsafeBufferPointer { one.add($0, viewTurns: j) }
+        }
+        #expect(one.viewTurns == 1)
+    }
+
+    @Test(arguments: 0..<4)
+    func aTurnedViewIsColouredUprightAndTurnedBack(viewTurns: Int) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("upright-\(getpid()).onnx").path
+        try Data(TestUprightONNX.model()).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let n = TestUprightONNX.sidePx
+        var bundle = ModelBundle(name: "upright", modelPath: path, inputSizePx: n)
+        bundle.orientation = .init(tensor: "turn_probs", priorUpright: 0.5)
+        let engine = try Colorizer.engine(for: bundle)
+        // The upright picture: a bright top left quadrant, and a ramp that tells every pixel apart.
+        var upright = [Float](repeating: 0, count: n * n)
+        for y in 0..<n { for x in 0..<n { upright[y * n + x] = (x < 4 && y < 4 ? 80 : 10) + Float(y * n + x) / 8 } }
+        var view = upright
+        QuarterTurn.turn(upright, into: &view, sidePx: n, turns: viewTurns)
+        let turner = UprightTurner(inputSizePx: n, abWidthPx: n, abHeightPx: n, maxHints: 4, keptSuggestions: 0)
+        #expect(turner.canTurn(bundle))
+        let noHints = UnsafeBufferPointer<HintPoint>(start: nil, count: 0)
+        let turns = view.withUnsafeBufferPointer {
+            turner.uprightTurns(view: $0, hints: noHints, engine: engine, bundle: bundle)
+        }
+        #expect(turns == (4 - viewTurns) % 4)
+        // Coloured turned upright (this model's ab is its input), the ab comes back in the view's own frame.
+        var ab = [Float](repeating: -1, count: 2 * n * n)
+        _ = view.withUnsafeBufferPointer { v in
+            ab.withUnsafeMutableBufferPointer {
+                turner.colorize(view: v, turns: turns, hints: noHints, engine: engine, bundle: bundle, ab: $0)
+            }
+        }
+        #expect(Array(ab[0..<(n * n)]) == view && Array(ab[(n * n)...]) == view)
+        // A bundle without a head is never turned.
+        #expect(!turner.canTurn(ModelBundle(name: "plain", modelPath: path, inputSizePx: n)))
+    }
+}
