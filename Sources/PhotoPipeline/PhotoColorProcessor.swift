@@ -342,21 +342,14 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let inputBuffer = UnsafeBufferPointer(start: input, count: inputCount)
         let outputBuffer = UnsafeMutableBufferPointer(start: output, count: abCount)
         let job = slotJobs![slot], points = hints.points(slot: slot)
-        // A print's up is asked of the local model only (a remote server is there because local runs are slow).
+        // Which way is up is asked of the local engine, once per track (a server colours the view turned the same).
         let turns =
-            options.remote == nil && upright.canTurn(bundle)
+            upright.canTurn(bundle)
             ? job.uprightTurns ?? upright.uprightTurns(view: inputBuffer, hints: points, engine: engine, bundle: bundle)
             : 0
-        let outcome: InferenceOutcome
-        if turns != 0 {
-            outcome = upright.colorize(
-                view: inputBuffer, turns: turns, hints: points, engine: engine, bundle: bundle, ab: outputBuffer)
-        } else {
-            Colorizer.setHints(points, engine: engine, bundle: bundle)
-            outcome = runColorizer(
-                local: engine, remote: options.remote, fallbackLocal: options.remoteFallbackLocal,
-                input: inputBuffer, output: outputBuffer)
-        }
+        let outcome = upright.colorize(
+            view: inputBuffer, turns: turns, hints: points, engine: engine, bundle: bundle, remote: options.remote,
+            fallbackLocal: options.remoteFallbackLocal, ab: outputBuffer)
         // The model's distribution (the local engine's run only), read before the engine goes back.
         let kept = suggestionCells * ABSuggestions.keptPerCell
         var suggested = false

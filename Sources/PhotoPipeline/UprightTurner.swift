@@ -60,19 +60,29 @@ final class UprightTurner {
         return vote.uprightTurns
     }
 
-    /// Colours `view` turned `turns` quarter turns (hints turned along) on the local `engine`, and writes the ab
-    /// turned back into `ab` (2 planes in the view's frame).
+    /// Colours `view` turned `turns` quarter turns (hints turned along) on `remote` when given (`runColorizer`:
+    /// the local `engine` stands in with `fallbackLocal`), else on `engine`, and writes the ab turned back into `ab`
+    /// (2 planes in the view's frame) when the run gave a result. Turns 0: the view as fed, straight into `ab`.
     func colorize(
         view: UnsafeBufferPointer<Float>, turns: Int, hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine,
-        bundle: ModelBundle, ab: UnsafeMutableBufferPointer<Float>
+        bundle: ModelBundle, remote: ModelRunner?, fallbackLocal: Bool, ab: UnsafeMutableBufferPointer<Float>
     ) -> InferenceOutcome {
-        run(view: view, turns: turns, hints: hints, engine: engine, bundle: bundle)
+        guard turns % 4 != 0 else {
+            Colorizer.setHints(hints, engine: engine, bundle: bundle)
+            return runColorizer(local: engine, remote: remote, fallbackLocal: fallbackLocal, input: view, output: ab)
+        }
+        turn(view: view, turns: turns, hints: hints, engine: engine, bundle: bundle)
         let plane = abWidthPx * abHeightPx
+        let outcome = runColorizer(
+            local: engine, remote: remote, fallbackLocal: fallbackLocal,
+            input: UnsafeBufferPointer(start: input, count: inputSizePx * inputSizePx),
+            output: UnsafeMutableBufferPointer(start: output, count: 2 * plane))
+        guard outcome.gaveResult else { return outcome }
         for c in 0..<2 {
             QuarterTurn.turn(
                 output + c * plane, into: ab.baseAddress! + c * plane, sidePx: abWidthPx, turns: -turns)
         }
-        return .local
+        return outcome
     }
 
     /// Turns the kept suggestions of a run on the view turned `turns` (cells of a `sidePx`² grid, `perCell` each)
@@ -89,8 +99,8 @@ final class UprightTurner {
         QuarterTurn.turn(keptProbabilities, into: probabilities, sidePx: n, turns: -turns, stride: perCell)
     }
 
-    /// One local run on `view` turned `turns`, its hints turned along; the ab lands in `output`.
-    private func run(
+    /// Writes `view` turned `turns` into `input` and its hints, turned along, into `engine`'s hint inputs.
+    private func turn(
         view: UnsafeBufferPointer<Float>, turns: Int, hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine,
         bundle: ModelBundle
     ) {
@@ -102,6 +112,14 @@ final class UprightTurner {
             points[k] = p
         }
         Colorizer.setHints(UnsafeBufferPointer(start: points, count: count), engine: engine, bundle: bundle)
+    }
+
+    /// One local run on `view` turned `turns`, its hints turned along; the ab lands in `output`.
+    private func run(
+        view: UnsafeBufferPointer<Float>, turns: Int, hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine,
+        bundle: ModelBundle
+    ) {
+        turn(view: view, turns: turns, hints: hints, engine: engine, bundle: bundle)
         engine.run(
             input: UnsafeBufferPointer(start: input, count: inputSizePx * inputSizePx),
             output: UnsafeMutableBufferPointer(start: output, count: 2 * abWidthPx * abHeightPx))

@@ -91,7 +91,9 @@ import Testing
         var ab = [Float](repeating: -1, count: 2 * n * n)
         _ = view.withUnsafeBufferPointer { v in
             ab.withUnsafeMutableBufferPointer {
-                turner.colorize(view: v, turns: turns, hints: noHints, engine: engine, bundle: bundle, ab: $0)
+                turner.colorize(
+                    view: v, turns: turns, hints: noHints, engine: engine, bundle: bundle, remote: nil,
+                    fallbackLocal: false, ab: $0)
             }
         }
         #expect(Array(ab[0..<(n * n)]) == view && Array(ab[(n * n)...]) == view)
