@@ -68,7 +68,9 @@ import Testing
 
     @Test(arguments: 0..<4)
     func aTurnedViewIsColouredUprightAndTurnedBack(viewTurns: Int) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("upright-\(getpid()).onnx").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "upright-\(getpid())-\(viewTurns).onnx"
+        ).path
         try Data(TestUprightONNX.model()).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let n = TestUprightONNX.sidePx
@@ -99,5 +101,27 @@ import Testing
         #expect(Array(ab[0..<(n * n)]) == view && Array(ab[(n * n)...]) == view)
         // A bundle without a head is never turned.
         #expect(!turner.canTurn(ModelBundle(name: "plain", modelPath: path, inputSizePx: n)))
+    }
+
+    @Test func aHeadOfTheWrongShapeOrABadPriorIsRefused() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("upright-bad-\(getpid()).onnx").path
+        try Data(TestUprightONNX.model()).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var bundle = ModelBundle(name: "upright", modelPath: path, inputSizePx: TestUprightONNX.sidePx)
+        bundle.orientation = .init(tensor: "quadrants", priorUpright: 0.5)  // [1, 1, 2, 2], not [1, 4]
+        #expect(throws: ModelBundleError.self) { try Colorizer.engine(for: bundle) }
+        let manifest = """
+            {"name": "m", "file": "m.onnx", "input": {"name": "L", "shape": [1, 1, 16, 16]},
+             "output": {"name": "ab", "shape": [1, 2, 16, 16]}, "orientation": {"tensor": "turn_probs", "prior_upright": %@}}
+            """
+        for prior in ["1.5", "0", "\"half\""] {
+            let data = Data(manifest.replacingOccurrences(of: "%@", with: prior).utf8)
+            #expect(throws: ModelBundleError.self, "\(prior)") {
+                try ModelBundle.parseManifest(data, directory: "/tmp", manifestPath: "/tmp/manifest.json")
+            }
+        }
+        let good = Data(manifest.replacingOccurrences(of: "%@", with: "0.5").utf8)
+        let parsed = try ModelBundle.parseManifest(good, directory: "/tmp", manifestPath: "/tmp/manifest.json")
+        #expect(parsed.orientation == .init(tensor: "turn_probs", priorUpright: 0.5))
     }
 }
