@@ -2,7 +2,8 @@
 /// 3-channel input "frame" (symbolic height and width, as the trainer exports) to `weights.count / 3` channels,
 /// then a sigmoid, output "maps".
 enum TestONNX {
-    private struct Writer {
+    /// A protobuf writer (varints, length-delimited fields); `TestUprightONNX` writes with it too.
+    struct Writer {
         var bytes: [UInt8] = []
         mutating func varint(_ value: UInt64) {
             var v = value

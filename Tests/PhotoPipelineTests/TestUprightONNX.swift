@@ -4,26 +4,7 @@
 /// "the upright picture is the one whose bright quadrant is the top left": turned c quarter turns counterclockwise,
 /// the top left quadrant lies bottom left (1), bottom right (2), top right (3).
 enum TestUprightONNX {
-    private struct Writer {
-        var bytes: [UInt8] = []
-        mutating func varint(_ value: UInt64) {
-            var v = value
-            while v >= 0x80 { bytes.append(UInt8(v & 0x7f) | 0x80); v >>= 7 }
-            bytes.append(UInt8(v))
-        }
-        mutating func int(_ field: Int, _ value: Int64) {
-            varint(UInt64(field << 3)); varint(UInt64(bitPattern: value))
-        }
-        mutating func data(_ field: Int, _ payload: [UInt8]) {
-            varint(UInt64(field << 3 | 2)); varint(UInt64(payload.count)); bytes += payload
-        }
-        mutating func string(_ field: Int, _ s: String) { data(field, Array(s.utf8)) }
-        mutating func message(_ field: Int, _ build: (inout Writer) -> Void) {
-            var sub = Writer()
-            build(&sub)
-            data(field, sub.bytes)
-        }
-    }
+    private typealias Writer = TestONNX.Writer
 
     static let sidePx = 8
 
