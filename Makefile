@@ -8,7 +8,7 @@ PYTHON ?= python3
 RELEASE_BIN := .build/release/colorcam
 DEMO := demo
 
-.PHONY: demo test deps build release lint format unit integration conformance vivid fuzz profile test-sanitize clean
+.PHONY: demo test disk-space deps build release lint format unit integration conformance vivid fuzz profile test-sanitize clean
 
 deps:
 	@tools/deps.sh
@@ -85,7 +85,17 @@ FUZZ_JOBS ?= 2
 fuzz: deps
 	$(PYTHON) tools/fuzz/run.py --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
-test: lint unit integration conformance vivid fuzz
+test: disk-space lint unit integration conformance vivid fuzz
+
+# A full run writes about 6 GiB (build products, scene caches, the vivid guest's files, pytest's temporary folders):
+# with less than 4 GiB free it stops at once and says so, rather than failing later on a truncated file.
+disk-space:
+	@for d in . "$${TMPDIR:-/tmp}"; do \
+	  free_kib=$$(df -Pk "$$d" 2>/dev/null | awk 'NR == 2 { print $$4 }'); [ -n "$$free_kib" ] || continue; \
+	  echo "free space on $$(df -P "$$d" | awk 'NR == 2 { print $$6 }') ($$d): $$((free_kib / 1048576)) GiB"; \
+	  if [ "$$free_kib" -lt $$((4 * 1048576)) ]; then \
+	    echo "make test: only $$((free_kib / 1024)) MiB free under $$d; the suite needs about 6 GiB" >&2; exit 1; fi; \
+	done
 
 # The unit tests under AddressSanitizer (+ LeakSanitizer) and then ThreadSanitizer, each built into its own scratch
 # path (.build/asan, .build/tsan; the normal .build is untouched). Any report fails it. Not part of `make test`: from
