@@ -5,10 +5,12 @@ import Foundation
 import Infer
 import Synchronization
 
-/// Writes `--save-photos`: per physical photo one upright colorized PNG (`photo-<track>.png`, long side = the
-/// model's input size, at the photo's estimated aspect) and a JSON sidecar (`photo-<track>.json`: track, first and
-/// last frame, the frame and corners of the saved view, the fraction of the print something covered in it
-/// (`CoverMask.measure`), model, size).
+/// Writes `--save-photos`: per physical photo one colorized PNG (`photo-<track>.png`, long side = the model's input
+/// size, at the photo's estimated aspect), turned the way its colours were computed (`uprightTurns`: the picture's up
+/// as the orientation head judged it, whichever way the print lay on the table), and a JSON sidecar
+/// (`photo-<track>.json`: track, first and last frame, the frame of the saved view and its corners in the frame listed
+/// from the saved picture's top-left, clockwise; the fraction of the print something covered in it
+/// (`CoverMask.measure`), the quarter turns (`upright_turns`), model, size).
 ///
 /// One file per physical photo: a photo that comes back under a new track id (lost and found again) is recognised by
 /// its content (normalised correlation of a 32×32 lightness thumbnail, any of 4 rotations, ≥ 0.9) and its files are
@@ -84,7 +86,8 @@ final class PhotoSaver: Sendable {
         try ImageFile.write(image, to: temporaryPNG)
         try Self.rename(temporaryPNG, to: base + ".png")
         let q = colour.quad
-        let corners = (0..<4).map { "[\(Self.number(q[$0].x)), \(Self.number(q[$0].y))]" }.joined(separator: ", ")
+        let corners = QuarterTurn.cornerOrder(turns: colour.uprightTurns)
+            .map { "[\(Self.number(q[$0].x)), \(Self.number(q[$0].y))]" }.joined(separator: ", ")
         let json = """
             {"track": \(colour.trackID), "first_frame": \(colour.firstFrame), "last_frame": \(colour.lastFrame), \
             "frame": \(colour.frame), "corners": [\(corners)], "covered": \(String(format: "%.3f", colour.coveredFraction)), \
@@ -108,8 +111,14 @@ final class PhotoSaver: Sendable {
         }
     }
 
-    /// Upright RGB at the photo's aspect, long side = the model's input size.
+    /// RGB at the photo's aspect, long side = the model's input size, turned the way its colours were computed
+    /// (`uprightTurns`): the picture's up as the orientation head judged it, not as the print lay.
     static func render(_ c: SavedColour) -> RGBImage {
+        QuarterTurn.turned(renderAsItLies(c), turns: c.uprightTurns)
+    }
+
+    /// The rectified view as the print lay in the frame (its outline's first corner at the top-left).
+    static func renderAsItLies(_ c: SavedColour) -> RGBImage {
         let (w, h) = Rectifier.uprightSize(for: c.quad, longSidePx: c.inputSizePx)
         var lab = [Float](repeating: 0, count: 3 * w * h)
         let n = c.inputSizePx

@@ -1,5 +1,6 @@
 import Detect
 import Foundation
+import Infer
 import Testing
 
 @testable import PhotoPipeline
@@ -39,6 +40,31 @@ import Testing
         #expect(files == ["photo-3.json", "photo-3.png", "photo-4.json", "photo-4.png"])
         let json = try String(contentsOfFile: dir + "/photo-3.json", encoding: .utf8)
         #expect(json.contains("\"track\": 12"))  // the better view's sidecar
+    }
+
+    @Test(arguments: 0..<4)
+    func aPhotoIsSavedTheWayItsColoursWereComputedWithItsCornersFromTheSavedTopLeft(turns: Int) throws {
+        let dir = directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let saver = try PhotoSaver(directory: dir)
+        let c = colour(track: 5, quality: 100, picture: landscape)
+        c.uprightTurns = turns
+        saver.submit(c)
+        try saver.finish()
+        let saved = try ImageFile.read(dir + "/photo-5.png")
+        let asItLies = PhotoSaver.renderAsItLies(c)
+        #expect((asItLies.widthPx, asItLies.heightPx) == (64, 51))  // the 100 × 80 outline's aspect
+        let turned = QuarterTurn.turned(asItLies, turns: turns)
+        #expect((saved.widthPx, saved.heightPx) == (turned.widthPx, turned.heightPx))
+        #expect(saved.pixels == turned.pixels)
+        let sidecar = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: dir + "/photo-5.json")))
+        let json = try #require(sidecar as? [String: Any])
+        let corners = try #require(json["corners"] as? [[Double]])
+        let outline = [[0.0, 0.0], [100, 0], [100, 80], [0, 80]]
+        #expect(corners == (0..<4).map { outline[($0 + turns) % 4] })
+        #expect(json["upright_turns"] as? Int == turns)
+        #expect(json["width"] as? Int == saved.widthPx && json["height"] as? Int == saved.heightPx)
     }
 
     @Test func aFileInPlaceOfTheDirectoryIsAUsageError() throws {

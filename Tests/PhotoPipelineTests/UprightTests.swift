@@ -26,6 +26,23 @@ import Testing
         #expect(turned == [2, 3, 6, 7, 0, 1, 4, 5])
     }
 
+    @Test func aPictureOfAnyShapeTurnsAsNumPysRot90() {
+        // 3 wide × 2 high, one channel value per pixel (R = G = B): [[1, 2, 3], [4, 5, 6]].
+        let picture = RGBImage(widthPx: 3, heightPx: 2, pixels: [1, 2, 3, 4, 5, 6].flatMap { [$0, $0, $0] })
+        func values(_ i: RGBImage) -> [UInt8] { stride(from: 0, to: i.pixels.count, by: 3).map { i.pixels[$0] } }
+        let once = QuarterTurn.turned(picture, turns: 1)
+        #expect((once.widthPx, once.heightPx) == (2, 3))
+        #expect(values(once) == [3, 6, 2, 5, 1, 4])  // np.rot90: [[3, 6], [2, 5], [1, 4]]
+        #expect(values(QuarterTurn.turned(picture, turns: 2)) == [6, 5, 4, 3, 2, 1])
+        let thrice = QuarterTurn.turned(picture, turns: 3)
+        #expect((thrice.widthPx, thrice.heightPx) == (2, 3))
+        #expect(values(thrice) == [4, 1, 5, 2, 6, 3])  // np.rot90(·, 3): [[4, 1], [5, 2], [6, 3]]
+        #expect(values(QuarterTurn.turned(once, turns: -1)) == values(picture))
+        #expect(QuarterTurn.cornerOrder(turns: 0) == [0, 1, 2, 3])
+        #expect(QuarterTurn.cornerOrder(turns: 1) == [1, 2, 3, 0])  // the top-right corner becomes the top-left
+        #expect(QuarterTurn.cornerOrder(turns: -1) == [3, 0, 1, 2])
+    }
+
     @Test(arguments: 0..<4)
     func aPointTurnsWithItsGrid(turns: Int) {
         let n = 5

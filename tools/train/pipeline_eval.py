@@ -23,9 +23,10 @@ Saved views whose L correlates < --min-correlation (0.6, as tools/demo/score.py)
 orientation are a wrong outline or view, not a colour result: counted apart and left out of the figures.
 Hue is also split by the print's size in the frame (its outline's longest side: < 80, 80-140, >= 140 px), through
 the pipeline against the same views' photos and prints clean (weighted by the views' counted pixels): where the camera
-costs colour; and by how the saved view lies against the upright picture (the orientation found above: a print lying
-turned on the table is rectified turned), and by whether the product coloured it upright (the sidecar's
-upright_turns: the quarter turns its orientation head chose, `UprightTurner`).
+costs colour; and by how the print's view lay against the upright picture (a print lying turned on the table is
+rectified turned: the saved picture's orientation found above, less the sidecar's upright_turns, the quarter turns
+the product's orientation head chose and saved the picture turned by, `UprightTurner`), and by whether the product
+coloured it upright (the saved picture's orientation found above is upright).
 Baselines on the same pixels: grey (ab = 0) and sepia (ab = 5, 15). The script prints a table, writes --json, and
 --sheet: one tile per saved photo, worst hue first (the saved view's L, [--before: the earlier run's saved photo,]
 the saved photo, the original's picture).
@@ -355,12 +356,15 @@ def main():
             if j not in print_clean:
                 print_clean[j] = clean_print(args.colorcam, model, clip, truth, scene["photos"][j], j)
             cp = oriented(print_clean[j], flip, rot, (saved.shape[1], saved.shape[0]), cv2.INTER_AREA)
+            # The saved picture is the view turned by upright_turns (the product's up); `rot` is the saved
+            # picture's turn against the upright picture, so the view as the print lay was turned rot - upright_turns.
+            coloured_turns = int(meta.get("upright_turns", 0))
             q = np.asarray(meta["corners"], np.float64)
             long_px = float(max(np.linalg.norm(q[(k + 1) % 4] - q[k]) for k in range(4)))
             row = dict(score(saved.astype(np.float64), t.astype(np.float64), m), photo=pid,
                        file=os.path.relpath(meta_path[:-5] + ".png", args.out), corr=corr, iou=ious[j] if ious else 0,
-                       long_px=long_px, turned=rot if not flip else None,
-                       coloured_turns=int(meta.get("upright_turns", 0)))
+                       long_px=long_px, turned=(rot - coloured_turns) % 4 if not flip else None,
+                       coloured_turns=coloured_turns)
             pipe_rows.append(row)
             clean_print_rows.append(dict(score(cp.astype(np.float64), t.astype(np.float64), m), photo=pid, corr=corr,
                                          long_px=long_px))
@@ -413,7 +417,7 @@ def main():
             label = f"{lo}-{hi} px" if hi < SIZE_BUCKETS_PX[-1][1] else f">= {lo} px"
             print(f"  {label:10s} {len(views):4d} views   pipeline {100 * summary(views)['hue']:5.1f}%   "
                   f"photo clean {100 * clean_hue:5.1f}%   print clean {100 * prints['hue']:5.1f}%")
-    print("by how the product fed the print to the model (its saved view against the upright picture): hue through "
+    print("by how the print's view lay against the upright picture (before the product's turn): hue through "
           "the pipeline vs the same prints clean (upright)")
     for label, keep in (("upright", lambda r: r["turned"] == 0),
                         ("turned 90/180/270", lambda r: r["turned"] in (1, 2, 3)),
