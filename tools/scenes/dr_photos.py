@@ -2,7 +2,7 @@
 
   train:   the detect renderer's tuning photos (photos.py) + photos from Debian wallpaper packages
            (mate-backgrounds nature/, palapeli-data, lomiri-wallpapers-16.04; fetched with `apt-get download`, unpacked
-           with `dpkg -x` into the cache folder) + procedural pictures (dr_render.synthetic_picture)
+           with `dpkg -x` into the cache folder: debcache.py) + procedural pictures (dr_render.synthetic_picture)
   heldout: the detect renderer's benchmark photos (photos.py): never rendered into a training scene
 
 Images are cached downscaled to ≤ 1024 px on the long side (`CACHE/dr-photos-<split>.npz`). Filling the cache
@@ -11,13 +11,13 @@ holds a lock (`CACHE/dr-photos.lock`), so renderers started side by side fetch a
 import fcntl
 import glob
 import os
-import subprocess
 import sys
 
 import cv2
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import debcache  # noqa: E402
 import photos as scene_photos  # noqa: E402
 
 PACKAGES = {
@@ -34,20 +34,8 @@ def _fail(message):
 
 def _package_photos(cache_dir):
     out = []
-    work = os.path.join(cache_dir, "dr-debs")
-    os.makedirs(work, exist_ok=True)
     for package, pattern in PACKAGES.items():
-        root = os.path.join(work, "x-" + package)
-        if not os.path.isdir(root):
-            debs = glob.glob(os.path.join(work, package + "_*.deb"))
-            if not debs:
-                result = subprocess.run(["apt-get", "download", package], cwd=work, capture_output=True, text=True)
-                debs = glob.glob(os.path.join(work, package + "_*.deb"))
-                if not debs:
-                    _fail(f"cannot fetch {package} (apt-get update; apt-get download {package}): "
-                          + result.stderr.strip())
-            subprocess.run(["dpkg", "-x", debs[0], root + ".partial"], check=True)
-            os.rename(root + ".partial", root)
+        root = debcache.unpacked(package, cache_dir)
         for path in sorted(glob.glob(os.path.join(root, pattern))):
             bgr = cv2.imread(path, cv2.IMREAD_COLOR)
             if bgr is not None:

@@ -7,17 +7,18 @@ Sources (all disjoint from the colorizer's training set: lomiri/mate/plasma/pala
   - scikit-learn (PyPI) sample images: china.jpg, flower.jpg (CC-BY-2.0, per sklearn's README for the images)
   - matplotlib (PyPI) sample data: grace_hopper.jpg (US Navy photo, public domain)
   - Debian opencv-doc examples/data photos (licence not stated per image; BSD-3 package), fetched with
-    `apt-get download opencv-doc` and unpacked with `dpkg -x` into the cache folder (not installed).
+    `apt-get download opencv-doc` and unpacked with `dpkg -x` into the cache folder (not installed; debcache.py).
 
 The split is by photo, seeded (SPLIT_SEED), so a benchmark never renders a photo that tuning saw.
 """
-import glob
 import os
 import random
-import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import debcache  # noqa: E402
 
 SPLIT_SEED = 20261130
 TUNING_FRACTION = 0.4
@@ -38,19 +39,7 @@ def _opencv_doc_dir(cache_dir):
     system_dir = "/usr/share/doc/opencv-doc/examples/data"
     if os.path.isdir(system_dir):
         return system_dir
-    unpacked = os.path.join(cache_dir, "opencv-doc", "usr/share/doc/opencv-doc/examples/data")
-    if os.path.isdir(unpacked):
-        return unpacked
-    work = os.path.join(cache_dir, "opencv-doc-deb")
-    os.makedirs(work, exist_ok=True)
-    debs = glob.glob(os.path.join(work, "opencv-doc_*.deb"))
-    if not debs:
-        result = subprocess.run(["apt-get", "download", "opencv-doc"], cwd=work, capture_output=True, text=True)
-        debs = glob.glob(os.path.join(work, "opencv-doc_*.deb"))
-        if not debs:
-            _fail("cannot fetch opencv-doc (run 'apt-get update; apt-get download opencv-doc'): " + result.stderr.strip())
-    subprocess.run(["dpkg", "-x", debs[0], os.path.join(cache_dir, "opencv-doc")], check=True)
-    return unpacked
+    return os.path.join(debcache.unpacked("opencv-doc", cache_dir), "usr/share/doc/opencv-doc/examples/data")
 
 
 def load_all(cache_dir):
