@@ -342,31 +342,19 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
         let inputBuffer = UnsafeBufferPointer(start: input, count: inputCount)
         let outputBuffer = UnsafeMutableBufferPointer(start: output, count: abCount)
         let job = slotJobs![slot], points = hints.points(slot: slot)
-        // Which way is up is asked of the local engine, once per track (a server colours the view turned the same).
-        let turns =
-            upright.canTurn(bundle)
-            ? job.uprightTurns ?? upright.uprightTurns(view: inputBuffer, hints: points, engine: engine, bundle: bundle)
-            : 0
-        let outcome = upright.colorize(
-            view: inputBuffer, turns: turns, hints: points, engine: engine, bundle: bundle, remote: options.remote,
-            fallbackLocal: options.remoteFallbackLocal, ab: outputBuffer)
-        // The model's distribution (the local engine's run only), read before the engine goes back.
         let kept = suggestionCells * ABSuggestions.keptPerCell
-        var suggested = false
-        if kept > 0, outcome.gaveResult, options.remote == nil, let d = bundle.distribution,
-            let tapped = engine.tapped(d.tensor), tapped.values.count == suggestionCells * d.shape[1]
-        {
-            ABSuggestions.keep(
-                tapped.values, bins: d.shape[1], cells: suggestionCells,
-                binIndices: slotSuggestionBins! + slot * kept, probabilities: slotSuggestionProbabilities! + slot * kept
-            )
-            if turns != 0 {
-                upright.turnBack(
-                    bins: slotSuggestionBins! + slot * kept, probabilities: slotSuggestionProbabilities! + slot * kept,
-                    sidePx: d.shape[3], perCell: ABSuggestions.keptPerCell, turns: turns)
-            }
-            suggested = true
-        }
+        // The model's distribution is kept from the local engine's runs only, read before the engine goes back.
+        let sink =
+            kept > 0 && options.remote == nil
+            ? bundle.distribution.map {
+                SuggestionSink(
+                    distribution: $0, cells: suggestionCells, bins: slotSuggestionBins! + slot * kept,
+                    probabilities: slotSuggestionProbabilities! + slot * kept)
+            } : nil
+        // Which way is up is asked of the local engine, once per track (a server colours the view turned the same).
+        let (turns, outcome, suggested) = upright.colour(
+            view: inputBuffer, knownTurns: job.uprightTurns, hints: points, engine: engine, bundle: bundle,
+            remote: options.remote, fallbackLocal: options.remoteFallbackLocal, ab: outputBuffer, suggestions: sink)
         models.release(engine, generation: generation)
         guard outcome.gaveResult else { return outcome }  // colours keep their age
         HintPoint.stamp(

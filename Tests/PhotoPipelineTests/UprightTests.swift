@@ -120,6 +120,73 @@ import Testing
         #expect(!turner.canTurn(ModelBundle(name: "plain", modelPath: path, inputSizePx: n)))
     }
 
+    /// The four runs that decide the turn also colour the view: the same ab and suggestions (view frame) as deciding
+    /// first and colouring with a fifth run. The tiny model's "distribution" is its quadrant means (1 bin, 2 × 2 cells).
+    @Test(arguments: 0..<4)
+    func theRunsThatDecideTheTurnAlsoColourTheView(viewTurns: Int) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "upright-once-\(getpid())-\(viewTurns).onnx"
+        ).path
+        try Data(TestUprightONNX.model()).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let n = TestUprightONNX.sidePx
+        var bundle = ModelBundle(name: "upright", modelPath: path, inputSizePx: n)
+        bundle.orientation = .init(tensor: "turn_probs", priorUpright: 0.5)
+        bundle.distribution = .init(tensor: "quadrants", shape: [1, 1, 2, 2], binA: [0], binB: [0])
+        let engine = try Colorizer.engine(for: bundle)
+        var upright = [Float](repeating: 0, count: n * n)
+        for y in 0..<n { for x in 0..<n { upright[y * n + x] = (x < 4 && y < 4 ? 80 : 10) + Float(y * n + x) / 8 } }
+        var view = upright
+        QuarterTurn.turn(upright, into: &view, sidePx: n, turns: viewTurns)
+        let kept = 4 * ABSuggestions.keptPerCell
+        let turner = UprightTurner(inputSizePx: n, abWidthPx: n, abHeightPx: n, maxHints: 4, keptSuggestions: kept)
+        let noHints = UnsafeBufferPointer<HintPoint>(start: nil, count: 0)
+        var bins = [UInt16](repeating: 9, count: kept), probabilities = [Float](repeating: 9, count: kept)
+        var ab = [Float](repeating: -1, count: 2 * n * n)
+        let (turns, suggested) = bins.withUnsafeMutableBufferPointer { b in
+            probabilities.withUnsafeMutableBufferPointer { p in
+                view.withUnsafeBufferPointer { v in
+                    ab.withUnsafeMutableBufferPointer {
+                        turner.decideAndColorize(
+                            view: v, hints: noHints, engine: engine, bundle: bundle, ab: $0,
+                            suggestions: SuggestionSink(
+                                distribution: bundle.distribution!, cells: 4, bins: b.baseAddress!,
+                                probabilities: p.baseAddress!))
+                    }
+                }
+            }
+        }
+        #expect(turns == (4 - viewTurns) % 4 && suggested)
+        #expect(Array(ab[0..<(n * n)]) == view && Array(ab[(n * n)...]) == view)
+        // The two-step path: decide, colour with a fifth run, keep its suggestions and turn them back.
+        var bins2 = bins, probabilities2 = probabilities, ab2 = ab
+        bins2.withUnsafeMutableBufferPointer { b in
+            probabilities2.withUnsafeMutableBufferPointer { p in
+                view.withUnsafeBufferPointer { v in
+                    ab2.withUnsafeMutableBufferPointer {
+                        _ = turner.colorize(
+                            view: v, turns: turns, hints: noHints, engine: engine, bundle: bundle, remote: nil,
+                            fallbackLocal: false, ab: $0)
+                    }
+                }
+                let sink = SuggestionSink(
+                    distribution: bundle.distribution!, cells: 4, bins: b.baseAddress!, probabilities: p.baseAddress!)
+                #expect(sink.keep(from: engine))
+                turner.turnBack(
+                    bins: b.baseAddress!, probabilities: p.baseAddress!, sidePx: 2, perCell: ABSuggestions.keptPerCell,
+                    turns: turns)
+            }
+        }
+        #expect(ab2 == ab && bins2 == bins && probabilities2 == probabilities)
+        // In the view's frame, each cell's one bin is the mean of the view's quadrant there.
+        for cell in 0..<4 {
+            let (qx, qy) = (cell % 2, cell / 2)
+            var sum: Float = 0
+            for y in 0..<4 { for x in 0..<4 { sum += view[(qy * 4 + y) * n + qx * 4 + x] } }
+            #expect(abs(probabilities[cell * ABSuggestions.keptPerCell] - sum / 16) < 1e-4, "cell \(cell)")
+        }
+    }
+
     @Test func aHeadOfTheWrongShapeOrABadPriorIsRefused() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("upright-bad-\(getpid()).onnx").path
         try Data(TestUprightONNX.model()).write(to: URL(fileURLWithPath: path))
