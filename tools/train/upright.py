@@ -20,7 +20,9 @@ answers vote with a prior (`UprightVote`): `prior_upright` is how often the scen
 OUT is a copy of the bundle whose model.onnx has the head's four nodes added (AveragePool, Flatten, Gemm, Softmax; the
 ab output is untouched), tapped as `turn_probs`, and whose manifest gains an `orientation` section (the data, the
 command, the training figures). The head's probabilities from onnxruntime are checked against the fitted head's.
-Features take ~9 minutes for 16 crops of 240 photos on 2 cores; `--features FILE` keeps them for a rerun.
+Features take ~9 minutes for 16 crops of 240 photos on 2 cores; `--features FILE` keeps them for a rerun, with a key
+of the colorizer's weights (less any head), the photos, --crops and --seed: features of another model are refused, so
+a retrained colorizer gets its head refitted on its own bottleneck.
 """
 import argparse
 import json
@@ -118,6 +120,20 @@ def training_features(encoder, photos, crops, seed):
     return np.array(X, np.float32), np.array(y), np.array(g)
 
 
+def features_key(model_path, photo_ids, crops, seed):
+    """What cached features were computed from: the colorizer's own weights (any earlier head left out, so the bundle
+    with its head gives the key of the bundle without), the photos, the crops and the seed."""
+    import hashlib
+    import onnx
+    h = hashlib.sha256()
+    for t in sorted(onnx.load(model_path).graph.initializer, key=lambda t: t.name):
+        if not t.name.startswith("upright."):
+            h.update(t.name.encode())
+            h.update(t.SerializeToString())
+    h.update(json.dumps([list(photo_ids), crops, seed]).encode())
+    return h.hexdigest()
+
+
 def vote(probs, prior):
     """The product's vote (`UprightVote`): probs[j] = the head's answer for the view turned j; the view is its
     upright picture turned argmax_c sum_j log probs[j][(c + j) % 4] + log prior[c]."""
@@ -173,8 +189,12 @@ def main():
     if not os.path.exists(cache_path):
         sys.exit(f"{cache_path}: no such file (run tools/train/collect.py and build_dataset.py first)")
     split = json.load(open(os.path.join(HERE, "split.json")))
+    key = features_key(model_path, split["train"], args.crops, args.seed)
     if args.features and os.path.exists(args.features):
         d = np.load(args.features)
+        if "key" not in d or str(d["key"]) != key:
+            sys.exit(f"{args.features}: features of another colorizer, photo list, --crops or --seed than this run's "
+                     f"(a head fitted on them would be wrong); delete the file or name another --features")
         X, y, g = d["X"], d["y"], d["g"]
     else:
         cache = np.load(cache_path)
@@ -182,7 +202,8 @@ def main():
         encoder = Encoder(model_path, manifest["input"]["shape"][2], args.threads)
         X, y, g = training_features(encoder, photos, args.crops, args.seed)
         if args.features:
-            np.savez(args.features, X=X, y=y, g=g)
+            np.savez(args.features + ".partial.npz", X=X, y=y, g=g, key=np.str_(key))
+            os.replace(args.features + ".partial.npz", args.features)
     mu, sd = X.mean(0), X.std(0) + 1e-6
     clf = LogisticRegression(C=args.C, max_iter=3000).fit((X - mu) / sd, y)
     train_acc = float((clf.predict((X - mu) / sd) == y).mean())
