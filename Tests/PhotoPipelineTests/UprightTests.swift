@@ -85,20 +85,9 @@ import Testing
 
     @Test(arguments: 0..<4)
     func aTurnedViewIsColouredUprightAndTurnedBack(viewTurns: Int) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "upright-\(getpid())-\(viewTurns).onnx"
-        ).path
-        try Data(TestUprightONNX.model()).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let n = TestUprightONNX.sidePx
-        var bundle = ModelBundle(name: "upright", modelPath: path, inputSizePx: n)
-        bundle.orientation = .init(tensor: "turn_probs", priorUpright: 0.5)
-        let engine = try Colorizer.engine(for: bundle)
-        // The upright picture: a bright top left quadrant, and a ramp that tells every pixel apart.
-        var upright = [Float](repeating: 0, count: n * n)
-        for y in 0..<n { for x in 0..<n { upright[y * n + x] = (x < 4 && y < 4 ? 80 : 10) + Float(y * n + x) / 8 } }
-        var view = upright
-        QuarterTurn.turn(upright, into: &view, sidePx: n, turns: viewTurns)
+        let t = try TurnedView(viewTurns: viewTurns, tag: "back")
+        defer { t.remove() }
+        let (n, bundle, engine, view, path) = (TestUprightONNX.sidePx, t.bundle, t.engine, t.view, t.path)
         let turner = UprightTurner(inputSizePx: n, abWidthPx: n, abHeightPx: n, maxHints: 4, keptSuggestions: 0)
         #expect(turner.canTurn(bundle))
         let noHints = UnsafeBufferPointer<HintPoint>(start: nil, count: 0)
@@ -124,20 +113,9 @@ import Testing
     /// first and colouring with a fifth run. The tiny model's "distribution" is its quadrant means (1 bin, 2 × 2 cells).
     @Test(arguments: 0..<4)
     func theRunsThatDecideTheTurnAlsoColourTheView(viewTurns: Int) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "upright-once-\(getpid())-\(viewTurns).onnx"
-        ).path
-        try Data(TestUprightONNX.model()).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let n = TestUprightONNX.sidePx
-        var bundle = ModelBundle(name: "upright", modelPath: path, inputSizePx: n)
-        bundle.orientation = .init(tensor: "turn_probs", priorUpright: 0.5)
-        bundle.distribution = .init(tensor: "quadrants", shape: [1, 1, 2, 2], binA: [0], binB: [0])
-        let engine = try Colorizer.engine(for: bundle)
-        var upright = [Float](repeating: 0, count: n * n)
-        for y in 0..<n { for x in 0..<n { upright[y * n + x] = (x < 4 && y < 4 ? 80 : 10) + Float(y * n + x) / 8 } }
-        var view = upright
-        QuarterTurn.turn(upright, into: &view, sidePx: n, turns: viewTurns)
+        let t = try TurnedView(viewTurns: viewTurns, tag: "once", withDistribution: true)
+        defer { t.remove() }
+        let (n, bundle, engine, view) = (TestUprightONNX.sidePx, t.bundle, t.engine, t.view)
         let kept = 4 * ABSuggestions.keptPerCell
         let turner = UprightTurner(inputSizePx: n, abWidthPx: n, abHeightPx: n, maxHints: 4, keptSuggestions: kept)
         let noHints = UnsafeBufferPointer<HintPoint>(start: nil, count: 0)
@@ -208,4 +186,38 @@ import Testing
         let parsed = try ModelBundle.parseManifest(good, directory: "/tmp", manifestPath: "/tmp/manifest.json")
         #expect(parsed.orientation == .init(tensor: "turn_probs", priorUpright: 0.5))
     }
+}
+
+/// The tiny model (`TestUprightONNX`) in a file of its own (parameterised cases run side by side; `remove` deletes it),
+/// its bundle with the orientation head (and its quadrant means as a 1-bin, 2 × 2-cell distribution when asked) and
+/// engine, and the upright picture turned `viewTurns`: a bright top left quadrant, and a ramp that tells every pixel
+/// apart.
+struct TurnedView {
+    let path: String
+    let bundle: ModelBundle
+    let engine: InferenceEngine
+    let view: [Float]
+
+    init(viewTurns: Int, tag: String, withDistribution: Bool = false) throws {
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "upright-\(tag)-\(getpid())-\(viewTurns).onnx"
+            ).path
+        try Data(TestUprightONNX.model()).write(to: URL(fileURLWithPath: path))
+        let n = TestUprightONNX.sidePx
+        var bundle = ModelBundle(name: "upright", modelPath: path, inputSizePx: n)
+        bundle.orientation = .init(tensor: "turn_probs", priorUpright: 0.5)
+        if withDistribution {
+            bundle.distribution = .init(tensor: "quadrants", shape: [1, 1, 2, 2], binA: [0], binB: [0])
+        }
+        self.bundle = bundle
+        engine = try Colorizer.engine(for: bundle)
+        var upright = [Float](repeating: 0, count: n * n)
+        for y in 0..<n { for x in 0..<n { upright[y * n + x] = (x < 4 && y < 4 ? 80 : 10) + Float(y * n + x) / 8 } }
+        var view = upright
+        QuarterTurn.turn(upright, into: &view, sidePx: n, turns: viewTurns)
+        self.view = view
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
