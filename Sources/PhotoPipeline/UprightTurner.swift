@@ -19,7 +19,7 @@ final class UprightTurner {
     private let keptBins: UnsafeMutablePointer<UInt16>
     private let keptProbabilities: UnsafeMutablePointer<Float>
     private let keptCount: Int
-    /// Each probe run's ab (its turned frame) and kept suggestions, for `decideAndColorize`.
+    /// Each probe run's ab (its turned frame: the probes run straight into it) and kept suggestions.
     private let probeAB: UnsafeMutablePointer<Float>
     private let probeBins: UnsafeMutablePointer<UInt16>
     private let probeProbabilities: UnsafeMutablePointer<Float>
@@ -104,7 +104,6 @@ final class UprightTurner {
         precondition(ab.count == abCount && kept <= keptCount, "buffers of the wrong size")
         var suggested = suggestions != nil
         let voted = vote(view: view, hints: hints, engine: engine, bundle: bundle) { j in
-            (probeAB + j * abCount).update(from: output, count: abCount)
             if let suggestions, suggested {
                 suggested = suggestions.keep(
                     from: engine, bins: probeBins + j * keptCount, probabilities: probeProbabilities + j * keptCount)
@@ -131,7 +130,8 @@ final class UprightTurner {
     }
 
     /// The head's vote over the view turned 0…3 times (4 local runs, hints turned along); `afterRun(j)` is called
-    /// after the run on the view turned j, while `output` and the engine's taps hold that run. Nil when the model
+    /// after the run on the view turned j, while the engine's taps hold that run (its ab is in `probeAB`'s j-th
+    /// slot). Nil when the model
     /// has no head or its tensor is missing.
     private func vote(
         view: UnsafeBufferPointer<Float>, hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine,
@@ -202,14 +202,15 @@ final class UprightTurner {
         Colorizer.setHints(UnsafeBufferPointer(start: points, count: count), engine: engine, bundle: bundle)
     }
 
-    /// One local run on `view` turned `turns`, its hints turned along; the ab lands in `output`.
+    /// One local run on `view` turned `turns`, its hints turned along; the ab lands in `probeAB`'s slot `turns`.
     private func run(
         view: UnsafeBufferPointer<Float>, turns: Int, hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine,
         bundle: ModelBundle
     ) {
+        let abCount = 2 * abWidthPx * abHeightPx
         turn(view: view, turns: turns, hints: hints, engine: engine, bundle: bundle)
         engine.run(
             input: UnsafeBufferPointer(start: input, count: inputSizePx * inputSizePx),
-            output: UnsafeMutableBufferPointer(start: output, count: 2 * abWidthPx * abHeightPx))
+            output: UnsafeMutableBufferPointer(start: probeAB + turns * abCount, count: abCount))
     }
 }
