@@ -195,7 +195,11 @@ def test_server_killed_mid_run_and_restarted(colorcam, tmp_path):
         err = proc.stderr.read()
         assert "remote inference failed" in err and "is back after" in err, err
         r = report(colorcam, trace)
-        assert r["frames"]["captured"] == r["frames"]["output"] == 600 and r["frames"]["dropped"] == 0
+        # Every frame read and accounted for (hard); a frame dropped as late (the output thread missed its deadline
+        # while the server restarted on the same two cores) is a timing miss, judged with the fps below, as in
+        # test_streams_sharing_one_server_hold_30fps_one_in_flight_each.
+        assert r["frames"]["captured"] == 600 and r["frames"]["output"] + r["frames"]["dropped"] == 600, r["frames"]
+        assert r["frames"]["dropped"] == r["drops"]["late"], r["drops"]
         assert r["remote"]["failed_total"] >= 1 and r["in_flight"]["max"] <= 1
         events = infer_events(trace)
         infers = sorted((e for e in events if e["name"] == "infer"), key=lambda e: e["ts"])
@@ -215,8 +219,8 @@ def test_server_killed_mid_run_and_restarted(colorcam, tmp_path):
         worst = r["output_fps"]["worst_1s_window_frames"]
         figures = {"worst_window": worst, "failed": r["remote"]["failed"], "age_during_ms": during // 1000,
                    "age_after_median_ms": int(np.median(after)) // 1000,
-                   "outage_s": round(back_at - killed_at, 1)}
-        return worst >= 29, figures
+                   "outage_s": round(back_at - killed_at, 1), "late": r["drops"]["late"]}
+        return worst >= 29 and r["frames"]["dropped"] == 0, figures
     try:
         realtime_attempts(measure, attempts=2, max_runs=3)
     finally:
