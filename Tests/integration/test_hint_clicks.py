@@ -1,9 +1,10 @@
 """`colorcam replay --hint-click FRAME,X,Y,#RRGGBB`: a colour hint clicked on a print of the demo scene is applied
-to that print in its own coordinates, colorizes it again (the trace's `infer` reason `hint`, one in flight as always),
-and the output at the print's point turns towards the hint's hue for as long as the print is tracked; bad clicks are one-line
+to that print in its own coordinates, colorizes it again (the trace's `infer` reason `hint`, one in flight as always;
+a print whose first colours have not been computed yet gets the hint in them, reason `new`), and the output at the print's point turns towards the hint's hue for as long as the print is tracked; bad clicks are one-line
 usage errors.
 """
 import json
+import re
 
 import numpy as np
 import pytest
@@ -55,8 +56,18 @@ def test_a_clicked_hint_recolours_its_print_where_clicked(colorcam, demo_scene, 
         events = json.loads(trace.read_text())
         reasons = [e["args"]["reason"] for e in events if e.get("name") == "infer"]
         if name == "hint":
-            assert "hint" in reasons, reasons
-            assert "photo" in proc.stderr and f"hint at {x},{y}" in proc.stderr, proc.stderr
+            # Which photo took the click, and its colorizations: the first one requested after the click's frame (a
+            # frame's job is chosen before its clicks are applied) carries the hint. It is `hint` when the photo had
+            # colours (or a job in flight) at the click, `new` when the click came before its first colorization was
+            # requested (the one-in-flight scheduler busy with another photo until then): timing decides which, and
+            # CI has seen both.
+            said = re.search(rf"hint at {x},{y} \(frame 10\) → photo (\d+) ", proc.stderr)
+            assert said, proc.stderr
+            photo = int(said.group(1))
+            jobs = [(e["args"]["frame"], e["args"]["reason"]) for e in events
+                    if e.get("name") == "infer" and e["args"]["photo"] == photo]
+            first = [(f, r) for f, r in jobs if f > 10]
+            assert first and (first[0][1] == "hint" or (first[0][1] == "new" and jobs[0] == first[0])), (photo, jobs)
         else:
             assert "hint" not in reasons
     # The hint's hue in Cb/Cr: green has Cb < 0 and Cr < 0.
