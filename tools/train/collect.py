@@ -3,9 +3,9 @@
     python3 tools/train/collect.py --work /work/data/color
 
 Fetches and unpacks (never installs) the packages in SOURCES into WORK/x/deb-PACKAGE (tools/scenes/debcache.py: a
-failed or truncated download leaves nothing behind; run `apt-get update` once first), and copies every candidate image into WORK/raw/<package>/<flattened path>. Enlightenment backgrounds are
-unpacked from .edj with edje_decc (package libedje-bin); gcompris images come out of Qt .rcc files
-(rcc_extract.py). Which candidates are photographs is decided afterwards, by eye, in curate.txt (build_dataset.py).
+failed or truncated download leaves nothing behind; run `apt-get update` once first), and copies every candidate
+image into WORK/raw/<package>/<flattened path>. Enlightenment backgrounds are unpacked from .edj with edje_decc
+(package libedje-bin); gcompris images come out of Qt .rcc files (rcc_extract.py). Which candidates are photographs is decided afterwards, by eye, in curate.txt (build_dataset.py).
 """
 import argparse
 import glob
