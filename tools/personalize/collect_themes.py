@@ -18,8 +18,9 @@ The script downloads wheels into WORK/debs and Debian packages, unpacked, into W
 copies every photo to WORK/<theme>/<id>.<ext> (each theme folder is rebuilt from scratch; also WORK/themes.csv).
 Photos of the default's held-out split are copied from /work/data/color/raw (tools/train/collect.py's output) when
 present and identical, otherwise extracted from their package. Every file is checked against the CSV's sha256 (and
-size); a missing or different file stops the run with a one-line error naming it. It also refuses any row whose photo is in the
-default model's training split (tools/train/sources.csv), and a CSV whose splits are not the seeded ones.
+size); a missing or different file stops the run with a one-line error naming it. It also refuses any row whose
+photo is in the default model's training split (tools/train/sources.csv), and a CSV whose splits are not the seeded
+ones.
 
 --update-csv (maintainer): recomputes split, width, height and sha256 of every row from the unpacked files and
 rewrites themes.csv; id, theme, package, file and licence are the hand-made selection (decided by eye on contact
