@@ -131,8 +131,7 @@ final class UprightTurner {
 
     /// The head's vote over the view turned 0…3 times (4 local runs, hints turned along); `afterRun(j)` is called
     /// after the run on the view turned j, while the engine's taps hold that run (its ab is in `probeAB`'s j-th
-    /// slot). Nil when the model
-    /// has no head or its tensor is missing.
+    /// slot). Nil when the model has no head or its tensor is missing.
     private func vote(
         view: UnsafeBufferPointer<Float>, hints: UnsafeBufferPointer<HintPoint>, engine: InferenceEngine,
         bundle: ModelBundle, afterRun: (Int) -> Void
