@@ -14,7 +14,9 @@ pass under another):
     (mean corner distance, best cyclic corner order; corners out of view included — the compositor clips);
   - off: a painted detection is nearest this print but further than --max-offset (colour misplaced by that much).
 Reported overall, for the slid print while moving (by speed) and at rest, for the other prints, for prints
-partly out of view and for prints partly under another. --min-painted / --max-off (all prints) and
+partly out of view and for prints partly under another. "on the table" counts the painted outlines with under half
+their area on a print the frame shows (colour on the table: a track left behind by a print that slid away, which
+is nobody's "off" once it is 40 px from every print). --min-painted / --max-off (all prints) and
 --min-moving-painted (the slid print while it moves) make it exit 1 (first config) when missed.
 """
 import argparse
@@ -110,6 +112,28 @@ def score_clip(truth, lines, min_visible, max_offset):
     return rows
 
 
+def stray_paint(truth, lines, min_on_print=0.5):
+    """(painted outlines, those with under `min_on_print` of their area on a print the frame shows): colour
+    painted on the table. The buckets above cannot see it — a painted outline 40 px or more from every print is
+    nobody's "off"."""
+    width, height = truth["width"], truth["height"]
+    painted = stray = 0
+    for frame, line in zip(truth["frames"], lines):
+        outlines = [d["corners"] for d in line["detections"] if d.get("painted")]
+        if not outlines:
+            continue
+        prints = np.zeros((height, width), np.uint8)
+        for p in frame["photos"]:
+            prints |= dr_render.quad_mask(p["corners"], width, height)
+        for corners in outlines:
+            mask = dr_render.quad_mask(corners, width, height)
+            area = float(mask.sum())
+            painted += 1
+            if area > 0 and float((mask & prints).sum()) < min_on_print * area:
+                stray += 1
+    return painted, stray
+
+
 def luma_frame(path, index):
     """Frame `index`'s Y plane of a .y4m clip (uint8 [height, width])."""
     with Y4MReader(path) as reader:
@@ -188,8 +212,12 @@ def main():
         table = {}
         per_clip = []
         pairs = []
+        painted_outlines = stray_outlines = 0
         for (clip_dir, truth), lines in zip(clips, outputs):
             rows = score_clip(truth, lines, args.min_visible, args.max_offset)
+            painted, stray = stray_paint(truth, lines)
+            painted_outlines += painted
+            stray_outlines += stray
             mover = [ok for keys, ok, _, _ in rows if "slid, moving" in keys]
             per_clip.append((truth["seed"], truth["speed_px_per_frame"], np.mean(mover) if mover else float("nan")))
             by_print = {}
@@ -208,7 +236,8 @@ def main():
             write_sheet(args.sheet, sorted(pairs, key=lambda pair: pair[4])[:16])
         report[name] = {"buckets": {k: {"frames": n, "painted": good / n, "off": bad / n}
                                     for k, (n, good, bad) in table.items()},
-                        "clips": [{"seed": s, "speed_px": v, "moving_painted": m} for s, v, m in per_clip]}
+                        "clips": [{"seed": s, "speed_px": v, "moving_painted": m} for s, v, m in per_clip],
+                        "painted_outlines": painted_outlines, "on_the_table": stray_outlines}
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -223,6 +252,9 @@ def main():
                 b = report[name]["buckets"].get(k)
                 cells.append(f"{100 * b['painted']:6.1f}% off {100 * b['off']:4.1f}% n={b['frames']:<5d}" if b else "-")
             print(f"{k:22s}" + "".join(f"{c:>24s}" for c in cells))
+        print(f"{'on the table':22s}" + "".join(
+            f"{report[n]['on_the_table']:>9d} of {report[n]['painted_outlines']:<6d}       " for n, _ in configs)
+            + "  (painted outlines with under half their area on a print)")
         worst = sorted(report[configs[0][0]]["clips"], key=lambda c: (np.nan_to_num(c["moving_painted"], nan=2)))
         print("worst clips (" + configs[0][0] + ", moving): " + ", ".join(
             f"seed {c['seed']} {c['speed_px']:.1f} px/f {100 * c['moving_painted']:.0f}%" for c in worst[:6]))
