@@ -77,15 +77,15 @@ public final class Colorizer {
     }
 
     /// Prepares `bundle`'s model as a colorizer: L `[1, 1, N, N]` in, feeding its hint inputs when it declares them
-    /// (zeros until set: no hints) and keeping its ab distribution and orientation head for `tapped` when it declares
-    /// them. Checks the output is ab, `[1, 2, H, W]`, and the tapped tensors' shapes. The one place a colorizer engine
-    /// is made.
+    /// (zeros until set: no hints) and keeping its ab distribution for `tapped` when it declares one. Checks the
+    /// output is ab, `[1, 2, H, W]`, and the distribution's shape. The one place a colorizer engine is made (its
+    /// orientation head runs in an engine of its own, `orientationEngine(for:)`).
     public static func engine(for bundle: ModelBundle) throws -> InferenceEngine {
         let n = bundle.inputSizePx
         let engine = try InferenceEngine(
             path: bundle.modelPath, inputShape: [1, 1, n, n],
             feeding: bundle.hintInputs.map { [$0.ab, $0.mask] } ?? [],
-            tapping: (bundle.distribution.map { [$0.tensor] } ?? []) + (bundle.orientation.map { [$0.tensor] } ?? []))
+            tapping: bundle.distribution.map { [$0.tensor] } ?? [])
         let out = engine.outputShape
         guard out.count == 4, out[0] == 1, out[1] == 2, out[2] >= 1, out[3] >= 1 else {
             throw ModelBundleError(
@@ -97,10 +97,33 @@ public final class Colorizer {
                 .badData, file: bundle.modelPath,
                 "distribution '\(d.tensor)' computes to \(tapped.shape), the manifest says \(d.shape)")
         }
-        if let o = bundle.orientation, let tapped = engine.tapped(o.tensor), tapped.shape != [1, 4] {
+        return engine
+    }
+
+    /// Prepares the part of `bundle`'s model that computes its orientation head (`ModelBundle.orientation`): the
+    /// colorizer's graph cut at the head's tensor (`ONNXModel.truncated`), L `[1, 1, N, N]` in and the head's four
+    /// probabilities out, feeding the hint inputs like `engine(for:)` (set them with `setHints`). Which way is up
+    /// is asked of it (four runs, one per quarter turn) instead of four runs of the whole colorizer: the decoder,
+    /// about half of a run, is not needed for it. Nil when the bundle has no head.
+    /// - Throws: `ModelBundleError`/`InferError` when the model cannot be read or computes no such head.
+    public static func orientationEngine(for bundle: ModelBundle) throws -> InferenceEngine? {
+        guard let head = bundle.orientation else { return nil }
+        guard let bytes = readBinaryFile(bundle.modelPath) else {
+            throw InferError(.missingInput, file: bundle.modelPath, "cannot read the model file")
+        }
+        guard let cut = try ONNXModel.decode(bytes, file: bundle.modelPath).truncated(at: head.tensor) else {
+            throw ModelBundleError(
+                .badData, file: bundle.modelPath, "no node computes the orientation head '\(head.tensor)'")
+        }
+        let n = bundle.inputSizePx
+        let engine = try InferenceEngine(
+            model: cut, file: bundle.modelPath, inputShape: [1, 1, n, n],
+            feeding: bundle.hintInputs.map { [$0.ab, $0.mask] } ?? [])
+        guard engine.outputShape == [1, 4] else {
             throw ModelBundleError(
                 .badData, file: bundle.modelPath,
-                "orientation '\(o.tensor)' computes to \(tapped.shape), want [1, 4]: one probability per quarter turn")
+                "orientation '\(head.tensor)' computes to \(engine.outputShape), want [1, 4]: one probability per "
+                    + "quarter turn")
         }
         return engine
     }

@@ -10,11 +10,23 @@ import Synchronization
 /// A reloaded model must take the same input and give the same output shape (the pipeline's buffers are sized
 /// for them); otherwise `reload` throws and the old model stays.
 final class ModelHolder: Sendable {
+    /// One inference's engines: the colorizer and, when the bundle has an orientation head, the graph cut at it
+    /// (`Colorizer.orientationEngine`).
+    final class Engines {
+        let colorizer: InferenceEngine
+        let orientation: InferenceEngine?
+
+        init(bundle: ModelBundle) throws {
+            colorizer = try Colorizer.engine(for: bundle)
+            orientation = try Colorizer.orientationEngine(for: bundle)
+        }
+    }
+
     struct Loaded: @unchecked Sendable {
-        // Invariant for @unchecked Sendable: an engine is used by one thread at a time (acquire/release).
+        // Invariant for @unchecked Sendable: engines are used by one thread at a time (acquire/release).
         var bundle: ModelBundle
         var generation: Int
-        var idle: [InferenceEngine]
+        var idle: [Engines]
     }
 
     let inputShape: [Int]
@@ -22,36 +34,37 @@ final class ModelHolder: Sendable {
     private let state: Locked<Loaded>
 
     init(bundle: ModelBundle) throws {
-        let engine = try Colorizer.engine(for: bundle)
-        inputShape = engine.inputShape
-        outputShape = engine.outputShape
-        state = Locked(Loaded(bundle: bundle, generation: 0, idle: [engine]))
+        let engines = try Engines(bundle: bundle)
+        inputShape = engines.colorizer.inputShape
+        outputShape = engines.colorizer.outputShape
+        state = Locked(Loaded(bundle: bundle, generation: 0, idle: [engines]))
     }
 
     var bundle: ModelBundle { state.withLock { $0.bundle } }
     var generation: Int { state.withLock { $0.generation } }
 
-    /// An engine of the current model (a new one only when every loaded engine is busy: with several in flight).
-    /// Nil, with the error logged, if that extra engine cannot be loaded (the file changed since it was checked).
-    func acquire() -> (engine: InferenceEngine, generation: Int, bundle: ModelBundle)? {
-        let (engine, generation, bundle) = state.withLock { s in (s.idle.popLast(), s.generation, s.bundle) }
-        if let engine { return (engine, generation, bundle) }
+    /// Engines of the current model (new ones only when every loaded set is busy: with several in flight).
+    /// Nil, with the error logged, if that extra set cannot be loaded (the file changed since it was checked).
+    func acquire() -> (engines: Engines, generation: Int, bundle: ModelBundle)? {
+        let (engines, generation, bundle) = state.withLock { s in (s.idle.popLast(), s.generation, s.bundle) }
+        if let engines { return (engines, generation, bundle) }
         do {
-            return (try Colorizer.engine(for: bundle), generation, bundle)
+            return (try Engines(bundle: bundle), generation, bundle)
         } catch {
             Log.error("colorizer: cannot load another engine for a parallel inference: \(error)")
             return nil
         }
     }
 
-    /// Returns an engine; engines of a replaced model are dropped.
-    func release(_ engine: InferenceEngine, generation: Int) {
-        state.withLock { s in if s.generation == generation { s.idle.append(engine) } }
+    /// Returns engines; those of a replaced model are dropped.
+    func release(_ engines: Engines, generation: Int) {
+        state.withLock { s in if s.generation == generation { s.idle.append(engines) } }
     }
 
     /// Loads `bundle` and makes it current; throws (old model kept) when it cannot be used.
     func reload(_ bundle: ModelBundle) throws {
-        let engine = try Colorizer.engine(for: bundle)
+        let engines = try Engines(bundle: bundle)
+        let engine = engines.colorizer
         guard engine.inputShape == inputShape, engine.outputShape == outputShape else {
             throw ModelBundleError(
                 .badData, file: bundle.modelPath,
@@ -61,7 +74,7 @@ final class ModelHolder: Sendable {
         state.withLock { s in
             s.bundle = bundle
             s.generation += 1
-            s.idle = [engine]
+            s.idle = [engines]
         }
     }
 }

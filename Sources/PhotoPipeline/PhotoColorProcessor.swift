@@ -334,9 +334,10 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
     // MARK: inference thread
 
     public func infer(slot: Int, frame: Int, captureTsNs: Int64) -> InferenceOutcome {
-        guard let (engine, generation, bundle) = models.acquire() else {
+        guard let (engines, generation, bundle) = models.acquire() else {
             return InferenceOutcome(failure: .unavailable)
         }
+        let engine = engines.colorizer
         let input = slotInputs![slot], output = slotOutputs![slot]
         let inputCount = inputSizePx * inputSizePx, abCount = 2 * abWidthPx * abHeightPx
         let inputBuffer = UnsafeBufferPointer(start: input, count: inputCount)
@@ -351,11 +352,13 @@ public final class PhotoColorProcessor: FrameProcessor, @unchecked Sendable {
                     distribution: $0, cells: suggestionCells, bins: slotSuggestionBins! + slot * kept,
                     probabilities: slotSuggestionProbabilities! + slot * kept)
             } : nil
-        // Which way is up is asked of the local engine, once per track (a server colours the view turned the same).
+        // Which way is up is asked of the local orientation engine, once per track (a server colours the view
+        // turned the same).
         let (turns, outcome, suggested) = upright.colour(
-            view: inputBuffer, knownTurns: job.uprightTurns, hints: points, engine: engine, bundle: bundle,
-            remote: options.remote, fallbackLocal: options.remoteFallbackLocal, ab: outputBuffer, suggestions: sink)
-        models.release(engine, generation: generation)
+            view: inputBuffer, knownTurns: job.uprightTurns, hints: points, engine: engine,
+            orientation: engines.orientation, bundle: bundle, remote: options.remote,
+            fallbackLocal: options.remoteFallbackLocal, ab: outputBuffer, suggestions: sink)
+        models.release(engines, generation: generation)
         guard outcome.gaveResult else { return outcome }  // colours keep their age
         HintPoint.stamp(
             hints.points(slot: slot), into: outputBuffer, widthPx: abWidthPx, heightPx: abHeightPx,

@@ -92,7 +92,7 @@ import Testing
         #expect(turner.canTurn(bundle))
         let noHints = UnsafeBufferPointer<HintPoint>(start: nil, count: 0)
         let turns = view.withUnsafeBufferPointer {
-            turner.uprightTurns(view: $0, hints: noHints, engine: engine, bundle: bundle)
+            turner.uprightTurns(view: $0, hints: noHints, orientation: t.orientation, bundle: bundle)
         }
         #expect(turns == (4 - viewTurns) % 4)
         // Coloured turned upright (this model's ab is its input), the ab comes back in the view's own frame.
@@ -109,10 +109,11 @@ import Testing
         #expect(!turner.canTurn(ModelBundle(name: "plain", modelPath: path, inputSizePx: n)))
     }
 
-    /// The four runs that decide the turn also colour the view: the same ab and suggestions (view frame) as deciding
-    /// first and colouring with a fifth run. The tiny model's "distribution" is its quadrant means (1 bin, 2 × 2 cells).
+    /// The product's path (`colour`): the turn decided by the graph cut at the head, the view coloured turned so by
+    /// one run of the colorizer, its ab and kept suggestions turned back into the view's frame. The tiny model's
+    /// "distribution" is its quadrant means (1 bin, 2 × 2 cells).
     @Test(arguments: 0..<4)
-    func theRunsThatDecideTheTurnAlsoColourTheView(viewTurns: Int) throws {
+    func aTrackIsColouredUprightByOneRunAfterTheHeadsVote(viewTurns: Int) throws {
         let t = try TurnedView(viewTurns: viewTurns, tag: "once", withDistribution: true)
         defer { t.remove() }
         let (n, bundle, engine, view) = (TestUprightONNX.sidePx, t.bundle, t.engine, t.view)
@@ -121,12 +122,13 @@ import Testing
         let noHints = UnsafeBufferPointer<HintPoint>(start: nil, count: 0)
         var bins = [UInt16](repeating: 9, count: kept), probabilities = [Float](repeating: 9, count: kept)
         var ab = [Float](repeating: -1, count: 2 * n * n)
-        let (turns, suggested) = bins.withUnsafeMutableBufferPointer { b in
+        let (turns, outcome, suggested) = bins.withUnsafeMutableBufferPointer { b in
             probabilities.withUnsafeMutableBufferPointer { p in
                 view.withUnsafeBufferPointer { v in
                     ab.withUnsafeMutableBufferPointer {
-                        turner.decideAndColorize(
-                            view: v, hints: noHints, engine: engine, bundle: bundle, ab: $0,
+                        turner.colour(
+                            view: v, knownTurns: nil, hints: noHints, engine: engine, orientation: t.orientation,
+                            bundle: bundle, remote: nil, fallbackLocal: false, ab: $0,
                             suggestions: SuggestionSink(
                                 distribution: bundle.distribution!, cells: 4, bins: b.baseAddress!,
                                 probabilities: p.baseAddress!))
@@ -134,28 +136,18 @@ import Testing
                 }
             }
         }
-        #expect(turns == (4 - viewTurns) % 4 && suggested)
+        #expect(turns == (4 - viewTurns) % 4 && suggested && outcome.gaveResult)
         #expect(Array(ab[0..<(n * n)]) == view && Array(ab[(n * n)...]) == view)
-        // The two-step path: decide, colour with a fifth run, keep its suggestions and turn them back.
-        var bins2 = bins, probabilities2 = probabilities, ab2 = ab
-        bins2.withUnsafeMutableBufferPointer { b in
-            probabilities2.withUnsafeMutableBufferPointer { p in
-                view.withUnsafeBufferPointer { v in
-                    ab2.withUnsafeMutableBufferPointer {
-                        _ = turner.colorize(
-                            view: v, turns: turns, hints: noHints, engine: engine, bundle: bundle, remote: nil,
-                            fallbackLocal: false, ab: $0)
-                    }
-                }
-                let sink = SuggestionSink(
-                    distribution: bundle.distribution!, cells: 4, bins: b.baseAddress!, probabilities: p.baseAddress!)
-                #expect(sink.keep(from: engine))
-                turner.turnBack(
-                    bins: b.baseAddress!, probabilities: p.baseAddress!, sidePx: 2, perCell: ABSuggestions.keptPerCell,
-                    turns: turns)
+        // Without the orientation engine the view is coloured as fed.
+        var asFed = [Float](repeating: -1, count: 2 * n * n)
+        let fed = view.withUnsafeBufferPointer { v in
+            asFed.withUnsafeMutableBufferPointer {
+                turner.colour(
+                    view: v, knownTurns: nil, hints: noHints, engine: engine, orientation: nil, bundle: bundle,
+                    remote: nil, fallbackLocal: false, ab: $0, suggestions: nil)
             }
         }
-        #expect(ab2 == ab && bins2 == bins && probabilities2 == probabilities)
+        #expect(fed.turns == 0 && asFed == ab)
         // In the view's frame, each cell's one bin is the mean of the view's quadrant there.
         for cell in 0..<4 {
             let (qx, qy) = (cell % 2, cell / 2)
@@ -165,13 +157,36 @@ import Testing
         }
     }
 
+    /// The graph cut at the head (`ONNXModel.truncated`) keeps only what the head needs (not the tiny model's ab
+    /// `Concat`) and answers as the whole graph does with the head tapped.
+    @Test func theGraphCutAtTheHeadAnswersAsTheWholeGraph() throws {
+        let t = try TurnedView(viewTurns: 1, tag: "cut")
+        defer { t.remove() }
+        let n = TestUprightONNX.sidePx
+        let model = try ONNXModel.decode(TestUprightONNX.model(), file: "tiny")
+        let cut = try #require(model.truncated(at: "turn_probs"))
+        #expect(cut.graph.nodes.map(\.opType) == ["AveragePool", "Flatten", "Gemm", "Softmax"])
+        #expect(cut.graph.outputs.map(\.name) == ["turn_probs"] && cut.graph.initializers.count == 2)
+        #expect(model.truncated(at: "no-such-tensor") == nil)
+        let whole = try InferenceEngine(model: model, tapping: ["turn_probs"])
+        var ab = [Float](repeating: 0, count: 2 * n * n), answer = [Float](repeating: 0, count: 4)
+        t.view.withUnsafeBufferPointer { v in
+            ab.withUnsafeMutableBufferPointer { whole.run(input: v, output: $0) }
+            answer.withUnsafeMutableBufferPointer { t.orientation.run(input: v, output: $0) }
+        }
+        let tapped = try #require(whole.tapped("turn_probs"))
+        #expect(Array(tapped.values) == answer && answer.reduce(0, +) > 0.99)
+    }
+
     @Test func aHeadOfTheWrongShapeOrABadPriorIsRefused() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("upright-bad-\(getpid()).onnx").path
         try Data(TestUprightONNX.model()).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         var bundle = ModelBundle(name: "upright", modelPath: path, inputSizePx: TestUprightONNX.sidePx)
         bundle.orientation = .init(tensor: "quadrants", priorUpright: 0.5)  // [1, 1, 2, 2], not [1, 4]
-        #expect(throws: ModelBundleError.self) { try Colorizer.engine(for: bundle) }
+        #expect(throws: ModelBundleError.self) { try Colorizer.orientationEngine(for: bundle) }
+        bundle.orientation = .init(tensor: "no-such-tensor", priorUpright: 0.5)
+        #expect(throws: ModelBundleError.self) { try Colorizer.orientationEngine(for: bundle) }
         let manifest = """
             {"name": "m", "file": "m.onnx", "input": {"name": "L", "shape": [1, 1, 16, 16]},
              "output": {"name": "ab", "shape": [1, 2, 16, 16]}, "orientation": {"tensor": "turn_probs", "prior_upright": %@}}
@@ -196,6 +211,8 @@ struct TurnedView {
     let path: String
     let bundle: ModelBundle
     let engine: InferenceEngine
+    /// The model cut at its head (`Colorizer.orientationEngine`).
+    let orientation: InferenceEngine
     let view: [Float]
 
     init(viewTurns: Int, tag: String, withDistribution: Bool = false) throws {
@@ -212,6 +229,7 @@ struct TurnedView {
         }
         self.bundle = bundle
         engine = try Colorizer.engine(for: bundle)
+        orientation = try #require(try Colorizer.orientationEngine(for: bundle))
         var upright = [Float](repeating: 0, count: n * n)
         for y in 0..<n { for x in 0..<n { upright[y * n + x] = (x < 4 && y < 4 ? 80 : 10) + Float(y * n + x) / 8 } }
         var view = upright
