@@ -13,17 +13,13 @@ struct SuggestionSink {
     var count: Int { cells * ABSuggestions.keptPerCell }
     var sidePx: Int { distribution.shape[3] }
 
-    /// Keeps the engine's last run's suggestions into `bins` and `probabilities` (the sink's own arrays unless
-    /// given). False when the engine has no such tensor of the expected size. Allocates nothing.
-    func keep(
-        from engine: InferenceEngine, bins into: UnsafeMutablePointer<UInt16>? = nil,
-        probabilities intoProbabilities: UnsafeMutablePointer<Float>? = nil
-    ) -> Bool {
+    /// Keeps the engine's last run's suggestions into `bins` and `probabilities`. False when the engine has no such
+    /// tensor of the expected size. Allocates nothing.
+    func keep(from engine: InferenceEngine) -> Bool {
         guard let tapped = engine.tapped(distribution.tensor), tapped.values.count == cells * distribution.shape[1]
         else { return false }
         ABSuggestions.keep(
-            tapped.values, bins: distribution.shape[1], cells: cells, binIndices: into ?? bins,
-            probabilities: intoProbabilities ?? probabilities)
+            tapped.values, bins: distribution.shape[1], cells: cells, binIndices: bins, probabilities: probabilities)
         return true
     }
 }
