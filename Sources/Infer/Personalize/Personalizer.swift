@@ -39,6 +39,7 @@ public final class Personalizer {
         /// `trainingPerEvaluation` times its own cost of training, so that a short run on a slow machine still trains
         /// (0.6 minutes on a Zen 3 core: 2 steps when evaluations were due every twelfth of the run, ~2 s each).
         public var evaluations = 12
+        /// Training after an evaluation, at least, as a multiple of that evaluation's own time (see `evaluations`).
         public var trainingPerEvaluation = 3.0
         /// Cap on the frozen cache (float16 frontier values + targets of every view: held-out, training, rehearsal,
         /// guard), bytes: views per photo shrink to fit it (`ViewPlan`), never below one.
