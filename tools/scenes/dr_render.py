@@ -30,6 +30,7 @@ overlap; 0.3 everywhere else, the held-out set included).
 Corners: pixels, the image spanning [0, W] × [0, H], clockwise from the corner nearest (0, 0) (as render.py).
 """
 import argparse
+import copy
 import json
 import math
 import os
@@ -290,19 +291,9 @@ def photo_table(rng, photos, height, width):
 TUNING_SEEDS = range(90, 100)
 
 
-def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None, photo_tables=0.0,
-           instances=None, overlap_rate=0.3):
-    """One scene, fully determined by `seed`. Returns (uint8 RGB frame, each print's corners, scene dict).
-
-    For a video frame: `frame_index` draws the sensor noise afresh for that frame (everything else stays), there is
-    at least one print and no random hand, and `motion(table_h, prints)` may move prints (returns their new table
-    homographies). `hand(corners)` may lay a given hand over the frame: it returns (mask, RGB) as `draw_hand` does,
-    or None; it is drawn like the stills' hands (before the light) and each print's `hand_cover` recorded.
-    `instances`: (lo, hi), the table texture instances drawn from (default: the split's 0:INSTANCES_PER_KIND); the
-    scene's other draws do not depend on it. `overlap_rate`: how often two or more prints may overlap (training packs
-    may raise it): the table and camera are drawn before it and stay; where it decides otherwise, the prints'
-    placement and every later draw differ."""
-    rng = np.random.default_rng(seed)
+def _lay_scene(rng, seed, photos, width, height, split, frame_index, motion, photo_tables, instances, overlap_rate):
+    """`render`'s scene before any hand: camera, table, prints, their shadows, curl and glare, a cast shadow. Returns
+    (float32 RGB frame, layers [(image, mask, corners)], truths, full masks, table info, camera); draws from `rng`."""
     table_h, cam = camera(rng, width, height)
     kind = dr_textures.KINDS[int(rng.integers(len(dr_textures.KINDS)))]
     lo, hi = instances or (0, dr_textures.INSTANCES_PER_KIND[split])
@@ -377,6 +368,36 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
         cv2.fillPoly(shadow, [cv2.convexHull(pts.astype(np.float32)).astype(np.int32)], 1.0)
         shadow = cv2.GaussianBlur(shadow, (0, 0), rng.uniform(0.5, 15))
         frame = frame * (1 - rng.uniform(0.15, 0.55) * shadow)[..., None]
+    return frame, layers, truths, full_masks, table_info, cam
+
+
+def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None, photo_tables=0.0,
+           instances=None, overlap_rate=0.3, still=None):
+    """One scene, fully determined by `seed`. Returns (uint8 RGB frame, each print's corners, scene dict).
+
+    For a video frame: `frame_index` draws the sensor noise afresh for that frame (everything else stays), there is
+    at least one print and no random hand, and `motion(table_h, prints)` may move prints (returns their new table
+    homographies). `hand(corners)` may lay a given hand over the frame: it returns (mask, RGB) as `draw_hand` does,
+    or None; it is drawn like the stills' hands (before the light) and each print's `hand_cover` recorded.
+    `instances`: (lo, hi), the table texture instances drawn from (default: the split's 0:INSTANCES_PER_KIND); the
+    scene's other draws do not depend on it. `overlap_rate`: how often two or more prints may overlap (training packs
+    may raise it): the table and camera are drawn before it and stay; where it decides otherwise, the prints'
+    placement and every later draw differ. `still`: a dict kept by the caller across the frames of one clip whose
+    scene does not move (no `motion`): the table, prints, shadows and the random generator's state after them are
+    laid once and taken from it on later frames, so each frame costs only its hand, light and sensor (the same bytes
+    as without it)."""
+    rng = np.random.default_rng(seed)
+    if still is not None and still.get("seed") == seed and motion is None:
+        rng.bit_generator.state = still["state"]
+        frame, layers, truths, full_masks, table_info, cam = still["scene"]
+        truths = copy.deepcopy(truths)
+    else:
+        frame, layers, truths, full_masks, table_info, cam = _lay_scene(
+            rng, seed, photos, width, height, split, frame_index, motion, photo_tables, instances, overlap_rate)
+        if still is not None and motion is None:
+            still.update(seed=seed, state=rng.bit_generator.state,
+                         scene=(frame, layers, copy.deepcopy(truths), full_masks, table_info, cam))
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
     # A hand over one print.
     if truths and rng.random() < 0.3 and frame_index is None:
         target = int(rng.integers(len(truths)))
@@ -556,7 +577,8 @@ def render_hand_sequence(seed, photos, width, height, split, fps, out_dir):
     [{"corners","hand_cover","style"}]}], "hand_print": the covered print's index, "hand_frames": frames with the
     hand, "hand_still_frames": the first frames, in which it lies still), and hand.png (its coverage there, 0–255)."""
     hrng = np.random.default_rng([seed, 991])
-    _, corners0, _ = render(seed, photos, width, height, split, frame_index=0)
+    laid = {}  # the scene laid once: only the hand, light and sensor change from frame to frame
+    _, corners0, _ = render(seed, photos, width, height, split, frame_index=0, still=laid)
     target = int(hrng.integers(len(corners0)))
     print_mask = quad_mask(corners0[target], width, height).astype(np.float32)
     for _ in range(20):
@@ -587,7 +609,8 @@ def render_hand_sequence(seed, photos, width, height, split, fps, out_dir):
     with open(os.path.join(out_dir, "sequence.y4m.partial"), "wb") as handle:
         handle.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg\n".encode())
         for index in range(still + leaving + gone):
-            frame, corners, scene = render(seed, photos, width, height, split, frame_index=index, hand=hand_at(index))
+            frame, corners, scene = render(seed, photos, width, height, split, frame_index=index, hand=hand_at(index),
+                                           still=laid)
             write_y4m_frame(handle, frame)
             truth["frames"].append({"frame": index, "photos": [
                 {"corners": np.asarray(c).round(3).tolist(), "hand_cover": p["hand_cover"], "style": p["style"]}
