@@ -38,7 +38,11 @@ let package = Package(
             name: "TraceAnalysis", dependencies: ["ColorcamCore", "Stream"], path: "Sources/TraceAnalysis",
             exclude: ["README.md"]
         ),
-        .target(name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"]),
+        // Optimized in debug builds too: its unit tests detect on whole rendered frames, which unoptimized code runs
+        // about ten times slower (most of the unit suite's time).
+        .target(
+            name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"],
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // The engine's hot loops: one source set (Sources/InferKernels/Shared), compiled per instruction set; Infer
         // picks one at load time (CPU flags or COLORCAM_ISA). Everything else is built for baseline x86-64.
         .target(name: "InferKernelSet", path: "Sources/InferKernels/Interface"),
@@ -99,7 +103,10 @@ let package = Package(
         .testTarget(
             name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests",
             exclude: ["Fixtures"]),
-        .testTarget(name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests"),
+        // Optimized like Detect: its scene renderer and painted segmenter are the suite's other hot loops.
+        .testTarget(
+            name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests",
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .testTarget(
             name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "Stream", "Detect", "Infer", "ColorcamCore"],
             path: "Tests/PhotoPipelineTests"
