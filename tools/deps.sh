@@ -22,8 +22,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The detect scene renderer fetches opencv-doc's sample photos with `apt-get download`: it needs package lists.
-if ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then
+# The detect scene renderer fetches opencv-doc's sample photos with `apt-get download`: it needs package lists (kept
+# compressed on some systems, *_Packages.lz4: without the trailing * every call ran apt-get update).
+if ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
 fi
