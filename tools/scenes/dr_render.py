@@ -387,7 +387,8 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
     laid once and taken from it on later frames, so each frame costs only its hand, light and sensor (the same bytes
     as without it)."""
     rng = np.random.default_rng(seed)
-    if still is not None and still.get("seed") == seed and motion is None:
+    key = (seed, width, height, split, frame_index is None, photo_tables, instances, overlap_rate)
+    if still is not None and still.get("key") == key and motion is None:
         rng.bit_generator.state = still["state"]
         frame, layers, truths, full_masks, table_info, cam = still["scene"]
         truths = copy.deepcopy(truths)
@@ -395,7 +396,7 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
         frame, layers, truths, full_masks, table_info, cam = _lay_scene(
             rng, seed, photos, width, height, split, frame_index, motion, photo_tables, instances, overlap_rate)
         if still is not None and motion is None:
-            still.update(seed=seed, state=rng.bit_generator.state,
+            still.update(key=key, state=rng.bit_generator.state,
                          scene=(frame, layers, copy.deepcopy(truths), full_masks, table_info, cam))
     yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
     # A hand over one print.
