@@ -291,9 +291,11 @@ def photo_table(rng, photos, height, width):
 TUNING_SEEDS = range(90, 100)
 
 
-def _lay_scene(rng, seed, photos, width, height, split, frame_index, motion, photo_tables, instances, overlap_rate):
+def _lay_scene(rng, seed, photos, width, height, split, frame_index, motion, photo_tables, instances, overlap_rate,
+               yy, xx):
     """`render`'s scene before any hand: camera, table, prints, their shadows, curl and glare, a cast shadow. Returns
-    (float32 RGB frame, layers [(image, mask, corners)], truths, full masks, table info, camera); draws from `rng`."""
+    (float32 RGB frame, layers [(image, mask, corners)], truths, full masks, table info, camera); draws from `rng`.
+    `yy`, `xx`: the frame's pixel row and column grids (float32)."""
     table_h, cam = camera(rng, width, height)
     kind = dr_textures.KINDS[int(rng.integers(len(dr_textures.KINDS)))]
     lo, hi = instances or (0, dr_textures.INSTANCES_PER_KIND[split])
@@ -340,7 +342,6 @@ def _lay_scene(rng, seed, photos, width, height, split, frame_index, motion, pho
         shifted = cv2.warpAffine(mask, np.float32([[1, 0, shadow_offset[0]], [0, 1, shadow_offset[1]]]),
                                  (width, height))
         frame = frame * (1 - shadow_strength * cv2.GaussianBlur(shifted, (0, 0), shadow_sigma))[..., None]
-    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
     for img, mask, corners in layers:
         # Curl: a shading ramp towards one side; glare: a soft highlight.
         shade = np.ones((height, width), np.float32)
@@ -387,6 +388,7 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
     laid once and taken from it on later frames, so each frame costs only its hand, light and sensor (the same bytes
     as without it)."""
     rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
     key = (seed, width, height, split, frame_index is None, photo_tables, instances, overlap_rate)
     if still is not None and still.get("key") == key and motion is None:
         rng.bit_generator.state = still["state"]
@@ -394,11 +396,10 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
         truths = copy.deepcopy(truths)
     else:
         frame, layers, truths, full_masks, table_info, cam = _lay_scene(
-            rng, seed, photos, width, height, split, frame_index, motion, photo_tables, instances, overlap_rate)
+            rng, seed, photos, width, height, split, frame_index, motion, photo_tables, instances, overlap_rate, yy, xx)
         if still is not None and motion is None:
             still.update(key=key, state=rng.bit_generator.state,
                          scene=(frame, layers, copy.deepcopy(truths), full_masks, table_info, cam))
-    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
     # A hand over one print.
     if truths and rng.random() < 0.3 and frame_index is None:
         target = int(rng.integers(len(truths)))
