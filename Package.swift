@@ -5,6 +5,11 @@
 //   → colorcam (CLI). Stream never imports Detect or Infer.
 import PackageDescription
 
+/// `-O` in debug builds as well as release, for Detect and its tests: their unit tests detect on whole rendered frames
+/// (unoptimized, three quarters of the unit suite's time). Declared before `package`: a top-level constant read
+/// before its declaration is still empty, and the flags would silently be lost.
+let optimizedInDebugBuilds: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "colorcam",
     products: [
@@ -38,11 +43,9 @@ let package = Package(
             name: "TraceAnalysis", dependencies: ["ColorcamCore", "Stream"], path: "Sources/TraceAnalysis",
             exclude: ["README.md"]
         ),
-        // Optimized in debug builds too: its unit tests detect on whole rendered frames, which unoptimized code runs
-        // about ten times slower (most of the unit suite's time).
         .target(
             name: "Detect", dependencies: ["ColorcamCore"], path: "Sources/Detect", exclude: ["README.md"],
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+            swiftSettings: optimizedInDebugBuilds),
         // The engine's hot loops: one source set (Sources/InferKernels/Shared), compiled per instruction set; Infer
         // picks one at load time (CPU flags or COLORCAM_ISA). Everything else is built for baseline x86-64.
         .target(name: "InferKernelSet", path: "Sources/InferKernels/Interface"),
@@ -103,10 +106,9 @@ let package = Package(
         .testTarget(
             name: "InferTests", dependencies: ["Infer", "ColorcamCore"], path: "Tests/InferTests",
             exclude: ["Fixtures"]),
-        // Optimized like Detect: its scene renderer and painted segmenter are the suite's other hot loops.
         .testTarget(
             name: "DetectTests", dependencies: ["Detect", "ColorcamCore"], path: "Tests/DetectTests",
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+            swiftSettings: optimizedInDebugBuilds),
         .testTarget(
             name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "Stream", "Detect", "Infer", "ColorcamCore"],
             path: "Tests/PhotoPipelineTests"
