@@ -8,15 +8,21 @@ PYTHON ?= python3
 RELEASE_BIN := .build/release/colorcam
 DEMO := demo
 
-.PHONY: demo test disk-space deps build release lint format unit integration conformance vivid fuzz profile test-sanitize clean
+.PHONY: demo test disk-space deps build-deps serve-venv-background build release lint format unit integration conformance \
+	vivid fuzz profile test-sanitize clean
 
-deps:
+# Everything: Debian packages and Python test oracles (tools/deps.sh), and the remote-inference server's venv
+# (tools/serve/venv.sh, only the integration suite uses it).
+deps: build-deps
+	@tools/serve/venv.sh
+
+build-deps:
 	@tools/deps.sh
 
-build: deps
+build: build-deps
 	$(SWIFT) build
 
-release: deps
+release: build-deps
 	$(SWIFT) build -c release --product colorcam
 	$(SWIFT) build -c release --product preview-harness
 
@@ -59,11 +65,12 @@ lint:
 format:
 	swift-format format --in-place --recursive --configuration .swift-format $(SWIFT_SOURCES)
 
-unit: deps
+unit: build-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
 integration: release
+	@tools/serve/venv.sh
 	COLORCAM=$(RELEASE_BIN) PREVIEW_HARNESS=.build/release/preview-harness $(PYTHON) -m pytest -q Tests/integration
 
 # Inference conformance: ONNX models generated with the onnx package, run in onnxruntime and in colorcam.
@@ -82,10 +89,15 @@ vivid: release
 # make fuzz FUZZ_SECONDS=600 for a long run; tools/fuzz/run.py --target onnx-graph for graph building.
 FUZZ_SECONDS ?= 30
 FUZZ_JOBS ?= 2
-fuzz: deps
+fuzz: build-deps
 	$(PYTHON) tools/fuzz/run.py --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
-test: disk-space lint unit integration conformance vivid fuzz
+# The server's venv installs in the background (downloads and unpacking, ~80 s on a fresh machine) while the Swift
+# builds run; the integration suite waits for it.
+test: disk-space serve-venv-background lint unit integration conformance vivid fuzz
+
+serve-venv-background:
+	@tools/serve/venv.sh --background
 
 # A full run writes about 6 GiB (build products, scene caches, the vivid guest's files, pytest's temporary folders):
 # with less than 4 GiB free it stops at once and says so, rather than failing later on a truncated file.
@@ -102,7 +114,7 @@ disk-space:
 # a clean scratch path each half takes longer than the whole of `make test` (wall times on the 2-core build machine
 # are in README.md, "Tests"). Suppressions, each explained, are toolchain false positives only:
 # tools/sanitize/lsan.supp, tools/sanitize/tsan.supp. One half alone: tools/sanitize/run.sh address|thread.
-test-sanitize: deps
+test-sanitize: build-deps
 	tools/sanitize/run.sh address thread
 
 # Benchmarks (not part of make test): print figures and ratios against a peer run in the same script.

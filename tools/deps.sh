@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what colorcam needs to build, test and run its demo — idempotent: it installs only what is missing.
 #   tools/deps.sh            Debian packages + Python test oracles
+# (The remote-inference server's venv is tools/serve/venv.sh's: `make deps` runs both.)
 # Debian packages: the C libraries colorcam links (libpng, OpenBLAS, libv4l2, libturbojpeg) and the tools its tests
 # use as oracles (ffmpeg/ffprobe, v4l2-ctl, chromium, systemd-analyze for the units in contrib/). Python: pytest for
 # the integration suite, onnx/onnxruntime/numpy for the inference conformance suite, OpenCV/scikit-image/
@@ -42,16 +43,3 @@ if ((${#pip_missing[@]})); then
   "$PY" -m pip install --quiet "${pip_missing[@]}"
 fi
 
-# tools/serve (remote inference over the Open Inference Protocol v2): kserve + onnxruntime in a venv of their own,
-# so kserve's numpy/protobuf pins never reach the system python's onnx. Reinstalled when the imports fail or when
-# tools/serve/requirements.txt differs from the copy saved at the last successful install.
-SERVE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SERVE_VENV="$SERVE_ROOT/.build/serve-venv"
-SERVE_REQS="$SERVE_ROOT/tools/serve/requirements.txt"
-if ! cmp -s "$SERVE_REQS" "$SERVE_VENV/requirements.installed" ||
-   ! "$SERVE_VENV/bin/python" -c "import kserve, onnxruntime" 2>/dev/null; then
-  echo "deps: installing tools/serve/requirements.txt (kserve, onnxruntime) into .build/serve-venv" >&2
-  [ -x "$SERVE_VENV/bin/python" ] || "$PY" -m venv "$SERVE_VENV"
-  "$SERVE_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$SERVE_REQS"
-  cp "$SERVE_REQS" "$SERVE_VENV/requirements.installed"
-fi
