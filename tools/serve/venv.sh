@@ -45,12 +45,15 @@ elif [ $# -gt 0 ]; then
   exit 64
 fi
 
+waited=0
 if running; then
   echo "serve venv: waiting for the background install (.build/serve-venv.log)" >&2
   while running; do sleep 1; done
+  waited=1
 fi
 if ! ready; then
-  if [ -s "$LOG" ]; then
+  # Only the log of the install just waited for: an older one may be from an install that succeeded.
+  if ((waited)) && [ -s "$LOG" ]; then
     echo "serve venv: the background install did not finish; its log (.build/serve-venv.log) ends:" >&2
     tail -n 5 "$LOG" >&2
   fi
