@@ -77,28 +77,77 @@ final class EdgeDetector {
     private func computeGradients(_ frame: CoarseFrame, useChroma: Bool) {
         let w = widthPx, h = heightPx
         let count = w * h
-        magnitude.update(repeating: 0, count: count)
-        gradX.update(repeating: 0, count: count)
-        gradY.update(repeating: 0, count: count)
-        guard w >= 3, h >= 3 else { return }
+        guard w >= 3, h >= 3 else {
+            magnitude.update(repeating: 0, count: count)
+            gradX.update(repeating: 0, count: count)
+            gradY.update(repeating: 0, count: count)
+            return
+        }
+        // The first plane writes every inner pixel; only the frame's outer ring stays 0.
+        zeroOuterRing(magnitude)
+        zeroOuterRing(gradX)
+        zeroOuterRing(gradY)
         // Squared magnitude goes in `magnitude` first; plane by plane, a stronger (weighted) plane replaces the
-        // direction and magnitude. Each row loop is branch-light so the compiler can vectorise it.
+        // direction and magnitude.
         sobel(frame.luma, weight2: 1, first: true)
         if useChroma && frame.geometry.chroma.hasChroma {
             let weight2 = chromaWeight * chromaWeight
             sobel(frame.cb, weight2: weight2, first: false)
             sobel(frame.cr, weight2: weight2, first: false)
         }
-        for k in 0..<count { magnitude[k] = magnitude[k].squareRoot() }
+        var k = 0
+        while k + Lane.scalarCount <= count {
+            store((load(magnitude + k) as Lane).squareRoot(), magnitude + k)
+            k += Lane.scalarCount
+        }
+        while k < count { magnitude[k] = magnitude[k].squareRoot(); k += 1 }
+    }
+
+    /// Zeroes the first and last row and column of a `widthPx` × `heightPx` plane (at least 3 × 3).
+    private func zeroOuterRing(_ plane: UnsafeMutablePointer<Float>) {
+        let w = widthPx, h = heightPx
+        plane.update(repeating: 0, count: w)
+        (plane + (h - 1) * w).update(repeating: 0, count: w)
+        for j in 1..<(h - 1) { plane[j * w] = 0; plane[j * w + w - 1] = 0 }
+    }
+
+    private typealias Lane = SIMD8<Float>
+
+    @inline(__always) private func load(_ p: UnsafeMutablePointer<Float>) -> Lane {
+        UnsafeRawPointer(p).loadUnaligned(as: Lane.self)
+    }
+
+    @inline(__always) private func store(_ v: Lane, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: Lane.self)
     }
 
     /// Sobel of `src`; where `weight2 · |g|²` beats the stored squared magnitude (or for the `first` plane), stores it.
+    /// Eight pixels at a time with the scalar form's operations in its order (bit-identical), the row's tail one by one.
     private func sobel(_ src: UnsafeMutablePointer<Float>, weight2: Float, first: Bool) {
         let w = widthPx, h = heightPx
+        let n = Lane.scalarCount
         for j in 1..<(h - 1) {
             let up = src + (j - 1) * w, mid = src + j * w, down = src + (j + 1) * w
             let gxRow = gradX + j * w, gyRow = gradY + j * w, mRow = magnitude + j * w
-            for i in 1..<(w - 1) {
+            var i = 1
+            while i + n <= w - 1 {
+                let ul = load(up + i - 1), uc = load(up + i), ur = load(up + i + 1)
+                let ml = load(mid + i - 1), mr = load(mid + i + 1)
+                let dl = load(down + i - 1), dc = load(down + i), dr = load(down + i + 1)
+                let gx = (ur + 2 * mr + dr) - (ul + 2 * ml + dl)
+                let gy = (dl + 2 * dc + dr) - (ul + 2 * uc + ur)
+                let m2 = (gx * gx + gy * gy) * weight2
+                if first {
+                    store(gx, gxRow + i); store(gy, gyRow + i); store(m2, mRow + i)
+                } else {
+                    let take = m2 .> load(mRow + i)
+                    store(load(gxRow + i).replacing(with: gx, where: take), gxRow + i)
+                    store(load(gyRow + i).replacing(with: gy, where: take), gyRow + i)
+                    store(load(mRow + i).replacing(with: m2, where: take), mRow + i)
+                }
+                i += n
+            }
+            while i < w - 1 {
                 let gx = (up[i + 1] + 2 * mid[i + 1] + down[i + 1]) - (up[i - 1] + 2 * mid[i - 1] + down[i - 1])
                 let gy = (down[i - 1] + 2 * down[i] + down[i + 1]) - (up[i - 1] + 2 * up[i] + up[i + 1])
                 let m2 = (gx * gx + gy * gy) * weight2
@@ -106,6 +155,7 @@ final class EdgeDetector {
                 gxRow[i] = take ? gx : gxRow[i]
                 gyRow[i] = take ? gy : gyRow[i]
                 mRow[i] = take ? m2 : mRow[i]
+                i += 1
             }
         }
     }
@@ -141,9 +191,33 @@ final class EdgeDetector {
         guard w >= 3, h >= 3 else { return }
         let tan22: Float = 0.41421356
         let floor = min(lowFloor, lowMedianMultiple * median) * 0.5
+        let n = Lane.scalarCount
         for j in 1..<(h - 1) {
-            for i in 1..<(w - 1) {
+            var i = 1
+            // Eight pixels at a time: every direction's two neighbours are loaded and the pixel's own chosen by
+            // the same comparisons as the scalar tail's branches (bit-identical: no arithmetic on the values).
+            while i + n <= w - 1 {
+                let c = magnitude + j * w + i
+                let m = load(c)
+                let gx = load(gradX + j * w + i), gy = load(gradY + j * w + i)
+                let ax = gx.replacing(with: -gx, where: gx .< 0), ay = gy.replacing(with: -gy, where: gy .< 0)
+                let horizontal = ay .<= tan22 * ax
+                let vertical = .!horizontal .& (ax .<= tan22 * ay)
+                let falling = .!horizontal .& .!vertical .& .!((gx .> 0) .^ (gy .> 0))
+                var a = load(c - w + 1), b = load(c + w - 1)
+                a.replace(with: load(c - w - 1), where: falling)
+                b.replace(with: load(c + w + 1), where: falling)
+                a.replace(with: load(c - w), where: vertical)
+                b.replace(with: load(c + w), where: vertical)
+                a.replace(with: load(c - 1), where: horizontal)
+                b.replace(with: load(c + 1), where: horizontal)
+                let peak = (m .>= floor) .& (m .>= a) .& (m .> b)
+                store(Lane(repeating: 0).replacing(with: m, where: peak), peaks + j * w + i)
+                i += n
+            }
+            while i < w - 1 {
                 let c = j * w + i
+                i += 1
                 let m = magnitude[c]
                 if m < floor { continue }
                 let gx = gradX[c], gy = gradY[c]

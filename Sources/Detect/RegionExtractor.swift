@@ -197,25 +197,35 @@ final class RegionExtractor {
                 hullStart: hullStart, hullCount: hullPoints.count - hullStart))
     }
 
+    private typealias Bytes = SIMD16<UInt8>
+
     /// Erodes (min) or dilates (max) `mask` in place with a (2r+1)² square; outside the frame counts as background.
-    /// Separable, with a sliding count of set pixels per window: O(1) per pixel whatever the radius.
+    /// Separable: rows sum each window's 2r + 1 pixels (vectorised), columns keep a sliding count per column.
     private func morphology(erode: Bool, radius r: Int) {
         let w = widthPx, h = heightPx, full = 2 * r + 1
-        // Horizontal pass: mask → maskScratch, the window count split into its three ranges (no per-pixel tests).
+        // Horizontal pass: mask → maskScratch. Where the whole window lies in the row, sixteen pixels at a time sum
+        // the window's 2r + 1 shifted rows; near the row's ends, one by one over the part inside the frame.
         let want = erode ? full : 1
+        let n = Bytes.scalarCount
         for j in 0..<h {
             let row = mask + j * w, out = maskScratch + j * w
-            var ones = 0
-            for x in 0..<min(r, w) { ones &+= Int(row[x]) }
-            // i in 0..<w: add row[i + r] when i + r < w, drop row[i - r - 1] when i > r.
-            let addEnd = max(0, w - r), dropStart = min(w, r + 1)
-            var i = 0
-            while i < w {
-                if i < addEnd { ones &+= Int(row[i &+ r]) }
-                if i >= dropStart { ones &-= Int(row[i &- r &- 1]) }
+            @inline(__always) func single(_ i: Int) {
+                var ones = 0
+                for x in max(0, i - r)...min(w - 1, i + r) { ones &+= Int(row[x]) }
                 out[i] = ones >= want ? 1 : 0
-                i &+= 1
             }
+            var i = 0
+            while i < min(r, w) { single(i); i += 1 }
+            // ones ≥ want ⇔ bit 7 of ones + 128 − want (ones, want ≤ 2r + 1 < 128): no lane-wise compare.
+            let bias = Bytes(repeating: UInt8(128 - want))
+            while full < 128 && i + n + r <= w {
+                var ones = Bytes(repeating: 0)
+                for d in -r...r { ones &+= UnsafeRawPointer(row + i + d).loadUnaligned(as: Bytes.self) }
+                let bits = (ones &+ bias) &>> 7
+                UnsafeMutableRawPointer(out + i).storeBytes(of: bits, as: Bytes.self)
+                i += n
+            }
+            while i < w { single(i); i += 1 }
         }
         // Vertical pass: maskScratch → mask, all columns at once row by row with per-column counts in `columnOnes`.
         for i in 0..<w { columnOnes[i] = 0 }

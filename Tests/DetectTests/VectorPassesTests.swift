@@ -1,0 +1,149 @@
+import ColorcamCore
+import Testing
+
+@testable import Detect
+
+/// The classic passes' vectorised loops (Sobel, non-maximum suppression, the opening's row pass) against plain
+/// per-pixel forms written here, on sizes whose rows end in a partial vector: the results must be the same bits.
+@Suite struct VectorPassesTests {
+    /// A deterministic generator (xorshift64*), so a failure reproduces.
+    private struct Noise {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state ^= state >> 12; state ^= state << 25; state ^= state >> 27
+            return state &* 2_685_821_657_736_338_717
+        }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    }
+
+    /// Coarse planes of rectangles on a noisy ground: steps in luma and chroma, flat parts and texture.
+    private func scene(_ w: Int, _ h: Int, seed: UInt64) -> CoarseFrame {
+        let coarse = CoarseFrame(geometry: FrameGeometry(widthPx: w, heightPx: h, chroma: .yuv420(.jpeg)))
+        #expect(coarse.widthPx == w && coarse.heightPx == h)
+        var noise = Noise(state: seed)
+        for plane in [coarse.luma, coarse.cb, coarse.cr] {
+            for k in 0..<(w * h) { plane[k] = Float(100 + noise.below(9)) }
+            for _ in 0..<6 {
+                let x0 = noise.below(w), y0 = noise.below(h)
+                let x1 = min(w - 1, x0 + noise.below(w / 2 + 1)), y1 = min(h - 1, y0 + noise.below(h / 2 + 1))
+                let value = Float(noise.below(256))
+                for y in y0...y1 { for x in x0...x1 { plane[y * w + x] = value + Float(noise.below(3)) } }
+            }
+        }
+        return coarse
+    }
+
+    /// The Sobel magnitude (strongest weighted plane per pixel) and the Canny edges, per pixel.
+    private func referenceEdges(_ coarse: CoarseFrame, chromaWeight: Float, low: Float, high: Float)
+        -> (magnitude: [Float], edges: [UInt8])
+    {
+        let w = coarse.widthPx, h = coarse.heightPx
+        var m2 = [Float](repeating: 0, count: w * h), gx = m2, gy = m2
+        for (index, plane) in [coarse.luma, coarse.cb, coarse.cr].enumerated() {
+            let weight2: Float = index == 0 ? 1 : chromaWeight * chromaWeight
+            for j in 1..<(h - 1) {
+                for i in 1..<(w - 1) {
+                    func p(_ x: Int, _ y: Int) -> Float { plane[y * w + x] }
+                    let x = (p(i + 1, j - 1) + 2 * p(i + 1, j) + p(i + 1, j + 1))
+                        - (p(i - 1, j - 1) + 2 * p(i - 1, j) + p(i - 1, j + 1))
+                    let y = (p(i - 1, j + 1) + 2 * p(i, j + 1) + p(i + 1, j + 1))
+                        - (p(i - 1, j - 1) + 2 * p(i, j - 1) + p(i + 1, j - 1))
+                    let s = (x * x + y * y) * weight2
+                    if index == 0 || s > m2[j * w + i] { m2[j * w + i] = s; gx[j * w + i] = x; gy[j * w + i] = y }
+                }
+            }
+        }
+        let magnitude = m2.map { $0.squareRoot() }
+        var peaks = [Float](repeating: 0, count: w * h)
+        let tan22: Float = 0.41421356
+        for j in 1..<(h - 1) {
+            for i in 1..<(w - 1) {
+                let c = j * w + i, ax = abs(gx[c]), ay = abs(gy[c])
+                let across =
+                    ay <= tan22 * ax ? 1 : ax <= tan22 * ay ? w : (gx[c] > 0) == (gy[c] > 0) ? w + 1 : w - 1
+                if magnitude[c] >= magnitude[c - across] && magnitude[c] > magnitude[c + across] {
+                    peaks[c] = magnitude[c]
+                }
+            }
+        }
+        var edges = peaks.map { $0 >= high ? UInt8(1) : $0 >= low && $0 > 0 ? 2 : 0 }
+        var grown = true
+        while grown {
+            grown = false
+            for j in 1..<(h - 1) {
+                for i in 1..<(w - 1) where edges[j * w + i] == 2 {
+                    let near = [-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1].contains { edges[j * w + i + $0] == 1 }
+                    if near { edges[j * w + i] = 1; grown = true }
+                }
+            }
+        }
+        return (magnitude, edges.map { $0 == 1 ? 1 : 0 })
+    }
+
+    @Test(arguments: [(75, 47), (320, 240), (11, 5), (3, 3)])
+    func edgesMatchThePerPixelForm(size: (Int, Int)) {
+        let (w, h) = size
+        for seed in UInt64(1)...3 {
+            let coarse = scene(w, h, seed: seed &* 7919 &+ UInt64(w))
+            let detector = EdgeDetector(widthPx: w, heightPx: h)
+            detector.detect(coarse, useChroma: true, sensitivity: 1)
+            let reference = referenceEdges(
+                coarse, chromaWeight: detector.chromaWeight, low: detector.lowThreshold, high: detector.highThreshold)
+            let magnitude = Array(UnsafeBufferPointer(start: detector.magnitude, count: w * h))
+            let magnitudeMismatches = zip(magnitude, reference.magnitude).filter { $0.bitPattern != $1.bitPattern }.count
+            #expect(magnitudeMismatches == 0, "\(w)x\(h) seed \(seed): magnitude differs at \(magnitudeMismatches) px")
+            let edges = Array(UnsafeBufferPointer(start: detector.edges, count: w * h)).map { $0 == 1 ? 1 : 0 }
+            let edgeMismatches = zip(edges, reference.edges).filter { $0 != Int($1) }.count
+            #expect(edgeMismatches == 0, "\(w)x\(h) seed \(seed): edges differ at \(edgeMismatches) px")
+            #expect(w < 20 || edges.contains(1), "the scene has edges")
+        }
+    }
+
+    /// Opening by a (2r+1)² square, outside the frame background, then the border ring cleared.
+    private func referenceOpening(_ mask: [UInt8], _ w: Int, _ h: Int, radius r: Int) -> [Bool] {
+        func pass(_ m: [UInt8], erode: Bool) -> [UInt8] {
+            var out = m
+            for y in 0..<h {
+                for x in 0..<w {
+                    var ones = 0
+                    for dy in -r...r {
+                        for dx in -r...r where (0..<w).contains(x + dx) && (0..<h).contains(y + dy) {
+                            ones += Int(m[(y + dy) * w + x + dx])
+                        }
+                    }
+                    out[y * w + x] = (erode ? ones == (2 * r + 1) * (2 * r + 1) : ones > 0) ? 1 : 0
+                }
+            }
+            return out
+        }
+        let opened = pass(pass(mask, erode: true), erode: false)
+        return (0..<(w * h)).map { k in
+            let x = k % w, y = k / w
+            return opened[k] == 1 && x > 0 && y > 0 && x < w - 1 && y < h - 1
+        }
+    }
+
+    @Test(arguments: [(53, 41), (16, 9), (97, 20)])
+    func openingMatchesThePerPixelForm(size: (Int, Int)) {
+        let (w, h) = size
+        var noise = Noise(state: UInt64(w * 1000 + h))
+        for radius in 0...4 {
+            var mask = [UInt8](repeating: 0, count: w * h)
+            for _ in 0..<12 {
+                let x0 = noise.below(w), y0 = noise.below(h)
+                let x1 = min(w - 1, x0 + noise.below(w / 2 + 1)), y1 = min(h - 1, y0 + noise.below(h / 2 + 1))
+                for y in y0...y1 { for x in x0...x1 { mask[y * w + x] = 1 } }
+            }
+            for _ in 0..<(w * h / 10) { mask[noise.below(w * h)] ^= 1 }
+            let extractor = RegionExtractor(widthPx: w, heightPx: h)
+            mask.withUnsafeBufferPointer {
+                extractor.extract(foreground: $0.baseAddress!, minimumSidePx: 1, openingRadius: radius)
+            }
+            let inRegions = (0..<(w * h)).map { k in extractor.regions.contains { extractor.contains($0, pixel: k) } }
+            let reference = referenceOpening(mask, w, h, radius: radius)
+            let mismatches = zip(inRegions, reference).filter { $0 != $1 }.count
+            #expect(mismatches == 0, "\(w)x\(h) radius \(radius): the opening differs at \(mismatches) px")
+            #expect(radius > 2 || h < 20 || reference.contains(true), "something survives the opening")
+        }
+    }
+}
