@@ -242,7 +242,7 @@ final class EdgeDetector {
         let w = widthPx, h = heightPx, count = w * h
         let low = lowThreshold, high = highThreshold
         var top = 0
-        for c in 0..<count {
+        @inline(__always) func classify(_ c: Int) {
             let m = peaks[c]
             if m >= high {
                 edges[c] = 1
@@ -251,6 +251,20 @@ final class EdgeDetector {
                 edges[c] = m >= low && m > 0 ? 2 : 0
             }
         }
+        // Most pixels are no candidate at all: eight of them at a time are cleared in one store, and only a group
+        // holding a candidate is classified pixel by pixel (the seeds stacked in the same order).
+        let n = Lane.scalarCount
+        var c = 0
+        while c + n <= count {
+            let m = load(peaks + c)
+            if any((m .>= low) .& (m .> 0)) || any(m .>= high) {
+                for k in c..<(c + n) { classify(k) }
+            } else {
+                UnsafeMutableRawPointer(edges + c).storeBytes(of: SIMD8<UInt8>(), as: SIMD8<UInt8>.self)
+            }
+            c += n
+        }
+        while c < count { classify(c); c += 1 }
         guard w >= 3, h >= 3 else { return }
         // Pass 2: grow from the seeds through 8-connected candidates.
         while top > 0 {

@@ -35,7 +35,6 @@ final class RegionExtractor {
     private(set) var hullPoints: [PixelPoint] = []
     private var scratch: [PixelPoint] = []
     private var hull = ConvexHull()
-    private let neighbourOffsets: [Int]
 
     init(widthPx: Int, heightPx: Int) {
         self.widthPx = widthPx
@@ -58,7 +57,6 @@ final class RegionExtractor {
         regions.reserveCapacity(512)
         hullPoints.reserveCapacity(8192)
         scratch.reserveCapacity(2 * heightPx + 8)
-        neighbourOffsets = [-widthPx - 1, -widthPx, -widthPx + 1, -1, 1, widthPx - 1, widthPx, widthPx + 1]
     }
 
     deinit {
@@ -129,6 +127,7 @@ final class RegionExtractor {
         for i in 0..<w { labels[i] = 1; labels[(h - 1) * w + i] = 1 }
         for j in 0..<h { labels[j * w] = 1; labels[j * w + w - 1] = 1 }
         // Label what is left, 8-connected.
+        let inverseWidth = 1 / Double(w)
         var next: Int32 = 3
         for start in 0..<count where labels[start] == 0 {
             let label = next
@@ -137,13 +136,18 @@ final class RegionExtractor {
             labels[start] = label
             queue[tail] = Int32(start); tail += 1
             var minX = w, minY = h, maxX = -1, maxY = -1
+            @inline(__always) func visit(_ n: Int) {
+                if labels[n] == 0 { labels[n] = label; queue[tail] = Int32(n); tail += 1 }
+            }
             while head < tail {
                 let k = Int(queue[head]); head += 1
-                let y = k / w, x = k - y * w
+                // k / w without a division: (k + ½)/w lies at least ½/w from an integer, far beyond the product's
+                // rounding for any k < 2³¹, so the floor is exact.
+                let y = Int((Double(k) + 0.5) * inverseWidth), x = k - y * w
                 minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
-                for offset in neighbourOffsets where labels[k + offset] == 0 {
-                    labels[k + offset] = label; queue[tail] = Int32(k + offset); tail += 1
-                }
+                // The 8 neighbours: the row above left to right, left, right, the row below left to right.
+                visit(k - w - 1); visit(k - w); visit(k - w + 1); visit(k - 1)
+                visit(k + 1); visit(k + w - 1); visit(k + w); visit(k + w + 1)
             }
             if maxX - minX + 1 < minimumSidePx || maxY - minY + 1 < minimumSidePx { continue }
             appendRegion(label: label, pixelsInQueue: tail, minX: minX, minY: minY, maxX: maxX, maxY: maxY)

@@ -69,11 +69,23 @@ public enum SegmenterInput {
             row.update(repeating: 0, count: gw)
             for dy in 0..<bh {
                 let src = source + (j * bh + dy) * sourceWidth
-                for i in 0..<gw {
-                    let cell = src + i * bw
-                    var sum = 0
-                    for dx in 0..<bw { sum &+= Int(cell[dx]) }
-                    row[i] += Float(sum)
+                if bw == 4 {
+                    // The frame's own luma cells (4 px at 640×480): one 32-bit load per cell, its bytes summed in
+                    // pairs (the same integer sum).
+                    for i in 0..<gw {
+                        let v = UnsafeRawPointer(src + 4 * i).loadUnaligned(as: UInt32.self)
+                        let pairs = (v & 0x00FF_00FF) &+ ((v >> 8) & 0x00FF_00FF)
+                        row[i] += Float((pairs & 0xFFFF) &+ (pairs >> 16))
+                    }
+                } else if bw == 2 {
+                    for i in 0..<gw { row[i] += Float(Int(src[2 * i]) &+ Int(src[2 * i + 1])) }
+                } else {
+                    for i in 0..<gw {
+                        let cell = src + i * bw
+                        var sum = 0
+                        for dx in 0..<bw { sum &+= Int(cell[dx]) }
+                        row[i] += Float(sum)
+                    }
                 }
             }
             for i in 0..<gw { row[i] = row[i] * scale + offset }
