@@ -247,7 +247,8 @@ extension ConvTiledKernel {
     /// Whether the tiled direct kernel should run this conv instead of im2col + sgemm (chosen at load time).
     ///
     /// Measured on this project's models (CPU time, AMD EPYC, 1 thread; `tools/profile/results/isa-dispatch.txt`):
-    /// with AVX2's 4-channel tile the kernel wins while a group has few channels (K = cg·kh·kw ≤ 64·9, M ≤ 64), where
+    /// with AVX2's 4-channel tile the kernel wins while a group has few channels (K = cg·kh·kw ≤ 64·9, M ≤ 64; with
+    /// AVX2, K ≤ 128·9 at M ≤ 32: `tools/profile/results/tiled-conv-avx2-k-2026-12-07.txt`), where
     /// sgemm runs at 20–45 GFLOP/s; sgemm wins on wide layers (ECCV16: 109 GFLOP/s against the tile's 98). AVX-512's
     /// 8-channel × 32-column tile beats sgemm with either OpenBLAS core on every ECCV16 layer (3×3 convs 208–218
     /// GFLOP/s against Cooperlake's 193 and Haswell's 114) whenever the output rows fill its tiles (≥ 75 %); on
@@ -258,7 +259,13 @@ extension ConvTiledKernel {
     ) -> Bool {
         if let override { return override }
         let m = g.outChannelsPerGroup, k = g.inChannelsPerGroup * g.kernelArea
-        guard kernels.tiledConvChannels >= 8 else { return m <= 64 && k <= 64 * 9 }
+        guard kernels.tiledConvChannels >= 8 else {
+            // AVX2's 8-float vectors: at ≤ 32 channels the tile keeps winning up to K = 128·9 (the detector's 80→32
+            // conv on 40-column rows: 0.85–0.93 ms against sgemm's 1.18–1.68); at 64 channels it loses past 64·9.
+            // Baseline's 4-float tile loses there (3.0–3.6 ms against 1.3–1.4).
+            if kernels.vectorFloats >= 8 && m <= 32 && k <= 128 * 9 { return true }
+            return m <= 64 && k <= 64 * 9
+        }
         if filled(g.outWidth, tileColumns(g, kernels: kernels)) >= 0.75 { return true }
         return m <= 64 && k <= 128 * 9
     }
