@@ -44,9 +44,11 @@ import Testing
             for j in 1..<(h - 1) {
                 for i in 1..<(w - 1) {
                     func p(_ x: Int, _ y: Int) -> Float { plane[y * w + x] }
-                    let x = (p(i + 1, j - 1) + 2 * p(i + 1, j) + p(i + 1, j + 1))
+                    let x =
+                        (p(i + 1, j - 1) + 2 * p(i + 1, j) + p(i + 1, j + 1))
                         - (p(i - 1, j - 1) + 2 * p(i - 1, j) + p(i - 1, j + 1))
-                    let y = (p(i - 1, j + 1) + 2 * p(i, j + 1) + p(i + 1, j + 1))
+                    let y =
+                        (p(i - 1, j + 1) + 2 * p(i, j + 1) + p(i + 1, j + 1))
                         - (p(i - 1, j - 1) + 2 * p(i, j - 1) + p(i + 1, j - 1))
                     let s = (x * x + y * y) * weight2
                     if index == 0 || s > m2[j * w + i] { m2[j * w + i] = s; gx[j * w + i] = x; gy[j * w + i] = y }
@@ -90,7 +92,8 @@ import Testing
             let reference = referenceEdges(
                 coarse, chromaWeight: detector.chromaWeight, low: detector.lowThreshold, high: detector.highThreshold)
             let magnitude = Array(UnsafeBufferPointer(start: detector.magnitude, count: w * h))
-            let magnitudeMismatches = zip(magnitude, reference.magnitude).filter { $0.bitPattern != $1.bitPattern }.count
+            let magnitudeMismatches = zip(magnitude, reference.magnitude).filter { $0.bitPattern != $1.bitPattern }
+                .count
             #expect(magnitudeMismatches == 0, "\(w)x\(h) seed \(seed): magnitude differs at \(magnitudeMismatches) px")
             let edges = Array(UnsafeBufferPointer(start: detector.edges, count: w * h)).map { $0 == 1 ? 1 : 0 }
             let edgeMismatches = zip(edges, reference.edges).filter { $0 != Int($1) }.count
