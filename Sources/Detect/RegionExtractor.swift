@@ -220,8 +220,9 @@ final class RegionExtractor {
             }
             var i = 0
             while i < min(r, w) { single(i); i += 1 }
-            // ones ≥ want ⇔ bit 7 of ones + 128 − want (ones, want ≤ 2r + 1 < 128): no lane-wise compare.
-            let bias = Bytes(repeating: UInt8(128 - want))
+            // ones ≥ want ⇔ bit 7 of ones + 128 − want (ones, want ≤ 2r + 1 < 128): no lane-wise compare. A wider
+            // window (r ≥ 64, never used) takes the one-by-one path; its bias is then meaningless and unused.
+            let bias = Bytes(repeating: UInt8(truncatingIfNeeded: 128 - want))
             while full < 128 && i + n + r <= w {
                 var ones = Bytes(repeating: 0)
                 for d in -r...r { ones &+= UnsafeRawPointer(row + i + d).loadUnaligned(as: Bytes.self) }

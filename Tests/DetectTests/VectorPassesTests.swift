@@ -130,7 +130,7 @@ import Testing
     func openingMatchesThePerPixelForm(size: (Int, Int)) {
         let (w, h) = size
         var noise = Noise(state: UInt64(w * 1000 + h))
-        for radius in 0...4 {
+        for radius in [0, 1, 2, 3, 4, 70] {  // 70: a window wider than the vector path takes
             var mask = [UInt8](repeating: 0, count: w * h)
             for _ in 0..<12 {
                 let x0 = noise.below(w), y0 = noise.below(h)
