@@ -6,21 +6,11 @@ import Testing
 /// The classic passes' vectorised loops (Sobel, non-maximum suppression, the opening's row pass) against plain
 /// per-pixel forms written here, on sizes whose rows end in a partial vector: the results must be the same bits.
 @Suite struct VectorPassesTests {
-    /// A deterministic generator (xorshift64*), so a failure reproduces.
-    private struct Noise {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state ^= state >> 12; state ^= state << 25; state ^= state >> 27
-            return state &* 2_685_821_657_736_338_717
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     /// Coarse planes of rectangles on a noisy ground: steps in luma and chroma, flat parts and texture.
     private func scene(_ w: Int, _ h: Int, seed: UInt64) -> CoarseFrame {
         let coarse = CoarseFrame(geometry: FrameGeometry(widthPx: w, heightPx: h, chroma: .yuv420(.jpeg)))
         #expect(coarse.widthPx == w && coarse.heightPx == h)
-        var noise = Noise(state: seed)
+        var noise = SplitMix(seed)
         for plane in [coarse.luma, coarse.cb, coarse.cr] {
             for k in 0..<(w * h) { plane[k] = Float(100 + noise.below(9)) }
             for _ in 0..<6 {
@@ -129,7 +119,7 @@ import Testing
     @Test(arguments: [(53, 41), (16, 9), (97, 20)])
     func openingMatchesThePerPixelForm(size: (Int, Int)) {
         let (w, h) = size
-        var noise = Noise(state: UInt64(w * 1000 + h))
+        var noise = SplitMix(UInt64(w * 1000 + h))
         for radius in [0, 1, 2, 3, 4, 70] {  // 70: a window wider than the vector path takes
             var mask = [UInt8](repeating: 0, count: w * h)
             for _ in 0..<12 {
@@ -149,4 +139,9 @@ import Testing
             #expect(radius > 2 || h < 20 || reference.contains(true), "something survives the opening")
         }
     }
+}
+
+extension SplitMix {
+    /// A value in 0..<n.
+    fileprivate mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
