@@ -7,6 +7,12 @@ work. Needs Debian's `chromium` (driven through `cdp.py`).
 
 Where the hint should be in each frame comes from the scene's truth: the click point carried by B's true corners
 from the click frame to that frame (`X-Frame-Sequence` modulo the scene's 300 frames).
+
+"The chosen colour" is the one a hint promises (`ColourHint`): its chroma at the picture's own lightness, which the
+output keeps. Where sRGB cannot hold all of that chroma at a pixel's lightness (a saturated blue on a light part of
+the print), the target is as much of it as fits at the same lightness and hue (`reachable`, this file's own Lab
+arithmetic). Measured against the swatch's own lightness instead, a point whose content is lighter than the swatch
+can never pass: at L* 83 no colour of the blue #66aefb's hue is nearer it than ΔE 23.
 """
 import io
 import json
@@ -68,17 +74,51 @@ def hex_lab(text):
     return lab([int(text[i:i + 2], 16) for i in (1, 3, 5)])[0]
 
 
+def in_srgb(lab_rows):
+    """Whether each CIE Lab row (D65) is inside the sRGB gamut: its linear R, G, B all within 0..1."""
+    L, a, b = (lab_rows[:, i] for i in range(3))
+    fy = (L + 16) / 116
+    f = np.stack([fy + a / 500, fy, fy - b / 200], 1)
+    xyz = np.where(f > 6 / 29, f ** 3, (f - 16 / 116) * 3 * (6 / 29) ** 2) * [0.95047, 1.0, 1.08883]
+    rgb = xyz @ np.array([[3.2406, -1.5372, -0.4986], [-0.9689, 1.8758, 0.0415], [0.0557, -0.2040, 1.0570]]).T
+    return ((rgb >= -1e-4) & (rgb <= 1 + 1e-4)).all(1)
+
+
+def reachable(pixels_lab, want_ab):
+    """Per pixel: the hint's chroma `want_ab` at that pixel's lightness, scaled down (same hue) until sRGB holds it."""
+    low, high = np.zeros(len(pixels_lab)), np.ones(len(pixels_lab))
+    for _ in range(24):
+        mid = (low + high) / 2
+        fits = in_srgb(np.column_stack([pixels_lab[:, 0], mid * want_ab[0], mid * want_ab[1]]))
+        low, high = np.where(fits, mid, low), np.where(fits, high, mid)
+    return np.column_stack([pixels_lab[:, 0], low * want_ab[0], low * want_ab[1]])
+
+
+def delta_to_hint(patch_rgb, want_ab):
+    """CIE76 ΔE between a patch's mean colour and what a hint of chroma `want_ab` promises there (its mean target)."""
+    got = lab(patch_rgb)
+    return float(np.linalg.norm(got.mean(0) - reachable(got, want_ab).mean(0)))
+
+
+def patch_at(image, x, y):
+    return image[int(round(y)) - 1:int(round(y)) + 2, int(round(x)) - 1:int(round(x)) + 2].reshape(-1, 3)
+
+
 class HintWatch:
-    """Samples the preview's frames and measures ΔE between the chosen colour and B's colour at the hint point."""
+    """Samples the preview's frames and measures ΔE between what the chosen colour promises at the hint point
+    (`delta_to_hint`) and B's colour there."""
 
     def __init__(self, url, truth, click_frame, point, colour):
         self.url, self.truth, self.point = url, truth, point
         self.origin = corners(truth, click_frame)
-        self.want = hex_lab(colour)
+        self.want = hex_lab(colour)[1:]
 
     def sample(self):
-        """(seconds, frame index in the scene, ΔE or None when B or the point is out of view)."""
-        sequence, image = snapshot(self.url)
+        """(frame index in the scene, ΔE or None when B or the point is out of view) in the preview's latest frame."""
+        return self.measure(*snapshot(self.url))
+
+    def measure(self, sequence, image):
+        """`sample` on a frame already fetched."""
         frame = sequence % FRAMES
         quad = corners(self.truth, frame)
         if quad is None:
@@ -86,8 +126,7 @@ class HintWatch:
         x, y = carried(self.point, homography(self.origin, quad))
         if not (2 <= x < image.shape[1] - 2 and 2 <= y < image.shape[0] - 2):
             return frame, None
-        patch = image[int(round(y)) - 1:int(round(y)) + 2, int(round(x)) - 1:int(round(x)) + 2].reshape(-1, 3)
-        return frame, float(np.linalg.norm(lab(patch).mean(0) - self.want))
+        return frame, delta_to_hint(patch_at(image, x, y), self.want)
 
     def watch(self, seconds, until=None):
         samples, start = [], time.monotonic()
@@ -135,11 +174,13 @@ def test_a_hint_clicked_in_the_page_follows_the_print(colorcam, chromium, demo_s
         # The model's suggestions first (its ab distribution at that point), then the colour shown there now.
         assert kinds[0] == "swatch suggestion" and "swatch now" in kinds, kinds
         shown = next(s for s in swatches if s[3] == "swatch now")
-        now = hex_lab(shown[0])
-        # The colour farthest from what the print shows there now.
-        colour, sx, sy, _ = max(swatches, key=lambda s: np.hypot(*(hex_lab(s[0])[1:] - now[1:])))
+        # The colour whose promise at that point is farthest from what the print shows there now.
+        frame_now = snapshot(url)
+        gaps = [(HintWatch(url, truth, click_frame, point, s[0]).measure(*frame_now)[1], s) for s in swatches]
+        gap, (colour, sx, sy, _) = max(gaps, key=lambda g: g[0])
         print(f"clicked frame {click_frame} at {point.round(1)}: shown {shown[0]}, "
-              f"suggested {[s[0] for s in swatches if 'suggestion' in s[3]]}, chose {colour}")
+              f"suggested {[s[0] for s in swatches if 'suggestion' in s[3]]}, chose {colour} (ΔE {gap:.1f} before)")
+        assert gap >= 30, f"no swatch is far from what frame {frame_now[0] % FRAMES} shows at the point: {gaps}"
         watch = HintWatch(url, truth, click_frame, point, colour)
         browser.click(sx, sy)
         first = watch.watch(3, until=lambda s: s[-1][2] is not None and s[-1][2] <= 15)
