@@ -177,6 +177,7 @@ def test_a_hint_clicked_in_the_page_follows_the_print(colorcam, chromium, demo_s
         # The colour whose promise at that point is farthest from what the print shows there now.
         frame_now = snapshot(url)
         gaps = [(HintWatch(url, truth, click_frame, point, s[0]).measure(*frame_now)[1], s) for s in swatches]
+        assert all(g is not None for g, _ in gaps), f"the click point is out of view in frame {frame_now[0] % FRAMES}"
         gap, (colour, sx, sy, _) = max(gaps, key=lambda g: g[0])
         print(f"clicked frame {click_frame} at {point.round(1)}: shown {shown[0]}, "
               f"suggested {[s[0] for s in swatches if 'suggestion' in s[3]]}, chose {colour} (ΔE {gap:.1f} before)")
@@ -185,7 +186,7 @@ def test_a_hint_clicked_in_the_page_follows_the_print(colorcam, chromium, demo_s
         browser.click(sx, sy)
         first = watch.watch(3, until=lambda s: s[-1][2] is not None and s[-1][2] <= 15)
         reached = [t for t, _, d in first if d is not None and d <= 15]
-        print(f"ΔE <= 15 after {reached[0] if reached else None:.2f} s "
+        print(f"ΔE <= 15 after {f'{reached[0]:.2f} s' if reached else 'never'} "
               f"(samples: {[(round(t, 2), f, d and round(d, 1)) for t, f, d in first]})")
         assert reached and reached[0] <= 1.0, first
         listed = json.loads(browser.evaluate("JSON.stringify(hints.photos)"))
