@@ -12,7 +12,8 @@ from the click frame to that frame (`X-Frame-Sequence` modulo the scene's 300 fr
 output keeps. Where sRGB cannot hold all of that chroma at a pixel's lightness (a saturated blue on a light part of
 the print), the target is as much of it as fits at the same lightness and hue (`reachable`, this file's own Lab
 arithmetic). Measured against the swatch's own lightness instead, a point whose content is lighter than the swatch
-can never pass: at L* 83 no colour of the blue #66aefb's hue is nearer it than ΔE 23.
+can never pass: at L* 83 no colour of the blue #66aefb's hue is nearer it than ΔE 23. The target has each pixel's
+own L*, so the distance is the chroma's; that the output keeps the live lightness is test_e2e's check.
 """
 import io
 import json
