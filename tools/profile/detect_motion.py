@@ -18,6 +18,10 @@ partly out of view and for prints partly under another. "on the table" counts th
 their area on a print the frame shows (colour on the table: a track left behind by a print that slid away, which
 is nobody's "off" once it is 40 px from every print). --min-painted / --max-off (all prints) and
 --min-moving-painted (the slid print while it moves) make it exit 1 (first config) when missed.
+
+--causes adds, per bucket, where the frames that are not painted within --max-offset went, judged on every outline
+the tracker reports (painted or not): an outline within --max-offset that the paint gate did not paint; a painted
+outline 1.5-40 px off; an unpainted outline 1.5-40 px off; no outline within 40 px (the print is not tracked).
 """
 import argparse
 import json
@@ -82,8 +86,12 @@ def shown_fractions(photos, width, height):
     return fractions
 
 
+CAUSES = ["painted ok", "outline ok, unpainted", "painted off", "unpainted off", "no outline"]
+
+
 def score_clip(truth, lines, min_visible, max_offset):
-    """Rows (bucket keys, painted ok, painted off) per (frame, print)."""
+    """Rows (bucket keys, painted ok, painted off, (frame, print index, distance), cause: one of CAUSES) per (frame,
+    print)."""
     rows = []
     for frame, line in zip(truth["frames"], lines):
         painted = [d["corners"] for d in line["detections"] if d.get("painted")]
@@ -95,6 +103,9 @@ def score_clip(truth, lines, min_visible, max_offset):
                 continue
             dists = [distance(p["corners"], c) for c in painted]
             nearest = min(dists) if dists else np.inf
+            any_nearest = min((distance(p["corners"], d["corners"]) for d in line["detections"]), default=np.inf)
+            cause = CAUSES[0] if nearest <= max_offset else CAUSES[1] if any_nearest <= max_offset \
+                else CAUSES[2] if nearest < 40 else CAUSES[3] if any_nearest < 40 else CAUSES[4]
             keys = ["all"]
             if p["mover"]:
                 keys.append("slid, moving" if p["speed_px"] > 0 else "slid, at rest")
@@ -108,7 +119,7 @@ def score_clip(truth, lines, min_visible, max_offset):
             if shown_fraction < p["visible"] - 0.01:
                 keys.append("partly under another")
             rows.append((keys, nearest <= max_offset, max_offset < nearest < 40,
-                         (frame["frame"], frame["photos"].index(p), nearest)))
+                         (frame["frame"], frame["photos"].index(p), nearest), cause))
     return rows
 
 
@@ -197,6 +208,8 @@ def main():
     parser.add_argument("--min-painted", type=float)
     parser.add_argument("--max-off", type=float)
     parser.add_argument("--min-moving-painted", type=float)
+    parser.add_argument("--causes", action="store_true",
+                        help="per bucket, the share of frames by cause (painted ok, unpainted, off, not tracked)")
     args = parser.parse_args()
     if not os.access(args.colorcam, os.X_OK):
         raise SystemExit(f"detect_motion: {args.colorcam}: not an executable (make release)")
@@ -209,7 +222,7 @@ def main():
     for name, extra in configs:
         with ThreadPoolExecutor(args.workers) as pool:
             outputs = list(pool.map(lambda c: run_config(args.colorcam, extra, c[0]), clips))
-        table = {}
+        table, causes = {}, {}
         per_clip = []
         pairs = []
         painted_outlines = stray_outlines = 0
@@ -218,23 +231,25 @@ def main():
             painted, stray = stray_paint(truth, lines)
             painted_outlines += painted
             stray_outlines += stray
-            mover = [ok for keys, ok, _, _ in rows if "slid, moving" in keys]
+            mover = [ok for keys, ok, _, _, _ in rows if "slid, moving" in keys]
             per_clip.append((truth["seed"], truth["speed_px_per_frame"], np.mean(mover) if mover else float("nan")))
             by_print = {}
-            for _, ok, _, where in rows:
+            for _, ok, _, where, _ in rows:
                 by_print.setdefault(where[1], []).append((ok, where))
             for items in by_print.values():
                 failed = [where for ok, where in items if not ok]
                 if failed:
                     share = sum(ok for ok, _ in items) / len(items)
                     pairs.append((clip_dir, truth, lines, failed[len(failed) // 2], share))
-            for keys, ok, off, _ in rows:
+            for keys, ok, off, _, cause in rows:
                 for k in keys:
                     n, good, bad = table.get(k, (0, 0, 0))
                     table[k] = (n + 1, good + ok, bad + off)
+                    causes.setdefault(k, dict.fromkeys(CAUSES, 0))[cause] += 1
         if args.sheet and name == configs[0][0]:
             write_sheet(args.sheet, sorted(pairs, key=lambda pair: pair[4])[:16])
-        report[name] = {"buckets": {k: {"frames": n, "painted": good / n, "off": bad / n}
+        report[name] = {"buckets": {k: {"frames": n, "painted": good / n, "off": bad / n,
+                                        "causes": {c: causes[k][c] / n for c in CAUSES}}
                                     for k, (n, good, bad) in table.items()},
                         "clips": [{"seed": s, "speed_px": v, "moving_painted": m} for s, v, m in per_clip],
                         "painted_outlines": painted_outlines, "on_the_table": stray_outlines}
@@ -258,6 +273,15 @@ def main():
         worst = sorted(report[configs[0][0]]["clips"], key=lambda c: (np.nan_to_num(c["moving_painted"], nan=2)))
         print("worst clips (" + configs[0][0] + ", moving): " + ", ".join(
             f"seed {c['seed']} {c['speed_px']:.1f} px/f {100 * c['moving_painted']:.0f}%" for c in worst[:6]))
+        if args.causes:
+            for name, _ in configs:
+                print(f"causes ({name}; off: 1.5-40 px from the print)")
+                print(f"{'bucket':22s}" + "".join(f"{c:>24s}" for c in CAUSES) + f"{'frames':>8s}")
+                for k in order:
+                    b = report[name]["buckets"].get(k)
+                    if b:
+                        print(f"{k:22s}" + "".join(f"{100 * b['causes'][c]:23.1f}%" for c in CAUSES)
+                              + f"{b['frames']:8d}")
     first = report[configs[0][0]]["buckets"]["all"]
     if args.min_painted is not None and first["painted"] < args.min_painted:
         return 1
