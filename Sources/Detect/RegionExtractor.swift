@@ -25,6 +25,8 @@ final class RegionExtractor {
     /// 0 = unvisited, 1 = background, 2 = barrier (dilated edge), 3+ = region label.
     private let labels: UnsafeMutablePointer<Int32>
     private let queue: UnsafeMutablePointer<Int32>
+    /// The background flood's pending row runs: (first, last) pixel index pairs; at most one per pixel.
+    private let runs: UnsafeMutablePointer<Int32>
     /// Foreground masks for the opening (1 = not background).
     private let mask: UnsafeMutablePointer<UInt8>
     private let maskScratch: UnsafeMutablePointer<UInt8>
@@ -42,6 +44,8 @@ final class RegionExtractor {
         let count = widthPx * heightPx
         labels = .allocate(capacity: count)
         queue = .allocate(capacity: count)
+        runs = .allocate(capacity: 2 * count)
+        runs.initialize(repeating: 0, count: 2 * count)
         mask = .allocate(capacity: count)
         maskScratch = .allocate(capacity: count)
         columnOnes = .allocate(capacity: widthPx)
@@ -62,6 +66,7 @@ final class RegionExtractor {
     deinit {
         labels.deallocate()
         queue.deallocate()
+        runs.deallocate()
         mask.deallocate()
         maskScratch.deallocate()
         columnOnes.deallocate()
@@ -83,23 +88,57 @@ final class RegionExtractor {
         for k in 0..<count { mask[k] = edges[k] != 0 ? 1 : 0 }
         if dilationRadius > 0 { morphology(erode: false, radius: dilationRadius) }
         for k in 0..<count { labels[k] = mask[k] != 0 ? 2 : 0 }
-        // Background flood from every border pixel, 4-connected. All border pixels are labelled by the seeding, so
-        // a neighbour step that wraps around a row end lands on an already-labelled border pixel: no x test needed.
-        var head = 0, tail = 0
-        @inline(__always) func seed(_ k: Int) {
-            if labels[k] == 0 { labels[k] = 1; queue[tail] = Int32(k); tail += 1 }
-        }
-        for i in 0..<w { seed(i); seed((h - 1) * w + i) }
-        for j in 0..<h { seed(j * w); seed(j * w + w - 1) }
-        while head < tail {
-            let k = Int(queue[head]); head += 1
-            if k > 0 { seed(k - 1) }
-            if k < count - 1 { seed(k + 1) }
-            if k >= w { seed(k - w) }
-            if k < count - w { seed(k + w) }
-        }
+        floodBackgroundFromBorder()
         for k in 0..<count { mask[k] = labels[k] == 1 ? 0 : 1 }
         labelMask(minimumSidePx: minimumSidePx, openingRadius: openingRadius)
+    }
+
+    /// Labels 1 every pixel of `labels` still 0 that a 4-connected path of such pixels joins to the frame's border
+    /// (the background), a row run at a time: each run is filled as it is found, then the rows above and below it
+    /// are searched for the runs it touches. Every pixel is filled once and every run pushed once (`runs` holds one
+    /// pair per pixel at most). The same pixels as a pixel-by-pixel flood.
+    private func floodBackgroundFromBorder() {
+        let w = widthPx, h = heightPx
+        var pending = 0
+        /// Fills the run of 0s through pixel `x` of row `y` (which is 0) and pushes it.
+        @inline(__always) func fillRun(_ x: Int, _ y: Int) {
+            let row = y * w
+            var first = x, last = x
+            while first > 0 && labels[row + first - 1] == 0 { first -= 1 }
+            while last < w - 1 && labels[row + last + 1] == 0 { last += 1 }
+            for k in (row + first)...(row + last) { labels[k] = 1 }
+            runs[2 * pending] = Int32(row + first)
+            runs[2 * pending + 1] = Int32(row + last)
+            pending += 1
+        }
+        for x in 0..<w {
+            if labels[x] == 0 { fillRun(x, 0) }
+            if labels[(h - 1) * w + x] == 0 { fillRun(x, h - 1) }
+        }
+        for y in 0..<h {
+            if labels[y * w] == 0 { fillRun(0, y) }
+            if labels[y * w + w - 1] == 0 { fillRun(w - 1, y) }
+        }
+        /// Fills every run of row `y` that touches columns `x0...x1`.
+        @inline(__always) func fillRunsTouching(_ x0: Int, _ x1: Int, row y: Int) {
+            let row = y * w
+            var x = x0
+            while x <= x1 {
+                if labels[row + x] == 0 {
+                    fillRun(x, y)
+                    x = Int(runs[2 * pending - 1]) - row + 2  // past the run just filled and the pixel after it
+                } else {
+                    x += 1
+                }
+            }
+        }
+        while pending > 0 {
+            pending -= 1
+            let first = Int(runs[2 * pending]), last = Int(runs[2 * pending + 1])
+            let y = first / w, x0 = first - y * w, x1 = last - y * w
+            if y > 0 { fillRunsTouching(x0, x1, row: y - 1) }
+            if y < h - 1 { fillRunsTouching(x0, x1, row: y + 1) }
+        }
     }
 
     /// Extracts the 8-connected regions of `foreground` (`widthPx × heightPx` bytes, row-major, non-zero = inside a

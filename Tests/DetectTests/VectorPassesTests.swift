@@ -139,6 +139,62 @@ import Testing
             #expect(radius > 2 || h < 20 || reference.contains(true), "something survives the opening")
         }
     }
+
+    /// The pixels a pixel-by-pixel 4-connected flood from the border cannot reach without crossing an edge, less the
+    /// frame's outermost ring: what `extract(edges:…)` keeps with no dilation or opening.
+    private func referenceEnclosed(_ edges: [UInt8], _ w: Int, _ h: Int) -> [Bool] {
+        var reached = [Bool](repeating: false, count: w * h)
+        var stack: [Int] = []
+        for k in 0..<(w * h) where edges[k] == 0 {
+            let x = k % w, y = k / w
+            if x == 0 || y == 0 || x == w - 1 || y == h - 1 { reached[k] = true; stack.append(k) }
+        }
+        while let k = stack.popLast() {
+            let x = k % w, y = k / w
+            for (nx, ny) in [(x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)]
+            where nx >= 0 && ny >= 0 && nx < w && ny < h {
+                let n = ny * w + nx
+                if !reached[n] && edges[n] == 0 { reached[n] = true; stack.append(n) }
+            }
+        }
+        return (0..<(w * h)).map { k in
+            let x = k % w, y = k / w
+            return !reached[k] && x > 0 && y > 0 && x < w - 1 && y < h - 1
+        }
+    }
+
+    @Test(arguments: [(64, 48), (97, 20), (17, 61), (3, 3)])
+    func backgroundFloodMatchesThePerPixelForm(size: (Int, Int)) {
+        let (w, h) = size
+        var noise = SplitMix(UInt64(w * 7919 + h))
+        for trial in 0..<6 {
+            var edges = [UInt8](repeating: 0, count: w * h)
+            // Rectangle outlines, some with a gap; a comb whose teeth make the flood turn back up and down; noise.
+            for _ in 0..<6 {
+                let x0 = noise.below(w), y0 = noise.below(h)
+                let x1 = min(w - 1, x0 + noise.below(w / 2 + 1)), y1 = min(h - 1, y0 + noise.below(h / 2 + 1))
+                for x in x0...x1 { edges[y0 * w + x] = 1; edges[y1 * w + x] = 1 }
+                for y in y0...y1 { edges[y * w + x0] = 1; edges[y * w + x1] = 1 }
+                if noise.below(2) == 0 { edges[y0 * w + (x0 + x1) / 2] = 0 }
+            }
+            if h > 6 && w > 6 {
+                let top = noise.below(h / 3), bottom = h - 1 - noise.below(h / 3)
+                for x in stride(from: 2, to: w - 2, by: 2) {
+                    for y in (x % 4 == 0 ? top : top + 2)...(x % 4 == 0 ? bottom - 2 : bottom) { edges[y * w + x] = 1 }
+                }
+            }
+            for _ in 0..<(w * h * trial / 20) { edges[noise.below(w * h)] ^= 1 }
+            let extractor = RegionExtractor(widthPx: w, heightPx: h)
+            edges.withUnsafeBufferPointer {
+                extractor.extract(edges: $0.baseAddress!, minimumSidePx: 1, dilationRadius: 0, openingRadius: 0)
+            }
+            let kept = (0..<(w * h)).map { k in extractor.regions.contains { extractor.contains($0, pixel: k) } }
+            let reference = referenceEnclosed(edges, w, h)
+            let mismatches = zip(kept, reference).filter { $0 != $1 }.count
+            #expect(mismatches == 0, "\(w)x\(h) trial \(trial): the flood differs at \(mismatches) px")
+            #expect(w < 10 || reference.contains(true), "something is enclosed")
+        }
+    }
 }
 
 extension SplitMix {
