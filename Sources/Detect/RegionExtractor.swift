@@ -24,8 +24,7 @@ final class RegionExtractor {
     let heightPx: Int
     /// 0 = unvisited, 1 = background, 2 = barrier (dilated edge), 3+ = region label.
     private let labels: UnsafeMutablePointer<Int32>
-    private let queue: UnsafeMutablePointer<Int32>
-    /// The background flood's pending row runs: (first, last) pixel index pairs; at most one per pixel.
+    /// Row runs filled by a flood or gathered for a region: (first, last) pixel index pairs, at most one per pixel.
     private let runs: UnsafeMutablePointer<Int32>
     /// Foreground masks for the opening (1 = not background).
     private let mask: UnsafeMutablePointer<UInt8>
@@ -43,7 +42,6 @@ final class RegionExtractor {
         self.heightPx = heightPx
         let count = widthPx * heightPx
         labels = .allocate(capacity: count)
-        queue = .allocate(capacity: count)
         runs = .allocate(capacity: 2 * count)
         runs.initialize(repeating: 0, count: 2 * count)
         mask = .allocate(capacity: count)
@@ -55,7 +53,6 @@ final class RegionExtractor {
         rowMin = .allocate(capacity: heightPx)
         rowMax = .allocate(capacity: heightPx)
         labels.initialize(repeating: 0, count: count)
-        queue.initialize(repeating: 0, count: count)
         rowMin.initialize(repeating: 0, count: heightPx)
         rowMax.initialize(repeating: 0, count: heightPx)
         regions.reserveCapacity(512)
@@ -65,7 +62,6 @@ final class RegionExtractor {
 
     deinit {
         labels.deallocate()
-        queue.deallocate()
         runs.deallocate()
         mask.deallocate()
         maskScratch.deallocate()
@@ -94,51 +90,62 @@ final class RegionExtractor {
     }
 
     /// Labels 1 every pixel of `labels` still 0 that a 4-connected path of such pixels joins to the frame's border
-    /// (the background), a row run at a time: each run is filled as it is found, then the rows above and below it
-    /// are searched for the runs it touches. Every pixel is filled once and every run pushed once (`runs` holds one
-    /// pair per pixel at most). The same pixels as a pixel-by-pixel flood.
+    /// (the background), a row run at a time (`fillRun`, `spread`): the same pixels as a pixel-by-pixel flood.
     private func floodBackgroundFromBorder() {
         let w = widthPx, h = heightPx
-        var pending = 0
-        /// Fills the run of 0s through pixel `x` of row `y` (which is 0) and pushes it.
-        @inline(__always) func fillRun(_ x: Int, _ y: Int) {
-            let row = y * w
-            var first = x, last = x
-            while first > 0 && labels[row + first - 1] == 0 { first -= 1 }
-            while last < w - 1 && labels[row + last + 1] == 0 { last += 1 }
-            for k in (row + first)...(row + last) { labels[k] = 1 }
-            runs[2 * pending] = Int32(row + first)
-            runs[2 * pending + 1] = Int32(row + last)
-            pending += 1
-        }
+        var runCount = 0
         for x in 0..<w {
-            if labels[x] == 0 { fillRun(x, 0) }
-            if labels[(h - 1) * w + x] == 0 { fillRun(x, h - 1) }
+            if labels[x] == 0 { fillRun(x, row: 0, label: 1, runCount: &runCount) }
+            if labels[(h - 1) * w + x] == 0 { fillRun(x, row: h - 1, label: 1, runCount: &runCount) }
         }
         for y in 0..<h {
-            if labels[y * w] == 0 { fillRun(0, y) }
-            if labels[y * w + w - 1] == 0 { fillRun(w - 1, y) }
+            if labels[y * w] == 0 { fillRun(0, row: y, label: 1, runCount: &runCount) }
+            if labels[y * w + w - 1] == 0 { fillRun(w - 1, row: y, label: 1, runCount: &runCount) }
         }
-        /// Fills every run of row `y` that touches columns `x0...x1`.
+        _ = spread(label: 1, diagonal: false, runCount: runCount)
+    }
+
+    /// Gives `label` to the run of 0s in row `y` through column `x` (which is 0) and appends the run to `runs`.
+    @inline(__always) private func fillRun(_ x: Int, row y: Int, label: Int32, runCount: inout Int) {
+        let row = y * widthPx
+        var first = x, last = x
+        while first > 0 && labels[row + first - 1] == 0 { first -= 1 }
+        while last < widthPx - 1 && labels[row + last + 1] == 0 { last += 1 }
+        for k in (row + first)...(row + last) { labels[k] = label }
+        runs[2 * runCount] = Int32(row + first)
+        runs[2 * runCount + 1] = Int32(row + last)
+        runCount += 1
+    }
+
+    /// Gives `label` to every pixel still 0 that pixels still 0 join to the runs `runs[0..<runCount]` (4-connected,
+    /// or 8-connected with `diagonal`), a run at a time: each run is filled when found, then the rows above and below
+    /// it are searched along it (one column further each way with `diagonal`). Every pixel is filled once, so
+    /// `runs` ends holding each filled run once; returns their count.
+    private func spread(label: Int32, diagonal: Bool, runCount: Int) -> Int {
+        let w = widthPx, h = heightPx
+        var head = 0, tail = runCount
         @inline(__always) func fillRunsTouching(_ x0: Int, _ x1: Int, row y: Int) {
             let row = y * w
             var x = x0
             while x <= x1 {
                 if labels[row + x] == 0 {
-                    fillRun(x, y)
-                    x = Int(runs[2 * pending - 1]) - row + 2  // past the run just filled and the pixel after it
+                    fillRun(x, row: y, label: label, runCount: &tail)
+                    x = Int(runs[2 * tail - 1]) - row + 2  // past the run just filled and the pixel after it
                 } else {
                     x += 1
                 }
             }
         }
-        while pending > 0 {
-            pending -= 1
-            let first = Int(runs[2 * pending]), last = Int(runs[2 * pending + 1])
-            let y = first / w, x0 = first - y * w, x1 = last - y * w
+        while head < tail {
+            let first = Int(runs[2 * head]), last = Int(runs[2 * head + 1])
+            head += 1
+            let y = first / w
+            let x0 = diagonal ? max(0, first - y * w - 1) : first - y * w
+            let x1 = diagonal ? min(w - 1, last - y * w + 1) : last - y * w
             if y > 0 { fillRunsTouching(x0, x1, row: y - 1) }
             if y < h - 1 { fillRunsTouching(x0, x1, row: y + 1) }
         }
+        return tail
     }
 
     /// Extracts the 8-connected regions of `foreground` (`widthPx × heightPx` bytes, row-major, non-zero = inside a
@@ -157,7 +164,6 @@ final class RegionExtractor {
     /// Opens `mask` (1 = foreground), labels it and appends each large enough region with its hull.
     private func labelMask(minimumSidePx: Int, openingRadius: Int) {
         let w = widthPx, h = heightPx, count = w * h
-        var head = 0, tail = 0
         // Open the foreground (erode then dilate, each a separable min/max over a square), then clear the border
         // ring so the labelling below never steps off the frame.
         morphology(erode: true, radius: openingRadius)
@@ -165,31 +171,16 @@ final class RegionExtractor {
         for k in 0..<count { labels[k] = mask[k] != 0 ? 0 : 1 }
         for i in 0..<w { labels[i] = 1; labels[(h - 1) * w + i] = 1 }
         for j in 0..<h { labels[j * w] = 1; labels[j * w + w - 1] = 1 }
-        // Label what is left, 8-connected.
-        let inverseWidth = 1 / Double(w)
+        // Label what is left, 8-connected, a row run at a time.
         var next: Int32 = 3
         for start in 0..<count where labels[start] == 0 {
             let label = next
             next += 1
-            head = 0; tail = 0
-            labels[start] = label
-            queue[tail] = Int32(start); tail += 1
-            var minX = w, minY = h, maxX = -1, maxY = -1
-            @inline(__always) func visit(_ n: Int) {
-                if labels[n] == 0 { labels[n] = label; queue[tail] = Int32(n); tail += 1 }
-            }
-            while head < tail {
-                let k = Int(queue[head]); head += 1
-                // k / w without a division: (k + ½)/w lies at least ½/w from an integer, far beyond the product's
-                // rounding for any k < 2³¹, so the floor is exact.
-                let y = Int((Double(k) + 0.5) * inverseWidth), x = k - y * w
-                minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
-                // The 8 neighbours: the row above left to right, left, right, the row below left to right.
-                visit(k - w - 1); visit(k - w); visit(k - w + 1); visit(k - 1)
-                visit(k + 1); visit(k + w - 1); visit(k + w); visit(k + w + 1)
-            }
-            if maxX - minX + 1 < minimumSidePx || maxY - minY + 1 < minimumSidePx { continue }
-            appendRegion(label: label, pixelsInQueue: tail, minX: minX, minY: minY, maxX: maxX, maxY: maxY)
+            var runCount = 0
+            let y = start / w
+            fillRun(start - y * w, row: y, label: label, runCount: &runCount)
+            runCount = spread(label: label, diagonal: true, runCount: runCount)
+            appendRegion(label: label, runCount: runCount, minimumSidePx: minimumSidePx)
         }
     }
 
@@ -204,28 +195,45 @@ final class RegionExtractor {
     func extract(labels cellLabels: UnsafePointer<Int32>, labelCount: Int, minimumSidePx: Int) {
         regions.removeAll(keepingCapacity: true)
         hullPoints.removeAll(keepingCapacity: true)
-        let w = widthPx, count = w * heightPx
+        let w = widthPx
         for label in 0..<Int32(labelCount) {
-            var tail = 0, minX = w, minY = heightPx, maxX = -1, maxY = -1
-            for k in 0..<count where cellLabels[k] == label {
-                queue[tail] = Int32(k); tail += 1
-                let y = k / w, x = k - y * w
-                minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
+            // The label's row runs in raster order.
+            var runCount = 0
+            for y in 0..<heightPx {
+                for x in 0..<w where cellLabels[y * w + x] == label {
+                    let k = Int32(y * w + x)
+                    if x > 0 && runCount > 0 && runs[2 * runCount - 1] == k - 1 {
+                        runs[2 * runCount - 1] = k
+                    } else {
+                        runs[2 * runCount] = k
+                        runs[2 * runCount + 1] = k
+                        runCount += 1
+                    }
+                }
             }
-            guard tail > 0, maxX - minX + 1 >= minimumSidePx, maxY - minY + 1 >= minimumSidePx else { continue }
-            appendRegion(label: label, pixelsInQueue: tail, minX: minX, minY: minY, maxX: maxX, maxY: maxY)
+            appendRegion(label: label, runCount: runCount, minimumSidePx: minimumSidePx)
         }
     }
 
-    /// Appends the region made of the first `count` pixel indices in `queue`: its row extents' convex hull.
-    private func appendRegion(label: Int32, pixelsInQueue count: Int, minX: Int, minY: Int, maxX: Int, maxY: Int) {
+    /// Appends the region made of the row runs `runs[0..<runCount]` (disjoint), with its row extents' convex hull,
+    /// when its bounding box is at least `minimumSidePx` on both sides.
+    private func appendRegion(label: Int32, runCount: Int, minimumSidePx: Int) {
         let w = widthPx
+        guard runCount > 0 else { return }
+        var minX = w, minY = heightPx, maxX = -1, maxY = -1, pixelCount = 0
+        for r in 0..<runCount {
+            let first = Int(runs[2 * r]), last = Int(runs[2 * r + 1])
+            let y = first / w
+            minX = min(minX, first - y * w); maxX = max(maxX, last - y * w); minY = min(minY, y); maxY = max(maxY, y)
+            pixelCount += last - first + 1
+        }
+        guard maxX - minX + 1 >= minimumSidePx, maxY - minY + 1 >= minimumSidePx else { return }
         for y in minY...maxY { rowMin[y] = Int32(w); rowMax[y] = -1 }
-        for q in 0..<count {
-            let k = Int(queue[q])
-            let x = Int32(k % w), y = k / w
-            if x < rowMin[y] { rowMin[y] = x }
-            if x > rowMax[y] { rowMax[y] = x }
+        for r in 0..<runCount {
+            let first = Int(runs[2 * r]), last = Int(runs[2 * r + 1])
+            let y = first / w
+            rowMin[y] = min(rowMin[y], Int32(first - y * w))
+            rowMax[y] = max(rowMax[y], Int32(last - y * w))
         }
         scratch.removeAll(keepingCapacity: true)
         for y in minY...maxY where rowMax[y] >= 0 {
@@ -236,7 +244,7 @@ final class RegionExtractor {
         hull.compute(&scratch, into: &hullPoints)
         regions.append(
             Region(
-                label: label, pixelCount: count, minX: minX, minY: minY, maxX: maxX, maxY: maxY,
+                label: label, pixelCount: pixelCount, minX: minX, minY: minY, maxX: maxX, maxY: maxY,
                 hullStart: hullStart, hullCount: hullPoints.count - hullStart))
     }
 

@@ -195,6 +195,81 @@ import Testing
             #expect(w < 10 || reference.contains(true), "something is enclosed")
         }
     }
+
+    /// The 8-connected components of `mask` (frame ring left out), each as its sorted pixel indices, in the raster
+    /// order of their first pixel.
+    private func referenceComponents(_ mask: [UInt8], _ w: Int, _ h: Int) -> [[Int]] {
+        var seen = [Bool](repeating: false, count: w * h)
+        var components: [[Int]] = []
+        func inside(_ x: Int, _ y: Int) -> Bool { x > 0 && y > 0 && x < w - 1 && y < h - 1 && mask[y * w + x] != 0 }
+        for start in 0..<(w * h) where !seen[start] && inside(start % w, start / w) {
+            var pixels: [Int] = [], stack = [start]
+            seen[start] = true
+            while let k = stack.popLast() {
+                pixels.append(k)
+                for dy in -1...1 {
+                    for dx in -1...1 where inside(k % w + dx, k / w + dy) {
+                        let n = k + dy * w + dx
+                        if !seen[n] { seen[n] = true; stack.append(n) }
+                    }
+                }
+            }
+            components.append(pixels.sorted())
+        }
+        return components
+    }
+
+    @Test(arguments: [(64, 48), (97, 20), (5, 5)])
+    func regionsAreThe8ConnectedComponentsWithTheirCountsAndBoxes(size: (Int, Int)) {
+        let (w, h) = size
+        var noise = SplitMix(UInt64(w * 104_729 + h))
+        for trial in 0..<5 {
+            var mask = [UInt8](repeating: 0, count: w * h)
+            for _ in 0..<(w * h * (trial + 1) / 12) { mask[noise.below(w * h)] = 1 }
+            let extractor = RegionExtractor(widthPx: w, heightPx: h)
+            mask.withUnsafeBufferPointer {
+                extractor.extract(foreground: $0.baseAddress!, minimumSidePx: 1, openingRadius: 0)
+            }
+            let reference = referenceComponents(mask, w, h)
+            #expect(extractor.regions.count == reference.count, "\(w)x\(h) trial \(trial): region count")
+            for (region, pixels) in zip(extractor.regions, reference) {
+                let got = (0..<(w * h)).filter { extractor.contains(region, pixel: $0) }
+                #expect(got == pixels && region.pixelCount == pixels.count, "\(w)x\(h) trial \(trial): a region")
+                let xs = pixels.map { $0 % w }, ys = pixels.map { $0 / w }
+                #expect(
+                    (region.minX, region.maxX, region.minY, region.maxY)
+                        == (xs.min()!, xs.max()!, ys.min()!, ys.max()!), "\(w)x\(h) trial \(trial): a box")
+                #expect(region.hullCount >= 1)
+            }
+            #expect(w < 10 || reference.count > 1, "the noise makes several components")
+            // The same pixels given as labels (one per component) make the same regions.
+            var cellLabels = [Int32](repeating: -1, count: w * h)
+            for (i, pixels) in reference.enumerated() { for k in pixels { cellLabels[k] = Int32(i) } }
+            let byLabel = RegionExtractor(widthPx: w, heightPx: h)
+            cellLabels.withUnsafeBufferPointer {
+                byLabel.extract(labels: $0.baseAddress!, labelCount: reference.count, minimumSidePx: 1)
+            }
+            #expect(byLabel.regions.count == reference.count)
+            if trial == 0 {  // a label on a row's last pixel and the next row's first: two runs, not one
+                var wrap = [Int32](repeating: -1, count: w * h)
+                wrap[2 * w - 1] = 0
+                wrap[2 * w] = 0
+                let wrapped = RegionExtractor(widthPx: w, heightPx: h)
+                wrap.withUnsafeBufferPointer {
+                    wrapped.extract(labels: $0.baseAddress!, labelCount: 1, minimumSidePx: 1)
+                }
+                let r = wrapped.regions.first
+                #expect(r.map { ($0.pixelCount, $0.minX, $0.maxX, $0.minY, $0.maxY) == (2, 0, w - 1, 1, 2) } == true)
+            }
+            for (a, b) in zip(extractor.regions, byLabel.regions) {
+                #expect(
+                    (a.pixelCount, a.minX, a.maxX, a.minY, a.maxY) == (b.pixelCount, b.minX, b.maxX, b.minY, b.maxY))
+                #expect(
+                    Array(extractor.hullPoints[a.hullStart..<(a.hullStart + a.hullCount)])
+                        == Array(byLabel.hullPoints[b.hullStart..<(b.hullStart + b.hullCount)]))
+            }
+        }
+    }
 }
 
 extension SplitMix {
