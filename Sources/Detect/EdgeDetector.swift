@@ -17,7 +17,6 @@ final class EdgeDetector {
     private let stack: UnsafeMutablePointer<Int32>
     private var histogram: [Int]
     /// The 8 neighbour offsets in a row-major plane (stored so the hot loop does not build an array).
-    private let neighbourOffsets: [Int]
     /// The thresholds the last `detect` used (for diagnostics).
     private(set) var lowThreshold: Float = 0
     private(set) var highThreshold: Float = 0
@@ -47,7 +46,6 @@ final class EdgeDetector {
         edges.initialize(repeating: 0, count: count)
         stack.initialize(repeating: 0, count: count)
         histogram = [Int](repeating: 0, count: 1024)
-        neighbourOffsets = [-widthPx - 1, -widthPx, -widthPx + 1, -1, 1, widthPx - 1, widthPx, widthPx + 1]
     }
 
     deinit {
@@ -241,12 +239,13 @@ final class EdgeDetector {
     private func suppressAndLink() {
         let w = widthPx, h = heightPx, count = w * h
         let low = lowThreshold, high = highThreshold
+        let edges = edges, peaks = peaks, stack = stack  // locals: the stores to `edges` cannot reload them
         var top = 0
         @inline(__always) func classify(_ c: Int) {
             let m = peaks[c]
             if m >= high {
                 edges[c] = 1
-                stack[top] = Int32(c); top += 1
+                stack[top] = Int32(truncatingIfNeeded: c); top += 1
             } else {
                 edges[c] = m >= low && m > 0 ? 2 : 0
             }
@@ -267,17 +266,26 @@ final class EdgeDetector {
         while c < count { classify(c); c += 1 }
         guard w >= 3, h >= 3 else { return }
         // Pass 2: grow from the seeds through 8-connected candidates.
+        @inline(__always) func grow(_ n: Int) {
+            if edges[n] == 2 {
+                edges[n] = 1
+                stack[top] = Int32(truncatingIfNeeded: n); top += 1
+            }
+        }
         while top > 0 {
             top -= 1
             let c = Int(stack[top])
-            for offset in neighbourOffsets {
-                let n = c + offset
-                if edges[n] == 2 {
-                    edges[n] = 1
-                    stack[top] = Int32(n); top += 1
-                }
-            }
+            // The 8 neighbours: the row above left to right, left, right, the row below left to right.
+            grow(c - w - 1); grow(c - w); grow(c - w + 1); grow(c - 1)
+            grow(c + 1); grow(c + w - 1); grow(c + w); grow(c + w + 1)
         }
-        for k in 0..<(w * h) where edges[k] == 2 { edges[k] = 0 }
+        // Candidates never reached are no edge: codes 0, 1, 2 become 0, 1, 0 (sixteen at a time).
+        var k = 0
+        while k + 16 <= count {
+            let v = UnsafeRawPointer(edges + k).loadUnaligned(as: SIMD16<UInt8>.self)
+            UnsafeMutableRawPointer(edges + k).storeBytes(of: v & 1, as: SIMD16<UInt8>.self)
+            k += 16
+        }
+        while k < count { edges[k] &= 1; k += 1 }
     }
 }
