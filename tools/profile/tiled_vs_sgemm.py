@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The engine's tiled direct 3x3 conv against im2col + sgemm on single-Conv models of chosen shapes.
 
-Writes one ONNX model per shape (3x3, pad 1, seeded random weights) into --work, times each with
-`colorcam bench infer MODEL --runs 30` under COLORCAM_CONV_TILED=0 (sgemm) and =1 (tiled), --repeat processes each,
-and prints the least thread-CPU p50 of each with their ratio: the measurement behind ConvTiledKernel.isPreferred.
+Writes one ONNX model per shape (3x3, pad 1, seeded random weights; tools/conformance/models.py's builder) into
+--work, times each with `colorcam bench infer MODEL --runs 30` under COLORCAM_CONV_TILED=0 (sgemm) and =1 (tiled),
+--repeat processes each, and prints the least thread-CPU p50 of each with their ratio: the measurement behind ConvTiledKernel.isPreferred.
 
     python3 tools/profile/tiled_vs_sgemm.py [--colorcam .build/release/colorcam] [--isa avx2] [--repeat 3]
 """
@@ -14,21 +14,15 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
+from models import single  # noqa: E402  (the conformance suite's model builder)
 
 
 def conv_model(cin, cout, h, w, path):
-    rng = np.random.default_rng(cin * 1000 + cout)
-    weights = numpy_helper.from_array(rng.standard_normal((cout, cin, 3, 3)).astype(np.float32) * 0.05, "W")
-    bias = numpy_helper.from_array(np.zeros(cout, np.float32), "B")
-    node = helper.make_node("Conv", ["x", "W", "B"], ["y"], pads=[1, 1, 1, 1], kernel_shape=[3, 3])
-    graph = helper.make_graph(
-        [node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, h, w])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, h, w])], [weights, bias])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    """One 3x3 Conv (pad 1, bias, seeded weights) on a 1 x cin x h x w input."""
+    _, model, _ = single(f"c{cin}_{cout}", (1, cin, h, w), lambda b, x: b.conv(x, cin, cout), seed=cin * 1000 + cout)
     onnx.save(model, path)
 
 
