@@ -10,16 +10,18 @@ from the click frame to that frame (`X-Frame-Sequence` modulo the scene's 300 fr
 
 "The chosen colour" is the one a hint promises (`ColourHint`): its chroma at the picture's own lightness, which the
 output keeps. Where sRGB cannot hold all of that chroma at a pixel's lightness (a saturated blue on a light part of
-the print), the target is as much of it as fits at the same lightness and hue (`reachable`, this file's own Lab
-arithmetic). Measured against the swatch's own lightness instead, a point whose content is lighter than the swatch
-can never pass: at L* 83 no colour of the blue #66aefb's hue is nearer it than ΔE 23. The target has each pixel's
-own L*, so the distance is the chroma's; that the output keeps the live lightness is test_e2e's check.
+the print), the target is as much of it as fits at the same lightness and hue (`reachable`, with
+tools/train/labcolor.py's Lab → linear RGB). Measured against the swatch's own lightness instead, a point whose
+content is lighter than the swatch can never pass: at L* 83 no colour of the blue #66aefb's hue is nearer it than
+ΔE 23. The target has each pixel's own L*, so the distance is the chroma's; that the output keeps the live
+lightness is test_e2e's check.
 """
 import io
 import json
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -29,7 +31,11 @@ from PIL import Image
 from skimage.color import rgb2lab
 
 import cdp
+from conftest import ROOT
 from test_hint_api import free_port, start_live
+
+sys.path.insert(0, str(ROOT / "tools" / "train"))
+from labcolor import lab2linear  # noqa: E402  (the project's one Lab definition)
 
 FRAMES = 300
 
@@ -77,11 +83,7 @@ def hex_lab(text):
 
 def in_srgb(lab_rows):
     """Whether each CIE Lab row (D65) is inside the sRGB gamut: its linear R, G, B all within 0..1."""
-    L, a, b = (lab_rows[:, i] for i in range(3))
-    fy = (L + 16) / 116
-    f = np.stack([fy + a / 500, fy, fy - b / 200], 1)
-    xyz = np.where(f > 6 / 29, f ** 3, (f - 16 / 116) * 3 * (6 / 29) ** 2) * [0.95047, 1.0, 1.08883]
-    rgb = xyz @ np.array([[3.2406, -1.5372, -0.4986], [-0.9689, 1.8758, 0.0415], [0.0557, -0.2040, 1.0570]]).T
+    rgb = lab2linear(lab_rows)
     return ((rgb >= -1e-4) & (rgb <= 1 + 1e-4)).all(1)
 
 

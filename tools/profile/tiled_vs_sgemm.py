@@ -3,7 +3,8 @@
 
 Writes one ONNX model per shape (3x3, pad 1, seeded random weights; tools/conformance/models.py's builder) into
 --work, times each with `colorcam bench infer MODEL --runs 30` under COLORCAM_CONV_TILED=0 (sgemm) and =1 (tiled),
---repeat processes each, and prints the least thread-CPU p50 of each with their ratio: the measurement behind ConvTiledKernel.isPreferred.
+--repeat processes each, and prints the least thread-CPU p50 of each with their ratio: the measurement behind
+ConvTiledKernel.isPreferred.
 
     python3 tools/profile/tiled_vs_sgemm.py [--colorcam .build/release/colorcam] [--isa avx2] [--repeat 3]
 """

@@ -24,15 +24,20 @@ def rgb2lab(rgb):
     return np.stack([L, a, b], axis=-1)
 
 
-def lab2rgb(lab):
-    """Lab (..., 3) -> sRGB in [0, 1], clipped (as skimage does)."""
+def lab2linear(lab):
+    """Lab (..., 3) -> linear sRGB, not clipped: a colour outside the gamut has a channel outside [0, 1]."""
     lab = np.asarray(lab, dtype=np.float64)
     fy = (lab[..., 0] + 16.0) / 116.0
     fx = fy + lab[..., 1] / 500.0
     fz = np.maximum(fy - lab[..., 2] / 200.0, 0.0)
     f = np.stack([fx, fy, fz], axis=-1)
     xyz = np.where(f > 0.2068966, f ** 3, (f - 16.0 / 116.0) / 7.787) * WHITE_D65
-    lin = xyz @ M_XYZ2RGB.T
+    return xyz @ M_XYZ2RGB.T
+
+
+def lab2rgb(lab):
+    """Lab (..., 3) -> sRGB in [0, 1], clipped (as skimage does)."""
+    lin = lab2linear(lab)
     rgb = np.where(lin > 0.0031308, 1.055 * np.power(np.maximum(lin, 0), 1 / 2.4) - 0.055, 12.92 * lin)
     return np.clip(rgb, 0.0, 1.0)
 
