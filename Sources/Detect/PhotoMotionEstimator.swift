@@ -160,7 +160,10 @@ public final class PhotoMotionEstimator {
         previousWarp = warp
         // In pixels before a re-key moves the normalised frame's centre and scale.
         let motionPx = fromNormalised(motion)
-        if maxCornerDisplacementPx(warp) > parameters.rekeyDisplacementPx { makeKey(pyramid, region: region) }
+        if maxCornerDisplacementPx(warp) > parameters.rekeyDisplacementPx {
+            // Where the photo is in this frame: `region` is its outline in the last one.
+            makeKey(pyramid, region: region.mapped(by: motionPx) ?? region)
+        }
         return motionPx
     }
 
@@ -168,7 +171,9 @@ public final class PhotoMotionEstimator {
 
     /// Makes the current pyramid the key frame for the photo inside `region`: picks each level's strongest-gradient
     /// pixels per grid cell (so no one detail holds most samples) with their steepest-descent rows at the identity.
-    func makeKey(_ pyramid: LumaPyramid, region: Quad) {
+    /// A tracker keys a new photo's estimator with it on the frame the photo was found, with that frame's outline
+    /// (`estimate` would take the key a frame later, from the outline of the frame before).
+    public func makeKey(_ pyramid: LumaPyramid, region: Quad) {
         keyRegion = region
         previousWarp = .identity
         lastMotion = .identity

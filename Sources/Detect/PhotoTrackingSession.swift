@@ -23,6 +23,8 @@ public final class PhotoTrackingSession {
     private let pyramid: LumaPyramid
     /// One estimator per live track, by the track's serial (`PhotoTracker.liveTrackSerials`).
     private var motionEstimators: [(serial: Int, estimator: PhotoMotionEstimator)] = []
+    /// Whether `pyramid` holds the current frame.
+    private var pyramidLoaded = false
     private var serials: [Int] = []
     /// 1 = full detection on every frame.
     public var fullDetectionInterval: Int
@@ -191,17 +193,40 @@ public final class PhotoTrackingSession {
                 }
             }
         }
-        return tracker.update(observations, corrected: corrected, placed: placed, timestampNs: timestampNs)
+        let tracks = tracker.update(observations, corrected: corrected, placed: placed, timestampNs: timestampNs)
+        if measuresPhotoMotion { keyPhotoMotion(frame) }
+        return tracks
+    }
+
+    /// Gives each track born this frame its motion estimator, keyed on this frame with the outline the search found
+    /// (after this frame's observations). Keyed on the next frame instead, with this frame's outline, a print
+    /// sliding 12 px per frame was partly table in its key: the registration held to the table, and each new track
+    /// of the print stayed behind on the table, painted (training motion clip 131, frames 79-88).
+    private func keyPhotoMotion(_ frame: FrameBuffer) {
+        tracker.liveTrackSerials(into: &serials)
+        for (t, serial) in serials.enumerated() {
+            guard !motionEstimators.contains(where: { $0.serial == serial }) else { continue }
+            if !pyramidLoaded {
+                pyramid.load(frame)
+                pyramidLoaded = true
+            }
+            let estimator = PhotoMotionEstimator(parameters: motionParameters)
+            estimator.makeKey(pyramid, region: tracker.smoothedQuad(at: t))
+            motionEstimators.append((serial, estimator))
+        }
     }
 
     /// Measures each live track's photo motion since the last frame and applies it to the track and to the
-    /// corrections proposed for it (`proposals`). Estimators of tracks that ended are dropped; a new track gets one
-    /// (its key frame is taken now, its motion measured from the next frame on). The pyramid is built only when a
-    /// track is live. `serials` must be the live tracks' (`process` fills it).
+    /// corrections proposed for it (`proposals`). Estimators of tracks that ended are dropped; a track without one
+    /// (born before photo motion was turned on) gets one keyed now. Each track's estimator is made and keyed when the
+    /// track is born (`keyPhotoMotion`), so its motion is measured from the next frame on. The pyramid is built only
+    /// when a track is live. `serials` must be the live tracks' (`process` fills it).
     private func measurePhotoMotion(_ frame: FrameBuffer) {
+        pyramidLoaded = false
         motionEstimators.removeAll { entry in !serials.contains(entry.serial) }
         guard !serials.isEmpty else { return }
         pyramid.load(frame)
+        pyramidLoaded = true
         for (t, serial) in serials.enumerated() {
             let estimator: PhotoMotionEstimator
             if let entry = motionEstimators.first(where: { $0.serial == serial }) {

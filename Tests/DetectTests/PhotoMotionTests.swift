@@ -178,19 +178,7 @@ import Testing
 /// motion) lets the coarse-to-fine fit converge. The estimator searches for it around the guess and measures
 /// the jump; with the search off, the registration fails and the motion is lost.
 @Test func aPrintThatStartsToSlideIsFoundAgainBySearching() throws {
-    // Blotches about 12 px across (value noise) rather than the smooth test picture, whose wide gradients let the
-    // fit converge from anywhere: a real picture's detail holds the fit to a few pixels around its start.
-    var photo = SyntheticPhoto(widthPx: 240, heightPx: 180, seed: 7, colour: false)
-    var rng = SplitMix(21)
-    let grid = (0..<(21 * 16)).map { _ in 60 + 140 * rng.unit() }
-    for y in 0..<photo.heightPx {
-        for x in 0..<photo.widthPx {
-            let u = Double(x) / 12, v = Double(y) / 12, i = Int(u), j = Int(v), fu = u - Double(i), fv = v - Double(j)
-            let top = grid[j * 21 + i] * (1 - fu) + grid[j * 21 + i + 1] * fu
-            let bottom = grid[(j + 1) * 21 + i] * (1 - fu) + grid[(j + 1) * 21 + i + 1] * fu
-            photo.luma[y * photo.widthPx + x] = UInt8(top * (1 - fv) + bottom * fv)
-        }
-    }
+    let photo = blotchyPhoto(widthPx: 240, heightPx: 180, seed: 21)
     let rest = placedQuad(centre: PixelPoint(300, 240), widthPx: 240, heightPx: 180, angleDegrees: 6)
     let moved = placedQuad(centre: PixelPoint(318, 228.5), widthPx: 240, heightPx: 180, angleDegrees: 6)
     let frames = framesOf(photo, at: [rest, rest, moved], widthPx: 640, heightPx: 480, textureAmplitude: 25)
@@ -210,6 +198,52 @@ import Testing
     let placed = try #require(rest.mapped(by: motion))
     #expect(maxCornerError(placed, moved) < 0.3, "corners placed at \(placed) vs \(moved)")
     #expect(measuredLastFrame(searchRadiusPx: 0) == nil, "without the search the 21-px jump is not registered")
+}
+
+/// A print found while it slides 9 px a frame (a full search only on the first frame; then re-finds and its measured
+/// motion): its motion estimator is keyed on the frame the search found it, with that frame's outline, so the track
+/// goes with it. Keyed a frame later from the outline of the frame before, the key was 9 px off the print, a strip
+/// of table in it, and the track fell 9 px behind. Past `rekeyDisplacementPx` (frame 7) the key is taken again where
+/// the measured motion puts the photo in that frame, not where it was in the frame before.
+@Test func aPrintFoundWhileSlidingIsFollowed() throws {
+    let photo = blotchyPhoto(widthPx: 120, heightPx: 90, seed: 31, levels: 140...240)
+    let quads = (0..<13).map { k in
+        placedQuad(
+            centre: PixelPoint(90 + 9 * Double(k), 120 + 2 * Double(k)), widthPx: 120, heightPx: 90,
+            angleDegrees: 4)
+    }
+    let frames = framesOf(photo, at: quads, widthPx: 320, heightPx: 240, textureAmplitude: 10)
+    let session = PhotoTrackingSession(geometry: frames[0].geometry, fullDetectionInterval: 1000)
+    var worst = 0.0
+    for (k, frame) in frames.enumerated() {
+        let shown = session.process(frame, timestampNs: Int64(k) * 33_333_333)
+        guard k >= 3 else { continue }
+        let track = try #require(shown.first, "the print is shown at frame \(k)")
+        worst = max(worst, maxCornerError(track.quad, quads[k]))
+    }
+    #expect(worst < 2, "the track is \(worst) px from the sliding print at worst")
+}
+
+/// When the photo has moved `rekeyDisplacementPx` from its key, the key is taken again where the measured motion puts
+/// the photo in this frame: the outline it is given is the photo's in the frame before (a tracker's, before this
+/// frame's observations), 9 px behind a print sliding 9 px a frame.
+@Test func aNewKeyIsTakenWhereThePhotoIsNow() throws {
+    let photo = blotchyPhoto(widthPx: 120, heightPx: 90, seed: 31, levels: 140...240)
+    let quads = (0..<4).map { k in
+        placedQuad(centre: PixelPoint(90 + 9 * Double(k), 120), widthPx: 120, heightPx: 90, angleDegrees: 4)
+    }
+    let frames = framesOf(photo, at: quads, widthPx: 320, heightPx: 240, textureAmplitude: 10)
+    var parameters = PhotoMotionParameters()
+    parameters.rekeyDisplacementPx = 15
+    let estimator = PhotoMotionEstimator(parameters: parameters)
+    let pyramid = LumaPyramid(geometry: frames[0].geometry)
+    for k in 0..<3 {  // frame 2 is 18 px from the key of frame 0
+        pyramid.load(frames[k])
+        let measured = estimator.estimate(pyramid, region: quads[max(0, k - 1)])
+        if k > 0 { _ = try #require(measured, "frame \(k)'s motion is measured") }
+    }
+    let key = try #require(estimator.keyRegion)
+    #expect(maxCornerError(key, quads[2]) < 0.5, "the new key's outline is \(maxCornerError(key, quads[2])) px off")
 }
 
 /// A print sliding across a table seen at a slant changes scale in the picture as it goes: the faster it moves,
@@ -234,7 +268,7 @@ import Testing
     let session = PhotoTrackingSession(geometry: frames[0].geometry, fullDetectionInterval: 1000)
     let dt: Int64 = 33_333_333
     _ = session.process(frames[0], timestampNs: 0)
-    _ = session.process(frames[1], timestampNs: dt)  // the motion estimator's key frame
+    _ = session.process(frames[1], timestampNs: dt)  // the motion estimator was keyed on frame 0
     var serials: [Int] = []
     session.tracker.liveTrackSerials(into: &serials)
     let serial = try #require(serials.first, "the print is tracked")
@@ -246,6 +280,29 @@ import Testing
     let moved = session.proposals[0].found
     #expect(maxCornerError(moved, expected) < 0.3, "the proposal moved to \(moved), the photo's motion to \(expected)")
     #expect(session.proposals[1].found == proposed, "another track's proposal stays")
+}
+
+/// A grey picture of blotches about 12 px across (value noise) rather than the smooth test picture, whose wide
+/// gradients let the fit converge from anywhere: a real picture's detail holds the fit to a few pixels around its
+/// start.
+private func blotchyPhoto(
+    widthPx: Int, heightPx: Int, seed: UInt64, levels: ClosedRange<Double> = 60...200
+) -> SyntheticPhoto {
+    var photo = SyntheticPhoto(widthPx: widthPx, heightPx: heightPx, seed: 7, colour: false)
+    var rng = SplitMix(seed)
+    let columns = widthPx / 12 + 2, rows = heightPx / 12 + 2
+    let grid = (0..<(columns * rows)).map { _ in
+        levels.lowerBound + (levels.upperBound - levels.lowerBound) * rng.unit()
+    }
+    for y in 0..<heightPx {
+        for x in 0..<widthPx {
+            let u = Double(x) / 12, v = Double(y) / 12, i = Int(u), j = Int(v), fu = u - Double(i), fv = v - Double(j)
+            let top = grid[j * columns + i] * (1 - fu) + grid[j * columns + i + 1] * fu
+            let bottom = grid[(j + 1) * columns + i] * (1 - fu) + grid[(j + 1) * columns + i + 1] * fu
+            photo.luma[y * widthPx + x] = UInt8(top * (1 - fv) + bottom * fv)
+        }
+    }
+    return photo
 }
 
 /// One frame per quad: `photo` placed at it on a grey table (texture of `textureAmplitude` levels), 0.5-level noise.
