@@ -198,8 +198,8 @@ public final class PhotoTrackingSession {
         return tracks
     }
 
-    /// Gives each track born this frame its motion estimator, keyed on this frame with the outline the search found
-    /// (after this frame's observations). Keyed on the next frame instead, with this frame's outline, a print
+    /// Gives each live track without a motion estimator (one born this frame) its estimator, keyed on this frame
+    /// with the outline the search found (after this frame's observations). Keyed on the next frame instead, with this frame's outline, a print
     /// sliding 12 px per frame was partly table in its key: the registration held to the table, and each new track
     /// of the print stayed behind on the table, painted (training motion clip 131, frames 79-88).
     private func keyPhotoMotion(_ frame: FrameBuffer) {
@@ -217,10 +217,10 @@ public final class PhotoTrackingSession {
     }
 
     /// Measures each live track's photo motion since the last frame and applies it to the track and to the
-    /// corrections proposed for it (`proposals`). Estimators of tracks that ended are dropped; a track without one
-    /// (born before photo motion was turned on) gets one keyed now. Each track's estimator is made and keyed when the
-    /// track is born (`keyPhotoMotion`), so its motion is measured from the next frame on. The pyramid is built only
-    /// when a track is live. `serials` must be the live tracks' (`process` fills it).
+    /// corrections proposed for it (`proposals`). Estimators of tracks that ended are dropped. Estimators are made
+    /// only by `keyPhotoMotion`, at the end of the frame a track is born (or, for a track born while photo motion was
+    /// off, of the first frame with it on), so a track's motion is measured from the next frame on. The pyramid is
+    /// built only when a track is live. `serials` must be the live tracks' (`process` fills it).
     private func measurePhotoMotion(_ frame: FrameBuffer) {
         pyramidLoaded = false
         motionEstimators.removeAll { entry in !serials.contains(entry.serial) }
@@ -228,13 +228,7 @@ public final class PhotoTrackingSession {
         pyramid.load(frame)
         pyramidLoaded = true
         for (t, serial) in serials.enumerated() {
-            let estimator: PhotoMotionEstimator
-            if let entry = motionEstimators.first(where: { $0.serial == serial }) {
-                estimator = entry.estimator
-            } else {
-                estimator = PhotoMotionEstimator(parameters: motionParameters)
-                motionEstimators.append((serial, estimator))
-            }
+            guard let estimator = motionEstimators.first(where: { $0.serial == serial })?.estimator else { continue }
             if let motion = estimator.estimate(pyramid, region: tracker.smoothedQuad(at: t)) {
                 tracker.applyMotion(motion, toTrackAt: t)
                 for k in proposals.indices where proposals[k].serial == serial {
