@@ -94,16 +94,15 @@ def score_clip(truth, lines, min_visible, max_offset):
     print)."""
     rows = []
     for frame, line in zip(truth["frames"], lines):
-        painted = [d["corners"] for d in line["detections"] if d.get("painted")]
         if any("painted" not in d for d in line["detections"]):
             raise SystemExit("detect_motion: colorcam detect --json gives no `painted` field (an older binary?)")
         shown = shown_fractions(frame["photos"], truth["width"], truth["height"])
         for p, shown_fraction in zip(frame["photos"], shown):
             if shown_fraction < min_visible:
                 continue
-            dists = [distance(p["corners"], c) for c in painted]
-            nearest = min(dists) if dists else np.inf
-            any_nearest = min((distance(p["corners"], d["corners"]) for d in line["detections"]), default=np.inf)
+            dists = [(distance(p["corners"], d["corners"]), d["painted"]) for d in line["detections"]]
+            nearest = min((dist for dist, painted in dists if painted), default=np.inf)
+            any_nearest = min((dist for dist, _ in dists), default=np.inf)
             cause = CAUSES[0] if nearest <= max_offset else CAUSES[1] if any_nearest <= max_offset \
                 else CAUSES[2] if nearest < 40 else CAUSES[3] if any_nearest < 40 else CAUSES[4]
             keys = ["all"]
