@@ -199,9 +199,10 @@ public final class PhotoTrackingSession {
     }
 
     /// Gives each live track without a motion estimator (one born this frame) its estimator, keyed on this frame
-    /// with the outline the search found (after this frame's observations). Keyed on the next frame instead, with this frame's outline, a print
-    /// sliding 12 px per frame was partly table in its key: the registration held to the table, and each new track
-    /// of the print stayed behind on the table, painted (training motion clip 131, frames 79-88).
+    /// with the outline the search found (after this frame's observations). Keyed on the next frame instead, with
+    /// this frame's outline, a print sliding 12 px per frame was partly table in its key: the registration held to
+    /// the table, and each new track of the print stayed behind on the table, painted (training motion clip 131,
+    /// frames 79-88).
     private func keyPhotoMotion(_ frame: FrameBuffer) {
         tracker.liveTrackSerials(into: &serials)
         for (t, serial) in serials.enumerated() {
