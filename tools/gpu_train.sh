@@ -14,6 +14,8 @@
 # and the script exits 1 at once, so a broken run costs seconds, not the whole budget. Writes at most 8 files:
 #   OUT/color-last.pt, OUT/color-log.txt, OUT/color-stats.json, OUT/color-stdout.txt,
 #   OUT/detect/<variant>.pt (three variants), OUT/detect/stream_log.json.
+# The colorizer's COLOR_* settings pass through to tools/train/gpu_job.sh (e.g. COLOR_INIT=Models/colorcam-default/model.onnx
+# COLOR_LR=3e-4 resumes the shipped colorizer instead of training one afresh).
 # DETECT_VARIANTS overrides the variants (space-separated --variant values); DETECT_EXTRA adds stream_train.py
 # options (e.g. a smaller --min-scenes for a trial on a CPU).
 set -eu
