@@ -108,9 +108,7 @@ public final class Colorizer {
     /// - Throws: `ModelBundleError`/`InferError` when the model cannot be read or computes no such head.
     public static func orientationEngine(for bundle: ModelBundle) throws -> InferenceEngine? {
         guard let head = bundle.orientation else { return nil }
-        guard let bytes = readBinaryFile(bundle.modelPath) else {
-            throw InferError(.missingInput, file: bundle.modelPath, "cannot read the model file")
-        }
+        let bytes = try readWholeFile(bundle.modelPath, what: "model file")
         guard let cut = try ONNXModel.decode(bytes, file: bundle.modelPath).truncated(at: head.tensor) else {
             throw ModelBundleError(
                 .badData, file: bundle.modelPath, "no node computes the orientation head '\(head.tensor)'")

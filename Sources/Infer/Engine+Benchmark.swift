@@ -114,9 +114,7 @@ public enum SgemmBenchmark {
 public enum RawFloatFile {
     /// Reads exactly `count` floats. Throws `.missingInput` if unreadable, `.badData` if the size differs.
     public static func read(_ path: String, count: Int) throws -> [Float] {
-        guard let bytes = readBinaryFile(path) else {
-            throw InferError(.missingInput, file: path, "cannot read the file")
-        }
+        let bytes = try readWholeFile(path, what: "file")
         guard bytes.count == count * 4 else {
             throw InferError(
                 .badData, file: path, "has \(bytes.count) bytes, the input needs \(count * 4) (\(count) float32)")

@@ -63,9 +63,7 @@ public final class InferenceEngine {
         path: String, inputShape: [Int]? = nil, mode: EngineMode = .fast, instructionSet: InstructionSet? = nil,
         feeding: [String] = [], tapping: [String] = []
     ) throws {
-        guard let bytes = readBinaryFile(path) else {
-            throw InferError(.missingInput, file: path, "cannot read the model file")
-        }
+        let bytes = try readWholeFile(path, what: "model file")
         let model = try ONNXModel.decode(bytes, file: path)
         try self.init(
             model: model, file: path, inputShape: inputShape, mode: mode, instructionSet: instructionSet,
@@ -393,18 +391,6 @@ func monotonicNs() -> Int64 {
 
 /// CPU time consumed by the calling thread, in ns.
 func threadCPUNs() -> Int64 { SystemClock.threadCPUNs() }
-
-/// Reads a whole binary file, or nil.
-public func readBinaryFile(_ path: String) -> [UInt8]? {
-    guard let file = fopen(path, "rb") else { return nil }
-    defer { fclose(file) }
-    guard fseek(file, 0, SEEK_END) == 0 else { return nil }
-    let size = ftell(file)
-    guard size >= 0, fseek(file, 0, SEEK_SET) == 0 else { return nil }
-    var bytes = [UInt8](repeating: 0, count: size)
-    let n = bytes.withUnsafeMutableBytes { fread($0.baseAddress, 1, size, file) }
-    return n == size ? bytes : nil
-}
 
 /// First-fit allocation of arena ranges (in floats, 16-float aligned) for tensors with known lifetimes.
 struct ArenaPlanner {

@@ -77,9 +77,7 @@ enum BenchCommand {
         let blas = try OpenBLAS.shared()
         blas.setThreads(threads)
         if shape == nil, let size = try a.int("size", range: 1...8192) {
-            guard let bytes = readBinaryFile(path) else {
-                throw InferError(.missingInput, file: path, "cannot read the model file")
-            }
+            let bytes = try readWholeFile(path, what: "model file")
             let model = try ONNXModel.decode(bytes, file: path)
             let declared = model.graph.inputs.first { input in
                 !model.graph.initializers.contains { $0.name == input.name }

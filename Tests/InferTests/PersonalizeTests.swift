@@ -12,7 +12,7 @@ import Testing
     static let defaultModel = root.appendingPathComponent("Models/colorcam-default/model.onnx").path
 
     func loadDefault() throws -> ([UInt8], ONNXModel) {
-        let bytes = try #require(readBinaryFile(Self.defaultModel), "the default bundle's model.onnx")
+        let bytes = try readWholeFile(Self.defaultModel, what: "model file")
         return (bytes, try ONNXModel.decode(bytes, file: Self.defaultModel))
     }
 

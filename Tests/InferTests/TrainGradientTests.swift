@@ -21,7 +21,7 @@ import Testing
 
     func load(_ name: String) throws -> (ONNXModel, String, Fixture) {
         let path = Self.fixtures.appendingPathComponent(name + ".onnx").path
-        let model = try ONNXModel.decode(#require(readBinaryFile(path)), file: path)
+        let model = try ONNXModel.decode(readWholeFile(path, what: "model file"), file: path)
         let data = try Data(contentsOf: Self.fixtures.appendingPathComponent(name + ".json"))
         return (model, path, try JSONDecoder().decode(Fixture.self, from: data))
     }

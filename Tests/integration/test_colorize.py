@@ -6,6 +6,7 @@ Needs pip onnxruntime, numpy and Pillow (fails with the install hint otherwise).
 """
 import json
 import struct
+import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -175,6 +176,29 @@ def test_model_that_is_not_onnx_is_exit_65(colorcam, tmp_path):
     need_pil().fromarray(scene(20, 20)).save(src)
     proc = run(colorcam, "colorize", src, tmp_path / "o.png", "--model", bad, check=False)
     assert proc.returncode == 65 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("target", ["directory", "bundle"])
+def test_bench_infer_on_a_directory_is_one_line_exit_65(colorcam, tmp_path, target):
+    """`bench infer` takes MODEL.onnx: a directory given instead (a bundle, or any) is one line and exit 65. A hashed
+    ext4 directory's end offset is Int.max: the reader that sized files by seeking aborted on it."""
+    path = BUNDLE
+    if target == "directory":
+        path = tmp_path / "many"
+        path.mkdir()
+        for i in range(400):  # enough entries that ext4 keeps the directory hashed (htree)
+            (path / f"entry-{i:04d}").write_bytes(b"")
+    proc = run(colorcam, "bench", "infer", path, "--runs", "1", check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 65 and len(lines) == 1, proc.stderr
+    assert str(path) in lines[0] and "is a directory" in lines[0], proc.stderr
+
+
+def test_bench_infer_reads_a_model_from_a_pipe(colorcam, tmp_path):
+    """A model read from a pipe (`<(…)`, not seekable) is read to its end and runs."""
+    proc = subprocess.run(["bash", "-c", f'"{colorcam}" bench infer <(cat "{BUNDLE / "model.onnx"}") --runs 1'],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "latency" in proc.stdout, proc.stderr
 
 
 def test_without_whole_only_the_photo_is_colorized_and_the_rest_kept_exactly(colorcam, tmp_path):

@@ -110,9 +110,7 @@ public final class Personalizer {
 
     /// - Throws: `InferError` when the model cannot be read or its later layers cannot be trained.
     public init(bundle: ModelBundle, options: Options) throws {
-        guard let bytes = readBinaryFile(bundle.modelPath) else {
-            throw InferError(.missingInput, file: bundle.modelPath, "cannot read the model file")
-        }
+        let bytes = try readWholeFile(bundle.modelPath, what: "model file")
         self.bundle = bundle
         self.options = options
         modelBytes = bytes
