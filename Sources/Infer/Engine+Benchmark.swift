@@ -143,7 +143,7 @@ public enum ModelSearchPath {
         // Beside an installed binary (PREFIX/bin → PREFIX/share), and the source tree of a built one
         // (.build/<triple>/release/colorcam → Models/).
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let dir = (exe as NSString).deletingLastPathComponent
+            let dir = FilePath.directory(of: exe)
             dirs += [dir + "/../share/colorcam/models", dir + "/../../../Models"]
         }
         return dirs

@@ -39,8 +39,7 @@ public final class HintsFile: Sendable {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             if isDirectory.boolValue { throw HintsFileError(kind: .usage, file: path, message: "is a directory") }
         } else {
-            let directory = (path as NSString).deletingLastPathComponent
-            let dir = directory.isEmpty ? "." : directory
+            let dir = FilePath.directory(of: path)
             guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw HintsFileError(
                     kind: .missingInput, file: path, message: "its directory \(dir) does not exist")
@@ -146,9 +145,8 @@ public final class HintsFile: Sendable {
     public func flush() { queue.sync {} }
 
     func write(_ text: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
-        let temporary = ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(".\(name).partial")
+        let temporary = (FilePath.directory(of: path) as NSString).appendingPathComponent(".\(name).partial")
         if let failure = FileDescriptor.writeFlushed(Array(text.utf8), to: temporary) {
             unlink(temporary)
             throw HintsFileError(kind: .ioError, file: temporary, message: "cannot write (\(failure))")

@@ -17,9 +17,9 @@ struct BundleTarget {
     init(_ path: String) throws {
         let trimmed = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
         self.path = trimmed
-        let parent = (trimmed as NSString).deletingLastPathComponent
+        let parent = FilePath.directory(of: trimmed)
         var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: parent.isEmpty ? "." : parent, isDirectory: &isDir),
+        guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDir),
             isDir.boolValue
         else {
             throw ImageFileError(.ioError, file: parent, "the folder for --out does not exist")

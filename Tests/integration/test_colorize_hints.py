@@ -175,6 +175,18 @@ def test_a_hints_file_remembers_a_pictures_hints_and_finds_it_turned(colorcam, t
     assert "from" not in proc.stderr, proc.stderr
 
 
+def test_a_one_character_hints_file_in_the_working_folder_is_written(colorcam, tmp_path):
+    """`--hints-file h`: Foundation's deletingLastPathComponent trapped on a one-character relative path."""
+    Image = need_pil()
+    Image.fromarray(scene(60, 80, seed=1)).save(tmp_path / "in.png")
+    x, y, colour = HINTS[0]
+    run(colorcam, "colorize", "in.png", "out.png", "--model", BUNDLE, "--whole",
+        *hint_args([(x * 80 // 240, y * 60 // 180, colour)]), "--hints-file", "h", cwd=tmp_path)
+    saved = __import__("json").loads((tmp_path / "h").read_text())
+    assert [[h["color"] for h in p["hints"]] for p in saved["photos"]] == [["#285ac8"]], saved
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h", "in.png", "out.png"]
+
+
 @pytest.mark.parametrize("setup,args,code,says", [
     (None, ["--hints-file", "{dir}/h.json"], 64, "--hints-file needs --whole"),
     ("{", ["--whole", "--hints-file", "{dir}/h.json"], 65, "h.json: not JSON"),

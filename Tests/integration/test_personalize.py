@@ -172,6 +172,11 @@ def test_personalize_bad_inputs_name_the_file_and_write_nothing(colorcam, tmp_pa
     fails(64, "--photos", broken)
     fails(64, "--photos", broken, "--out", out, "--train", "sideways")
     assert not out.exists() and leftovers(tmp_path, "bundle") == []
+    # A one-character --out relative to the working folder (Foundation's deletingLastPathComponent trapped on it).
+    proc = run(colorcam, "personalize", "--photos", few, "--out", "b", check=False, cwd=tmp_path)
+    assert proc.returncode == 65 and "at least 5" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, (
+        proc.returncode, proc.stderr)
+    assert not (tmp_path / "b").exists()
 
 
 def test_sigint_keeps_the_best_weights_so_far(colorcam, tmp_path):
