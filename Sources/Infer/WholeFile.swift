@@ -6,8 +6,8 @@ import ColorcamCore
 
 /// Reads a whole file (a model, a raw tensor) into memory: a regular file, or a pipe read to its end (`<(…)`).
 ///
-/// Sized by reading to the end, never by seeking: a directory's end offset is not its size (ext4 reports `Int.max`
-/// for a hashed directory, which an allocation of that size turns into an abort).
+/// Sized by reading to the end, never by seeking: a directory's end offset is not its size (ext4 with hashed
+/// directories reports `Int.max`, which an allocation of that size turns into an abort).
 /// - Parameter what: what the file should be, for the error ("model file", "file").
 /// - Throws: `InferError(.missingInput)` when it cannot be opened or read (the C library's reason),
 ///   `InferError(.badData)` when it is a directory (a bundle given where its `model.onnx` is wanted).

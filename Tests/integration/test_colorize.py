@@ -180,14 +180,12 @@ def test_model_that_is_not_onnx_is_exit_65(colorcam, tmp_path):
 
 @pytest.mark.parametrize("target", ["directory", "bundle"])
 def test_bench_infer_on_a_directory_is_one_line_exit_65(colorcam, tmp_path, target):
-    """`bench infer` takes MODEL.onnx: a directory given instead (a bundle, or any) is one line and exit 65. A hashed
-    ext4 directory's end offset is Int.max: the reader that sized files by seeking aborted on it."""
+    """`bench infer` takes MODEL.onnx: a directory given instead (a bundle, or any) is one line and exit 65. On ext4 a
+    directory's end offset can be Int.max: the reader that sized files by seeking aborted on the bundle."""
     path = BUNDLE
     if target == "directory":
-        path = tmp_path / "many"
+        path = tmp_path / "folder"
         path.mkdir()
-        for i in range(400):  # enough entries that ext4 keeps the directory hashed (htree)
-            (path / f"entry-{i:04d}").write_bytes(b"")
     proc = run(colorcam, "bench", "infer", path, "--runs", "1", check=False)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 65 and len(lines) == 1, proc.stderr
