@@ -35,24 +35,28 @@ BUCKETS = ["wood", "cloth", "stone", "paper-cork", "carpet", "plain-light", "pla
            "hand", "overlap", "tilt>=35", "no-border", "border", "small"]
 
 
-def scene_dir(split, seed, count, instances=""):
-    """Where the stills of these arguments are rendered once (.build/dr-SPLIT-SEED-COUNT[-tLO-HI])."""
+def scene_dir(split, seed, count, instances="", hands="plain"):
+    """Where the stills of these arguments are rendered once (.build/dr-SPLIT-SEED-COUNT[-tLO-HI][-arms])."""
     tag = f"-t{instances.replace(':', '-')}" if instances else ""
+    tag += "" if hands == "plain" else f"-{hands}"
     return os.path.join(ROOT, ".build", f"dr-{split}-{seed}-{count}{tag}")
 
 
-def ensure_scenes(count, seed, out, split, instances=""):
+def ensure_scenes(count, seed, out, split, instances="", hands="plain"):
     truth_path = os.path.join(out, "truth.json")
     want = list(dr_textures.instance_range(instances, split))
     if os.path.exists(truth_path):
         truth = json.load(open(truth_path))
         if (truth.get("seed") == seed and len(truth["scenes"]) == count and truth.get("split") == split
-                and truth.get("texture_instances", [0, dr_textures.INSTANCES_PER_KIND[split]]) == want):
+                and truth.get("texture_instances", [0, dr_textures.INSTANCES_PER_KIND[split]]) == want
+                and truth.get("hands", "plain") == hands):
             return truth
     command = [sys.executable, os.path.join(ROOT, "tools/scenes/dr_render.py"), "stills", "--split", split,
                "--count", str(count), "--seed", str(seed), "--out", out]
     if instances:
         command += ["--texture-instances", instances]
+    if hands != "plain":
+        command += ["--hands", hands]
     print("rendering:", " ".join(command), file=sys.stderr)
     subprocess.run(command, check=True)
     return json.load(open(truth_path))
@@ -124,6 +128,9 @@ def main():
     ap.add_argument("--texture-instances", default="", metavar="LO:HI",
                     help="draw the tables from these instances of the split (dr_render.py --texture-instances); "
                          "--split train --texture-instances 9000:10000 is the validation set of unseen tables")
+    ap.add_argument("--hands", choices=dr_render.HAND_STYLES, default="plain",
+                    help="the scenes' hands (dr_render.py --hands): plain, or arms — the same scenes, each hand with a "
+                         "thumb and a forearm to the frame's edge")
     ap.add_argument("--out", default=None)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--sheet", default=None)
@@ -140,8 +147,8 @@ def main():
         dr_textures.instance_range(args.texture_instances, args.split)
     except ValueError as e:
         ap.error(str(e))
-    out = args.out or scene_dir(args.split, args.seed, args.count, args.texture_instances)
-    truth = ensure_scenes(args.count, args.seed, out, args.split, args.texture_instances)
+    out = args.out or scene_dir(args.split, args.seed, args.count, args.texture_instances, args.hands)
+    truth = ensure_scenes(args.count, args.seed, out, args.split, args.texture_instances, args.hands)
     if not truth["scenes"] or not any(s["photos"] for s in truth["scenes"]):
         raise SystemExit("detect_heldout: the rendered set holds no prints")
     configs = []
@@ -155,7 +162,8 @@ def main():
         print(f"({name}: {time.time() - started:.0f} s)", file=sys.stderr)
     names = [n for n, _ in configs]
     print(f"{args.split} stills: {len(truth['scenes'])} (dr_render.py stills --split {args.split} --count {args.count} "
-          f"--seed {args.seed}{' --texture-instances ' + args.texture_instances if args.texture_instances else ''}), "
+          f"--seed {args.seed}{' --texture-instances ' + args.texture_instances if args.texture_instances else ''}"
+          f"{' --hands ' + args.hands if args.hands != 'plain' else ''}), "
           f"{results[names[0]]['truths']} prints; recall at Jaccard >= 0.9")
     print(f"{'':>18}" + "".join(f"{n:>14}" for n in names))
     print(f"{'overall recall':>18}" + "".join(f"{100 * results[n]['recall']:>13.1f}%" for n in names))

@@ -19,8 +19,9 @@ Every nuisance factor is drawn per scene, widely: table family and instance (dr_
 stone, paper, cork, carpet, plain light / dark, glossy, procedural; instances split train / held-out), camera tilt
 0–50° from vertical, field of view 50–75°, roll, distance; prints 2:3, 3:4, 1:1, 5:7, portrait or landscape, with or
 without a white / cream border, black-and-white, toned (sepia, selenium, cool), faded or colour, 0–5 per scene,
-overlapping up to 15 % in some scenes, slightly curled, with glare; skin-toned hands (several tones, fingers)
-covering up to 20 % of a print; drop shadows, hard and soft cast shadows, lighting gradients, vignetting, white
+overlapping up to 15 % in some scenes, slightly curled, with glare; skin-toned hands (several tones, fingers;
+with `--hands arms` also a thumb and a forearm to the frame's edge, bare or sleeved: dr_hands.py) covering up to
+20 % of a print; drop shadows, hard and soft cast shadows, lighting gradients, vignetting, white
 balance, exposure, focus and motion blur, sensor noise, JPEG. Photos are split by instance (dr_photos.py).
 Training packs may also lay a fraction F of their scenes on a photograph of the split instead of a table texture
 (`--photo-tables`, `photo_table`): any picture can be the table, so the net has to find the paper, not a texture it
@@ -42,13 +43,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dr_photos  # noqa: E402
+from dr_hands import HAND_STYLES, SKIN, draw_hand  # noqa: E402,F401  (SKIN: print_sim.py)
 import metrics  # noqa: E402
 import dr_textures  # noqa: E402
 from render import apply_h, cv_matrix, order_corners, translate, write_y4m_frame  # noqa: E402
 
 ASPECTS = [2 / 3, 3 / 4, 1.0, 5 / 7]
-SKIN = [(250, 220, 195), (235, 195, 160), (215, 165, 125), (190, 135, 95), (150, 100, 65), (105, 70, 45),
-        (70, 45, 30)]
 TONES = {"sepia": (1.08, 0.95, 0.76), "selenium": (1.03, 0.97, 1.02), "cool": (0.92, 0.98, 1.08),
          "warm": (1.05, 1.0, 0.9)}
 
@@ -219,44 +219,6 @@ def place_prints(rng, photos, table_h, width, height, count, overlap_rate=0.3):
 
 # ---------------------------------------------------------------- hands
 
-def draw_hand(rng, corners, width, height):
-    """A hand reaching over one side of the print at `corners`: returns (coverage mask float32, RGB float32)."""
-    corners = np.asarray(corners)
-    centre = corners.mean(axis=0)
-    side = int(rng.integers(4))
-    a, b = corners[side], corners[(side + 1) % 4]
-    along = (b - a) / (np.linalg.norm(b - a) + 1e-9)
-    out = centre - (a + b) / 2
-    out = -out / (np.linalg.norm(out) + 1e-9)  # pointing away from the print
-    size = math.sqrt(abs(cv2.contourArea(corners.astype(np.float32))))
-    base = a + (b - a) * rng.uniform(0.2, 0.8)
-    reach = rng.uniform(0.05, 0.35) * size
-    finger_w = rng.uniform(0.045, 0.09) * size
-    mask = np.zeros((height * 2, width * 2), np.float32)
-    n = int(rng.integers(2, 6))
-    spread = finger_w * rng.uniform(1.0, 1.4)
-    tilt = rng.uniform(-0.4, 0.4)
-    dirv = -out * math.cos(tilt) + along * math.sin(tilt)
-    palm = base + out * rng.uniform(0.3, 0.6) * size
-    for i in range(n):
-        offset = (i - (n - 1) / 2) * spread
-        root = base + along * offset + out * finger_w
-        tip = root + dirv * reach * rng.uniform(0.75, 1.05)
-        cv2.line(mask, tuple(np.round(tip * 2 * 4).astype(int)), tuple(np.round(palm * 2 * 4).astype(int)), 1.0,
-                 thickness=max(2, int(finger_w * 2)), lineType=cv2.LINE_AA, shift=2)
-    axes = (int(size * rng.uniform(0.25, 0.4) * 2), int(size * rng.uniform(0.18, 0.3) * 2))
-    angle = math.degrees(math.atan2(out[1], out[0]))
-    cv2.ellipse(mask, tuple(np.round(palm * 2).astype(int)), axes, angle, 0, 360, 1.0, -1, cv2.LINE_AA)
-    mask = cv2.resize(mask, (width, height), interpolation=cv2.INTER_AREA)
-    mask = cv2.GaussianBlur(mask, (0, 0), rng.uniform(0.4, 1.2))
-    skin = np.array(SKIN[int(rng.integers(len(SKIN)))], np.float32) * rng.uniform(0.85, 1.1, 3)
-    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
-    shade = 1 + 0.15 * (((xx - palm[0]) * along[0] + (yy - palm[1]) * along[1]) / (size + 1))
-    texture = 1 + cv2.GaussianBlur(rng.standard_normal((height, width)).astype(np.float32), (0, 0), 2) * 0.03
-    rgb = skin[None, None, :] * (shade * texture)[..., None]
-    return np.clip(mask, 0, 1), rgb
-
-
 # ---------------------------------------------------------------- scene
 
 def photo_table(rng, photos, height, width):
@@ -373,7 +335,7 @@ def _lay_scene(rng, seed, photos, width, height, split, frame_index, motion, pho
 
 
 def render(seed, photos, width, height, split, frame_index=None, motion=None, hand=None, photo_tables=0.0,
-           instances=None, overlap_rate=0.3, still=None):
+           instances=None, overlap_rate=0.3, still=None, hands="plain"):
     """One scene, fully determined by `seed`. Returns (uint8 RGB frame, each print's corners, scene dict).
 
     For a video frame: `frame_index` draws the sensor noise afresh for that frame (everything else stays), there is
@@ -386,7 +348,8 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
     placement and every later draw differ. `still`: a dict kept by the caller across the frames of one clip whose
     scene does not move (no `motion`): the table, prints, shadows and the random generator's state after them are
     laid once and taken from it on later frames, so each frame costs only its hand, light and sensor (the same bytes
-    as without it)."""
+    as without it). `hands`: "plain", the generator's first hand, or "arms", the same hand with a thumb, unequal
+    fingers and a forearm to the frame's edge (`dr_hands.draw_hand`; the scene's other draws stay the same)."""
     rng = np.random.default_rng(seed)
     yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
     key = (seed, width, height, split, frame_index is None, photo_tables, instances, overlap_rate)
@@ -404,9 +367,15 @@ def render(seed, photos, width, height, split, frame_index=None, motion=None, ha
     if truths and rng.random() < 0.3 and frame_index is None:
         target = int(rng.integers(len(truths)))
         for _ in range(6):
+            state = rng.bit_generator.state
             hmask, hrgb = draw_hand(rng, truths[target]["corners"], width, height)
             cover = float((hmask * full_masks[target]).sum() / max(1, full_masks[target].sum()))
             if cover <= 0.2:
+                if hands == "arms":  # the same draws from rng, the thumb and arm from a stream of their own
+                    rng.bit_generator.state = state
+                    hmask, hrgb = draw_hand(rng, truths[target]["corners"], width, height,
+                                            arm_rng=np.random.default_rng([seed, 0x4A4D]))
+                    cover = float((hmask * full_masks[target]).sum() / max(1, full_masks[target].sum()))
                 break
         else:
             hmask = None
@@ -631,11 +600,11 @@ MAX_PACK_PRINTS = 8
 
 def _work(job):
     global _PHOTOS
-    seed, split, width, height, cache, mode, out, photo_tables, instances, overlap_rate = job
+    seed, split, width, height, cache, mode, out, photo_tables, instances, overlap_rate, hands = job
     if _PHOTOS is None:
         _PHOTOS = dr_photos.photo_set(split, cache)
     frame, corners, scene = render(seed, _PHOTOS, width, height, split, photo_tables=photo_tables,
-                                   instances=instances, overlap_rate=overlap_rate)
+                                   instances=instances, overlap_rate=overlap_rate, hands=hands)
     if mode == "stills":
         name = f"scene_{seed % 1_000_000:05d}.png"
         cv2.imwrite(os.path.join(out, name), cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
@@ -661,6 +630,10 @@ def main():
                         help="stills/pack: draw table texture instances LO..HI-1 of the split's seed space "
                              f"(0 <= LO < HI <= {dr_textures.MAX_INSTANCES}; default 0:{dr_textures.INSTANCES_PER_KIND['train']} "
                              f"for train, 0:{dr_textures.INSTANCES_PER_KIND['heldout']} for heldout)")
+    parser.add_argument("--hands", choices=HAND_STYLES, default="plain",
+                        help="stills/pack: plain (the generator's first hand, every committed benchmark's) or arms "
+                             "(the same hands with a thumb, unequal fingers and a forearm to the frame's edge, bare "
+                             "or sleeved; the scenes' other draws unchanged)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--cache", default=os.environ.get("COLORCAM_SCENE_CACHE", ".build/scenes-cache"))
     args = parser.parse_args()
@@ -691,7 +664,7 @@ def main():
     if args.mode == "stills":
         os.makedirs(args.out, exist_ok=True)
     jobs = [(s, args.split, width, height, args.cache, args.mode, args.out, args.photo_tables, instances,
-             args.overlap_rate)
+             args.overlap_rate, args.hands)
             for s in seeds]
     results = []
     with Pool(args.workers) as pool:
@@ -702,7 +675,7 @@ def main():
     if args.mode == "stills":
         with open(os.path.join(args.out, "truth.json.partial"), "w") as out:
             json.dump({"split": args.split, "seed": args.seed, "texture_instances": list(instances),
-                       "scenes": results}, out)
+                       "hands": args.hands, "scenes": results}, out)
         os.replace(os.path.join(args.out, "truth.json.partial"), os.path.join(args.out, "truth.json"))
     else:
         x = np.stack([r[0] for r in results])
