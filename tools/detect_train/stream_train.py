@@ -65,13 +65,13 @@ def load_photos(cache_dir, extra_dirs):
 TRAIN_INSTANCES = "0:9000"
 
 
-def scene_arrays(seed, photos, photo_tables, instances, overlap_rate=0.3):
+def scene_arrays(seed, photos, photo_tables, instances, overlap_rate=0.3, hands="plain"):
     """One training scene as the CNN sees it: X uint8 [3,gh,gw], Y uint8 [2,gh,gw], corner targets float16
     [8,gh,gw] (cells) and their weights float16 [gh,gw]. `instances`: the table texture instances (lo, hi);
-    `overlap_rate`: how often prints may overlap (`dr_render.render`)."""
+    `overlap_rate`: how often prints may overlap; `hands`: plain or arms (`dr_render.render`)."""
     import dr_render
     frame, corners, _ = dr_render.render(seed, photos, WIDTH, HEIGHT, "train", photo_tables=photo_tables,
-                                         instances=instances, overlap_rate=overlap_rate)
+                                         instances=instances, overlap_rate=overlap_rate, hands=hands)
     quads = np.full((1, MAX_PRINTS, 4, 2), np.nan, np.float32)
     for i, c in enumerate(corners[:MAX_PRINTS]):
         quads[0, i] = np.asarray(c, np.float32)
@@ -92,7 +92,7 @@ def worker(index, args, out_queue, stop):
     base = (args.seed + index) * 1_000_000
     chunk, k = [], 0
     while not stop.is_set():
-        chunk.append(scene_arrays(base + k, photos, args.photo_tables, instances, args.overlap_rate))
+        chunk.append(scene_arrays(base + k, photos, args.photo_tables, instances, args.overlap_rate, args.hands))
         k += 1
         if len(chunk) == CHUNK:
             stacked = tuple(np.stack([c[j] for c in chunk]) for j in range(4))
@@ -190,6 +190,10 @@ def main():
                    help="the edge loss's weight on edges between two prints (train.py --junction-weight)")
     p.add_argument("--overlap-rate", type=float, default=0.3,
                    help="how often a scene of two or more prints lets them overlap (dr_render.py pack --overlap-rate)")
+    p.add_argument("--hands", choices=("plain", "arms"), default="arms",
+                   help="the scenes' hands (dr_render.py --hands): arms (default since 2026-12-07: a thumb and a "
+                        "forearm to the frame's edge; prints an arm crosses are found 27 %% of the time by v6, "
+                        "tools/profile/results/detect-arms-2026-12-07.txt) or plain")
     p.add_argument("--checkpoint-seconds", type=float, default=60)
     args = p.parse_args()
     if not 0 <= args.overlap_rate <= 1:
