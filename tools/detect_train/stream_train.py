@@ -192,7 +192,7 @@ def main():
                    help="how often a scene of two or more prints lets them overlap (dr_render.py pack --overlap-rate)")
     p.add_argument("--hands", choices=("plain", "arms"), default="arms",
                    help="the scenes' hands (dr_render.py --hands): arms (default since 2026-12-07: a thumb and a "
-                        "forearm to the frame's edge; prints an arm crosses are found 27 %% of the time by v6, "
+                        "forearm to the frame's edge; v6 finds 10 of 33 prints an arm crosses, "
                         "tools/profile/results/detect-arms-2026-12-07.txt) or plain")
     p.add_argument("--checkpoint-seconds", type=float, default=60)
     args = p.parse_args()

@@ -217,8 +217,6 @@ def place_prints(rng, photos, table_h, width, height, count, overlap_rate=0.3):
     return placed
 
 
-# ---------------------------------------------------------------- hands
-
 # ---------------------------------------------------------------- scene
 
 def photo_table(rng, photos, height, width):
