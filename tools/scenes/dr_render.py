@@ -469,18 +469,24 @@ def cnn_input(frame):
     return np.clip(cnn_cell_means(frame) + 0.5, 0, 255).astype(np.uint8)
 
 
-def cnn_cell_means(frame, cell=None):
-    """Y, Cb, Cr (BT.601 full range) means of the RGB `frame`'s cells on the CNN grid (or on cells of `cell` px),
-    float32 [3, gh, gw]."""
+def cell_planes(frame, cell):
+    """Y, Cb, Cr (BT.601 full range) of the RGB `frame` split into `cell`-px cells: three float32 arrays
+    [gh, cell, gw, cell] (the frame cropped to whole cells)."""
     height, width = frame.shape[:2]
-    cell = cell or cell_px(width, height)
     gw, gh = width // cell, height // cell
     f = frame[:gh * cell, :gw * cell].astype(np.float32)
     r, g, b = f[..., 0], f[..., 1], f[..., 2]
     y = 0.299 * r + 0.587 * g + 0.114 * b
     cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b
     cr = 128 + 0.5 * r - 0.418688 * g - 0.081312 * b
-    planes = [p.reshape(gh, cell, gw, cell).mean(axis=(1, 3)) for p in (y, cb, cr)]
+    return [p.reshape(gh, cell, gw, cell) for p in (y, cb, cr)]
+
+
+def cnn_cell_means(frame, cell=None):
+    """Y, Cb, Cr (BT.601 full range) means of the RGB `frame`'s cells on the CNN grid (or on cells of `cell` px),
+    float32 [3, gh, gw]."""
+    height, width = frame.shape[:2]
+    planes = [p.mean(axis=(1, 3)) for p in cell_planes(frame, cell or cell_px(width, height))]
     return np.stack(planes).astype(np.float32)
 
 
