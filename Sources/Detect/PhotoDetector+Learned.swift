@@ -6,7 +6,9 @@ extension PhotoDetector {
     /// placed by `considerRegion` like a classic region's, its quad first grown out to where the paper's edge should
     /// be (`LearnedRegionParameters`). With corner planes, a region that is not placed is split by the outlines its
     /// cells predict (`considerVotedPrints`); one still not placed is split where it narrows (`considerSplitRegion`:
-    /// prints joined through an overlap the edge map left open), then tried from the quad enclosing its hull (a print
+    /// prints joined through an overlap the edge map left open; a region placed as one print, or inside an outline
+    /// already placed, is split too, its parts replacing an outline across two of them only when each is better
+    /// supported), then tried from the quad enclosing its hull (a print
     /// partly under another, `considerEnclosingOutline`), then on the interior map (`considerMapOutline`), then, after
     /// a close look, on the maps alone (`considerOutlineOnMapsAlone`).
     ///
@@ -32,8 +34,13 @@ extension PhotoDetector {
             if candidates.count == before, maps.corners != nil {
                 considerVotedPrints(in: region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
-            if candidates.count == before, p.splitsJoinedRegions, !duplicate {
-                considerSplitRegion(region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
+            if p.splitsJoinedRegions {
+                // Placed as one print, or inside an outline already placed: split only to replace an outline across
+                // two of its parts.
+                let placedAlready = candidates.count > before || duplicate
+                considerSplitRegion(
+                    region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx,
+                    onlyOverASpanningOutline: placedAlready)
             }
             if candidates.count == before, p.usesEnclosingQuads, !duplicate {
                 considerEnclosingOutline(
@@ -105,8 +112,11 @@ extension PhotoDetector {
     /// A region that could not be placed as one print, split where it narrows (`RegionSplitter`: prints overlapping
     /// or touching whose interiors the edge map did not separate): each part placed as a region, then, if that
     /// fails, from the quad enclosing it (the lower of two overlapping prints has its hidden corner cut off).
+    /// `onlyOverASpanningOutline` (the region was placed as one print, or lies inside an outline already placed):
+    /// the parts are placed only where an outline holds two of them, and replace it only as described below.
     private func considerSplitRegion(
-        _ region: RegionExtractor.Region, maps: SegmentationMaps, sampler: PlaneSampler, minimumSidePx: Double
+        _ region: RegionExtractor.Region, maps: SegmentationMaps, sampler: PlaneSampler, minimumSidePx: Double,
+        onlyOverASpanningOutline: Bool
     ) {
         guard let learnedRegions, let regionSplitter, let voteGroups, let segmenter else { return }
         let c = Double(segmenter.grid.cellPx)
@@ -119,6 +129,16 @@ extension PhotoDetector {
             labels: regionSplitter.cellLabels, labelCount: groups,
             minimumSidePx: max(3, Int(minimumSidePx / c * 0.8)))
         trace?("region split where it narrows: \(groups) parts, \(voteGroups.regions.count) large enough")
+        // An outline already placed over two or more of the parts (a classic pass takes two overlapping prints for
+        // one) would make each part its duplicate: it steps aside while the parts are placed, and comes back unless
+        // two of them are, each better supported than it (else the parts are pieces of one print, cut by a line in
+        // its picture).
+        let spanningIndex = candidates.firstIndex { holdsTwoParts($0.quad, voteGroups.regions, cellPx: c) }
+        if onlyOverASpanningOutline, spanningIndex == nil { return }
+        let spanning = spanningIndex.map { candidates.remove(at: $0) }
+        let spanningWasFirstPass = spanningIndex.map { $0 < firstPassCount } ?? false
+        if spanningWasFirstPass { firstPassCount -= 1 }
+        let partsStart = candidates.count
         let search = regionSearch(learnedParameters, c)
         for part in voteGroups.regions {
             let before = candidates.count
@@ -141,6 +161,26 @@ extension PhotoDetector {
                 candidates.removeLast(candidates.count - before)
             }
         }
+        guard let spanning, let spanningIndex else { return }
+        let partsPlaced = candidates[partsStart...]
+        if partsPlaced.count >= 2, partsPlaced.allSatisfy({ $0.confidence > spanning.confidence }) {
+            trace?("dropped (it spans \(candidates.count - partsStart) parts placed as prints): \(spanning.quad)")
+            return
+        }
+        candidates.removeLast(candidates.count - partsStart)
+        candidates.insert(spanning, at: spanningIndex)
+        if spanningWasFirstPass { firstPassCount += 1 }
+    }
+
+    /// Whether `quad` holds the box centres of two or more of `parts` (cells of `cellPx` frame pixels).
+    private func holdsTwoParts(_ quad: Quad, _ parts: [RegionExtractor.Region], cellPx c: Double) -> Bool {
+        var held = 0
+        for part in parts {
+            let centre = PixelPoint(Double(part.minX + part.maxX + 1) * c / 2, Double(part.minY + part.maxY + 1) * c / 2)
+            if quad.contains(centre) { held += 1 }
+            if held >= 2 { return true }
+        }
+        return false
     }
 
     /// Where a learned region's edges are searched (`p` in cells, `c` frame pixels per cell).

@@ -86,7 +86,7 @@ public final class PhotoDetector {
     /// `outsupportingFirst`).
     var outsupportMargin = 0.1
     /// How many of `candidates` the first pass placed (they come first); set by `detect`.
-    private(set) var firstPassCount = 0
+    var firstPassCount = 0
     /// Whether the last `refine` kept one unfound side from its input quad (a guess, not a measurement).
     public private(set) var lastRefineWasProvisional = false
     /// Whether the last `considerRegion` found its region inside an outline already placed (nothing more to try;

@@ -6,7 +6,8 @@ import Testing
 /// A segmenter test double: maps painted from known quads the way the trainer labels them
 /// (`tools/scenes/dr_render.py` `targets`): interior = the fraction of the cell inside one of `interiorQuads`; edge =
 /// 1.5 × the fraction of the cell within 0.75 cells of one of `edgeQuads`' outlines (a 1.5-cell line centred on
-/// it), at most 1. Fractions from 4×4 samples per cell. The maps are stored with a padded row stride, as a model's
+/// it), at most 1; a cell within 0.75 cells of one of `faintEdgeQuads`' outlines at one sample or more has edge at
+/// least 0.4 (a line the foreground's 0.5 cut does not see). Fractions from 4×4 samples per cell. The maps are stored with a padded row stride, as a model's
 /// tensor is. With `cornerQuads`, corner planes too: a cell whose centre lies in one of the `paint` quads predicts
 /// that entry's `outline` (in cells, from the cell's centre). With `closeLook`, it takes close looks on that window
 /// grid, painted the same way from that entry's quads at the window asked for (`closeLookOrigins` lists them).
@@ -24,7 +25,7 @@ final class PaintedSegmenter: PrintSegmenter {
     private(set) var closeLookOrigins: [(x: Int, y: Int)] = []
 
     init(
-        geometry: FrameGeometry, interiorQuads: [Quad], edgeQuads: [Quad],
+        geometry: FrameGeometry, interiorQuads: [Quad], edgeQuads: [Quad], faintEdgeQuads: [Quad] = [],
         cornerQuads: [(paint: Quad, outline: Quad)]? = nil,
         closeLook: (grid: SegmentationGrid, interiorQuads: [Quad], edgeQuads: [Quad])? = nil
     ) {
@@ -39,7 +40,7 @@ final class PaintedSegmenter: PrintSegmenter {
         closeEdge = .allocate(capacity: closeLook?.grid.cellCount ?? 0)
         PaintedSegmenter.paint(
             grid, rowStride: rowStride, originPx: .zero, interiorQuads: interiorQuads, edgeQuads: edgeQuads,
-            interior: interior, edge: edge)
+            faintEdgeQuads: faintEdgeQuads, interior: interior, edge: edge)
         let c = Double(grid.cellPx)
         guard let cornerQuads else { corners = nil; return }
         corners = .allocate(capacity: 8 * count)
@@ -68,7 +69,7 @@ final class PaintedSegmenter: PrintSegmenter {
     /// Paints `grid`'s maps (cells from frame pixel `originPx`, rows `rowStride` apart) from the quads.
     private static func paint(
         _ grid: SegmentationGrid, rowStride: Int, originPx: PixelPoint, interiorQuads: [Quad], edgeQuads: [Quad],
-        interior: UnsafeMutablePointer<Float>, edge: UnsafeMutablePointer<Float>
+        faintEdgeQuads: [Quad] = [], interior: UnsafeMutablePointer<Float>, edge: UnsafeMutablePointer<Float>
     ) {
         let c = Double(grid.cellPx)
         func distanceToOutline(_ p: PixelPoint, _ quad: Quad) -> Double {
@@ -83,7 +84,7 @@ final class PaintedSegmenter: PrintSegmenter {
         edge.initialize(repeating: 0, count: rowStride * grid.heightCells)
         for j in 0..<grid.heightCells {
             for i in 0..<grid.widthCells {
-                var inside = 0, near = 0
+                var inside = 0, near = 0, nearFaint = 0
                 for k in 0..<4 {
                     for l in 0..<4 {
                         let p =
@@ -92,10 +93,11 @@ final class PaintedSegmenter: PrintSegmenter {
                                 (Double(i) + (Double(k) + 0.5) / 4) * c, (Double(j) + (Double(l) + 0.5) / 4) * c)
                         if interiorQuads.contains(where: { $0.contains(p) }) { inside += 1 }
                         if edgeQuads.contains(where: { distanceToOutline(p, $0) <= 0.75 * c }) { near += 1 }
+                        if faintEdgeQuads.contains(where: { distanceToOutline(p, $0) <= 0.75 * c }) { nearFaint += 1 }
                     }
                 }
                 interior[j * rowStride + i] = Float(inside) / 16
-                edge[j * rowStride + i] = min(1, 1.5 * Float(near) / 16)
+                edge[j * rowStride + i] = max(min(1, 1.5 * Float(near) / 16), nearFaint > 0 ? 0.4 : 0)
             }
         }
     }
@@ -342,4 +344,52 @@ private func expectEachPlaced(
     expectEachPlaced([a, b], in: split)
     let joined = detect(splitting: false)
     #expect(![a, b].allSatisfy { truth in joined.contains { maxCornerError($0.quad, truth) < 1.5 } }, "\(joined)")
+}
+
+/// Two prints side by side, the right one 10 px lower, whose interiors the segmenter joins (the line between them
+/// faint: edge 0.4, under the foreground's 0.5 cut): the classic pass takes the pair for one print and places an
+/// outline across both, inside which the joined learned region is its duplicate. Split where the faint line runs
+/// (`RegionSplitter`), the two parts are each better supported than that outline and replace it: both prints are
+/// placed within 1.5 px. Without splitting, the outline across both stays and neither print is found.
+@Test func anOutlineAcrossTwoPartsOfASplitRegionIsReplacedByThem() {
+    let a = placedQuad(centre: PixelPoint(250, 230), widthPx: 130, heightPx: 170, angleDegrees: 0)
+    let b = placedQuad(centre: PixelPoint(380, 240), widthPx: 130, heightPx: 170, angleDegrees: 0)
+    let frame = twoPrintsOnATealTable(a, 130, 170, b, 130, 170)
+    func detect(splitting: Bool) -> (found: [Observation], trace: [String]) {
+        let segmenter = PaintedSegmenter(
+            geometry: frame.geometry, interiorQuads: [a, b], edgeQuads: [], faintEdgeQuads: [a, b])
+        let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .both)
+        detector.learnedParameters.splitsJoinedRegions = splitting
+        detector.learnedParameters.usesCloseLook = false
+        var trace: [String] = []
+        detector.trace = { trace.append($0) }
+        return (Array(detector.detect(frame)), trace)
+    }
+    let joined = detect(splitting: false)
+    #expect(![a, b].contains { truth in joined.found.contains { maxCornerError($0.quad, truth) < 1.5 } },
+            "the classic pass's outline across both prints is all there is: \(joined.found)")
+    let split = detect(splitting: true)
+    #expect(split.trace.contains { $0.hasPrefix("dropped (it spans 2 parts placed as prints)") }, "\(split.trace)")
+    #expect(split.found.count == 2, "\(split.found)")
+    expectEachPlaced([a, b], in: split.found)
+}
+
+/// The same two pictures edge to edge in one line, which is what one print with a line down its picture looks like:
+/// the parts of the split region are no better supported than the outline around both (every side of it lies on
+/// the paper's edge), so it stays, the only detection.
+@Test func partsNoBetterSupportedThanTheOutlineAcrossThemLeaveIt() {
+    let a = placedQuad(centre: PixelPoint(255, 240), widthPx: 130, heightPx: 170, angleDegrees: 0)
+    let b = placedQuad(centre: PixelPoint(385, 240), widthPx: 130, heightPx: 170, angleDegrees: 0)
+    let whole = Quad(a[0], b[1], b[2], a[3])
+    let frame = twoPrintsOnATealTable(a, 130, 170, b, 130, 170)
+    let segmenter = PaintedSegmenter(
+        geometry: frame.geometry, interiorQuads: [whole], edgeQuads: [], faintEdgeQuads: [a, b])
+    let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .both)
+    detector.learnedParameters.usesCloseLook = false
+    var trace: [String] = []
+    detector.trace = { trace.append($0) }
+    let found = Array(detector.detect(frame))
+    #expect(trace.contains { $0.hasPrefix("region split where it narrows") }, "\(trace)")
+    #expect(found.count == 1, "\(found)")
+    expectEachPlaced([whole], in: found)
 }

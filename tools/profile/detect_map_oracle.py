@@ -4,7 +4,7 @@ training targets (an oracle), scored like detect_heldout.py, beside the CNN's ow
 
   detect_map_oracle.py --oracle-colorcam BIN [--split train --seed 90 --count 300 --texture-instances 9000:10000]
                        [--maps target,interior,edge,cnn] [--detect-model DIR] [--colorcam BIN] [--workers 2]
-                       [--sheet OUT.png]
+                       [--sheet OUT.png] [--hands plain|arms]
   detect_map_oracle.py --build            # builds BIN (.build/oracle-build/release/colorcam) and exits
 
 BIN is colorcam with tools/profile/detect-map-oracle.patch applied (a diagnostic, never part of the product): with
@@ -121,6 +121,9 @@ def main():
     ap.add_argument("--detect-model", default=os.path.join(ROOT, "Models/detect-default"), metavar="DIR")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--sheet", metavar="OUT.png")
+    ap.add_argument("--hands", choices=dr_render.HAND_STYLES, default="plain",
+                    help="the scenes' hands, as detect_heldout.py --hands (arms: each hand with a forearm to the "
+                         "frame's edge; the targets stay the whole print under it)")
     args = ap.parse_args()
     if args.build:
         return build()
@@ -130,8 +133,8 @@ def main():
     if any(m not in MODES for m in modes):
         ap.error(f"--maps: each of {', '.join(MODES)}")
     instances = args.texture_instances if args.split == "train" else ""
-    directory = dh.scene_dir(args.split, args.seed, args.count, instances)
-    truth = dh.ensure_scenes(args.count, args.seed, directory, args.split, instances)
+    directory = dh.scene_dir(args.split, args.seed, args.count, instances, args.hands)
+    truth = dh.ensure_scenes(args.count, args.seed, directory, args.split, instances, args.hands)
     if not any(s["photos"] for s in truth["scenes"]):
         raise SystemExit("detect_map_oracle: the rendered set holds no prints")
     work = os.path.join(directory, "oracle-maps")
