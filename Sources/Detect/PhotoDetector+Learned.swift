@@ -6,9 +6,9 @@ extension PhotoDetector {
     /// placed by `considerRegion` like a classic region's, its quad first grown out to where the paper's edge should
     /// be (`LearnedRegionParameters`). With corner planes, a region that is not placed is split by the outlines its
     /// cells predict (`considerVotedPrints`); one still not placed is split where it narrows (`considerSplitRegion`:
-    /// prints joined through an overlap the edge map left open; a region placed as one print, or inside an outline
-    /// already placed, is split too, its parts replacing an outline across two of them only when each is better
-    /// supported), then tried from the quad enclosing its hull (a print
+    /// prints joined through an overlap the edge map left open; a region placed as one print is split too, its parts
+    /// replacing an outline across two of them only when each is better supported), then tried from the quad
+    /// enclosing its hull (a print
     /// partly under another, `considerEnclosingOutline`), then on the interior map (`considerMapOutline`), then, after
     /// a close look, on the maps alone (`considerOutlineOnMapsAlone`).
     ///
@@ -35,9 +35,10 @@ extension PhotoDetector {
                 considerVotedPrints(in: region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx)
             }
             if p.splitsJoinedRegions {
-                // Placed as one print, or inside an outline already placed: split only to replace an outline across
-                // two of its parts.
-                let placedAlready = candidates.count > before || duplicate
+                // Placed as one print: split only to replace an outline across two of its parts. Not placed, also
+                // when its centre lies in an outline already placed (a region of two prints, one of them placed):
+                // each part is placed, the part on that print being its duplicate.
+                let placedAlready = candidates.count > before
                 considerSplitRegion(
                     region, maps: maps, sampler: sampler, minimumSidePx: minimumSidePx,
                     onlyOverASpanningOutline: placedAlready)
@@ -112,8 +113,8 @@ extension PhotoDetector {
     /// A region that could not be placed as one print, split where it narrows (`RegionSplitter`: prints overlapping
     /// or touching whose interiors the edge map did not separate): each part placed as a region, then, if that
     /// fails, from the quad enclosing it (the lower of two overlapping prints has its hidden corner cut off).
-    /// `onlyOverASpanningOutline` (the region was placed as one print, or lies inside an outline already placed):
-    /// the parts are placed only where an outline holds two of them, and replace it only as described below.
+    /// `onlyOverASpanningOutline` (the region was placed as one print): the parts are placed only where an outline
+    /// holds two of them, and replace it only as described below.
     private func considerSplitRegion(
         _ region: RegionExtractor.Region, maps: SegmentationMaps, sampler: PlaneSampler, minimumSidePx: Double,
         onlyOverASpanningOutline: Bool

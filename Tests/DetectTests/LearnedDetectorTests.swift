@@ -376,15 +376,17 @@ private func expectEachPlaced(
 
 /// The same two pictures edge to edge in one line, which is what one print with a line down its picture looks like:
 /// the parts of the split region are no better supported than the outline around both (every side of it lies on
-/// the paper's edge), so it stays, the only detection.
-@Test func partsNoBetterSupportedThanTheOutlineAcrossThemLeaveIt() {
+/// the paper's edge), so it stays, the only detection — placed by the classic pass (`both`) or by the learned one
+/// from the whole region (`learned`).
+@Test(arguments: [DetectorMode.both, .learned])
+func partsNoBetterSupportedThanTheOutlineAcrossThemLeaveIt(mode: DetectorMode) {
     let a = placedQuad(centre: PixelPoint(255, 240), widthPx: 130, heightPx: 170, angleDegrees: 0)
     let b = placedQuad(centre: PixelPoint(385, 240), widthPx: 130, heightPx: 170, angleDegrees: 0)
     let whole = Quad(a[0], b[1], b[2], a[3])
     let frame = twoPrintsOnATealTable(a, 130, 170, b, 130, 170)
     let segmenter = PaintedSegmenter(
         geometry: frame.geometry, interiorQuads: [whole], edgeQuads: [], faintEdgeQuads: [a, b])
-    let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: .both)
+    let detector = PhotoDetector(geometry: frame.geometry, segmenter: segmenter, mode: mode)
     detector.learnedParameters.usesCloseLook = false
     var trace: [String] = []
     detector.trace = { trace.append($0) }
