@@ -177,7 +177,8 @@ extension PhotoDetector {
     private func holdsTwoParts(_ quad: Quad, _ parts: [RegionExtractor.Region], cellPx c: Double) -> Bool {
         var held = 0
         for part in parts {
-            let centre = PixelPoint(Double(part.minX + part.maxX + 1) * c / 2, Double(part.minY + part.maxY + 1) * c / 2)
+            let centre = PixelPoint(
+                Double(part.minX + part.maxX + 1) * c / 2, Double(part.minY + part.maxY + 1) * c / 2)
             if quad.contains(centre) { held += 1 }
             if held >= 2 { return true }
         }

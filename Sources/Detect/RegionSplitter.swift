@@ -5,7 +5,9 @@
 /// (`edgeThreshold`, below the foreground's own) counts as outside too. The cores are the connected groups of cells
 /// at least `r` cells deep, for the smallest `r` (1…`maximumDepthCells`) that leaves two or more cores of at least
 /// `minimumCoreCells`; the region's cells are then handed out to the nearest core (breadth-first over the region,
-/// 8-connected, so the cut falls along the neck). A region that never splits gives no groups.
+/// 8-connected, so the cut falls along the neck). A region that never splits gives no groups. Which `r` that is
+/// comes from one union–find pass over the depths, deepest first, so only the chosen depth is labelled (a print that
+/// does not split costs one pass, not one labelling per depth).
 ///
 /// Units: grid cells, row-major, `widthCells` per row. Ownership: buffers are allocated once in `init` for one
 /// grid. Threading: one thread at a time; `split` allocates nothing.
@@ -79,17 +81,77 @@ final class RegionSplitter {
                 depth[y * w + x] = min(depth[y * w + x], m + 1)
             }
         }
-        for r in 1...max(1, p.maximumDepthCells) {
-            if r > 1 { clearBox() }
-            let cores = labelCores(depthAtLeast: Int32(r) + 1, minX: minX, minY: minY, maxX: maxX, maxY: maxY)
-            if cores >= 2 {
-                grow(cores: cores, minX: minX, minY: minY, maxX: maxX, maxY: maxY, inRegion: inRegion)
-                return cores
-            }
-            if cores == 0 { break }  // deeper erosions leave nothing either
+        // The smallest depth that leaves two cores, found in one pass (`smallestSplittingDepth`); only that depth is
+        // labelled.
+        guard let r = smallestSplittingDepth(minX: minX, minY: minY, maxX: maxX, maxY: maxY) else {
+            clearBox()
+            return 0
         }
-        clearBox()
-        return 0
+        let cores = labelCores(depthAtLeast: Int32(r) + 1, minX: minX, minY: minY, maxX: maxX, maxY: maxY)
+        assert(cores >= 2, "RegionSplitter: depth \(r) counted two cores, labelled \(cores)")
+        guard cores >= 2 else {
+            clearBox()
+            return 0
+        }
+        grow(cores: cores, minX: minX, minY: minY, maxX: maxX, maxY: maxY, inRegion: inRegion)
+        return cores
+    }
+
+    /// The smallest `r` in 1…`maximumDepthCells` for which the cells at least `r` + 1 deep (`depth`, within the box)
+    /// form two or more 8-connected groups of at least `minimumCoreCells`, or nil. One pass instead of a labelling per
+    /// depth: cells are added deepest first into a union–find by size, and the number of groups that large is read as
+    /// each depth is completed. `cellLabels` holds the union–find's parents (-1: not added) and `queue` the sizes of
+    /// its roots; every `cellLabels` in the box is -1 again on return.
+    private func smallestSplittingDepth(minX: Int, minY: Int, maxX: Int, maxY: Int) -> Int? {
+        let w = widthCells, big = parameters.minimumCoreCells
+        let deepestAsked = Int32(max(1, parameters.maximumDepthCells) + 1)
+        var deepestSeen: Int32 = 0
+        for y in minY...maxY { for x in minX...maxX { deepestSeen = max(deepestSeen, depth[y * w + x]) } }
+        guard deepestSeen >= 2 else { return nil }
+        @inline(__always) func root(_ k: Int) -> Int {
+            var k = k
+            while Int(cellLabels[k]) != k {
+                let up = Int(cellLabels[k])
+                cellLabels[k] = cellLabels[up]  // path halving
+                k = up
+            }
+            return k
+        }
+        var large = 0  // groups of at least `big` cells
+        var found: Int?
+        // The first level takes every cell at least that deep; each later one the cells of exactly its depth.
+        var level = min(deepestSeen, deepestAsked)
+        var first = true
+        while level >= 2 {
+            for y in minY...maxY {
+                for x in minX...maxX {
+                    let k = y * w + x
+                    guard first ? depth[k] >= level : depth[k] == level else { continue }
+                    cellLabels[k] = Int32(k)
+                    queue[k] = 1
+                    if big <= 1 { large += 1 }
+                    for ny in max(minY, y - 1)...min(maxY, y + 1) {
+                        for nx in max(minX, x - 1)...min(maxX, x + 1) {
+                            let n = ny * w + nx
+                            guard n != k, cellLabels[n] >= 0 else { continue }
+                            let a = root(k), b = root(n)
+                            if a == b { continue }
+                            let sa = Int(queue[a]), sb = Int(queue[b])
+                            large -= (sa >= big ? 1 : 0) + (sb >= big ? 1 : 0)
+                            let (absorbed, kept) = sa < sb ? (a, b) : (b, a)
+                            cellLabels[absorbed] = Int32(kept)
+                            queue[kept] = Int32(sa + sb)
+                            large += sa + sb >= big ? 1 : 0
+                        }
+                    }
+                }
+            }
+            if large >= 2 { found = Int(level) - 1 }  // levels go down: the last found is the smallest r
+            first = false
+            level -= 1
+        }
+        for y in minY...maxY { for x in minX...maxX { cellLabels[y * w + x] = -1 } }
+        return found
     }
 
     /// Labels the 8-connected groups of cells at least `d` deep into `cellLabels`, dropping (back to -1) those

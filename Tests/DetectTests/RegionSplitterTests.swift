@@ -64,3 +64,24 @@ private struct Cells {
         if groups == 2 { #expect(splitter.cellLabels[10 * 40 + 5] != splitter.cellLabels[10 * 40 + 30]) }
     }
 }
+
+/// The depth a neck needs: blocks joined by a neck 6 cells wide split (the cores 4 cells deep part), one 10 cells
+/// wide does not (`maximumDepthCells` 4); a neck as deep as the blocks is no neck. A 3-cell speck beside a block,
+/// joined by one cell, is under `minimumCoreCells` and splits nothing off.
+@Test func aWiderNeckSplitsOnlyWithinTheDeepestErosion() {
+    let splitter = RegionSplitter(widthCells: 60, heightCells: 40)
+    let blocks = [(2, 2, 21, 37), (30, 2, 49, 37)]
+    for (neckRows, groups) in [(6, 2), (10, 0)] {
+        let top = 20 - neckRows / 2
+        let cells = Cells(60, 40, blocks + [(22, top, 29, top + neckRows - 1)])
+        #expect(cells.split(splitter) == groups, "neck \(neckRows) rows")
+        if groups == 2 {
+            #expect(splitter.cellLabels[20 * 60 + 10] != splitter.cellLabels[20 * 60 + 40])
+            #expect((0..<(60 * 40)).allSatisfy { (splitter.cellLabels[$0] >= 0) == cells.on[$0] })
+        } else {
+            #expect((0..<(60 * 40)).allSatisfy { splitter.cellLabels[$0] == -1 })
+        }
+    }
+    let speck = Cells(60, 40, [(2, 2, 21, 37), (22, 20, 22, 20), (23, 19, 25, 21)])
+    #expect(speck.split(splitter) == 0)
+}
