@@ -8,9 +8,8 @@ extension PhotoDetector {
     /// cells predict (`considerVotedPrints`); one still not placed is split where it narrows (`considerSplitRegion`:
     /// prints joined through an overlap the edge map left open; a region placed as one print is split too, its parts
     /// replacing an outline across two of them only when each is better supported), then tried from the quad
-    /// enclosing its hull (a print
-    /// partly under another, `considerEnclosingOutline`), then on the interior map (`considerMapOutline`), then, after
-    /// a close look, on the maps alone (`considerOutlineOnMapsAlone`).
+    /// enclosing its hull (a print partly under another, `considerEnclosingOutline`), then on the interior map
+    /// (`considerMapOutline`), then, after a close look, on the maps alone (`considerOutlineOnMapsAlone`).
     ///
     /// Runs on the caller's thread; allocates nothing once the region lists have grown. The regions are
     /// `extractLearnedRegions`'s, from the same maps.

@@ -85,7 +85,8 @@ public final class PhotoDetector {
     /// one of the first's on the same print when its edge support is higher by at least this (`considerRegion`'s
     /// `outsupportingFirst`).
     var outsupportMargin = 0.1
-    /// How many of `candidates` the first pass placed (they come first); set by `detect`.
+    /// How many of `candidates` the first pass placed (they come first); set by `detect`, and kept right by
+    /// `considerSplitRegion` while an outline of the first pass steps aside.
     var firstPassCount = 0
     /// Whether the last `refine` kept one unfound side from its input quad (a guess, not a measurement).
     public private(set) var lastRefineWasProvisional = false

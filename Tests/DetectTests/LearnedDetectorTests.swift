@@ -7,10 +7,11 @@ import Testing
 /// (`tools/scenes/dr_render.py` `targets`): interior = the fraction of the cell inside one of `interiorQuads`; edge =
 /// 1.5 × the fraction of the cell within 0.75 cells of one of `edgeQuads`' outlines (a 1.5-cell line centred on
 /// it), at most 1; a cell within 0.75 cells of one of `faintEdgeQuads`' outlines at one sample or more has edge at
-/// least 0.4 (a line the foreground's 0.5 cut does not see). Fractions from 4×4 samples per cell. The maps are stored with a padded row stride, as a model's
-/// tensor is. With `cornerQuads`, corner planes too: a cell whose centre lies in one of the `paint` quads predicts
-/// that entry's `outline` (in cells, from the cell's centre). With `closeLook`, it takes close looks on that window
-/// grid, painted the same way from that entry's quads at the window asked for (`closeLookOrigins` lists them).
+/// least 0.4 (a line the foreground's 0.5 cut does not see). Fractions from 4×4 samples per cell. The maps are
+/// stored with a padded row stride, as a model's tensor is. With `cornerQuads`, corner planes too: a cell whose
+/// centre lies in one of the `paint` quads predicts that entry's `outline` (in cells, from the cell's centre). With
+/// `closeLook`, it takes close looks on that window grid, painted the same way from that entry's quads at the window
+/// asked for (`closeLookOrigins` lists them).
 final class PaintedSegmenter: PrintSegmenter {
     let grid: SegmentationGrid
     let rowStride: Int
