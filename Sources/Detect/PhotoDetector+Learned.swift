@@ -133,7 +133,9 @@ extension PhotoDetector {
         // one) would make each part its duplicate: it steps aside while the parts are placed, and comes back unless
         // two of them are, each better supported than it (else the parts are pieces of one print, cut by a line in
         // its picture).
-        let spanningIndex = candidates.firstIndex { holdsTwoParts($0.quad, voteGroups.regions, cellPx: c) }
+        let spanningIndex = candidates.firstIndex {
+            regionsHeld(by: $0.quad, voteGroups.regions, cellPx: c, minimumCells: 0) >= 2
+        }
         if onlyOverASpanningOutline, spanningIndex == nil { return }
         let spanning = spanningIndex.map { candidates.remove(at: $0) }
         let spanningWasFirstPass = spanningIndex.map { $0 < firstPassCount } ?? false
@@ -172,16 +174,18 @@ extension PhotoDetector {
         if spanningWasFirstPass { firstPassCount += 1 }
     }
 
-    /// Whether `quad` holds the box centres of two or more of `parts` (cells of `cellPx` frame pixels).
-    private func holdsTwoParts(_ quad: Quad, _ parts: [RegionExtractor.Region], cellPx c: Double) -> Bool {
+    /// How many of `regions` (cells of `cellPx` frame pixels), each of at least `minimumCells` cells, have their box's
+    /// centre inside `quad`: an outline holding two spans several prints.
+    private func regionsHeld(
+        by quad: Quad, _ regions: [RegionExtractor.Region], cellPx c: Double, minimumCells: Double
+    ) -> Int {
         var held = 0
-        for part in parts {
+        for region in regions where Double(region.pixelCount) >= minimumCells {
             let centre = PixelPoint(
-                Double(part.minX + part.maxX + 1) * c / 2, Double(part.minY + part.maxY + 1) * c / 2)
+                Double(region.minX + region.maxX + 1) * c / 2, Double(region.minY + region.maxY + 1) * c / 2)
             if quad.contains(centre) { held += 1 }
-            if held >= 2 { return true }
         }
-        return false
+        return held
     }
 
     /// Where a learned region's edges are searched (`p` in cells, `c` frame pixels per cell).
@@ -216,12 +220,7 @@ extension PhotoDetector {
         let c = Double(segmenter.grid.cellPx)
         let minimumCells = minimumSidePx * minimumSidePx / (c * c)
         keepingCandidates(in: range) { candidate in
-            var held = 0
-            for region in extractor.regions where Double(region.pixelCount) >= minimumCells {
-                let centre = PixelPoint(
-                    Double(region.minX + region.maxX + 1) * c / 2, Double(region.minY + region.maxY + 1) * c / 2)
-                if candidate.quad.contains(centre) { held += 1 }
-            }
+            let held = regionsHeld(by: candidate.quad, extractor.regions, cellPx: c, minimumCells: minimumCells)
             if held < 2 { return true }
             trace?("dropped (it holds \(held) of the segmenter's regions): \(candidate.quad)")
             return false
