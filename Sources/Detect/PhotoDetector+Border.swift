@@ -11,10 +11,15 @@ extension PhotoDetector {
         for index in candidates.indices {
             let inner = candidates[index].quad
             // The segmenter first (cheap): paper just outside the outline, or it is the paper's own edge.
-            guard let near = inner.offsettingSides(byPx: 6), segmenterSeesPaper(between: inner, and: near, maps),
-                let found = uniformBorderFinder.outerOutline(around: inner, in: sampler),
-                segmenterSeesPaper(between: inner, and: found.quad, maps)
-            else { continue }
+            guard let near = inner.offsettingSides(byPx: 6), segmenterSeesPaper(between: inner, and: near, maps) else {
+                trace?("not widened: the segmenter sees no paper just outside \(inner)"); continue
+            }
+            guard let found = uniformBorderFinder.outerOutline(around: inner, in: sampler, trace: trace) else {
+                trace?("not widened: no border around \(inner)"); continue
+            }
+            guard segmenterSeesPaper(between: inner, and: found.quad, maps) else {
+                trace?("not widened: the segmenter sees no paper under the border \(found.quad)"); continue
+            }
             var quad = found.quad.canonicallyOrdered(), support = found.support
             if let tight = refiner.refine(found.quad, in: sampler, inwardPx: 1.5, outwardPx: 1.5),
                 tight.quad.isConvex, tight.minSupport >= 0.5

@@ -28,7 +28,10 @@ struct UniformBorderFinder {
 
     /// The outline around `inner` (clockwise) moved out to the border's outer edge, with its mean support, or nil
     /// when no border was found.
-    func outerOutline(around inner: Quad, in s: PlaneSampler) -> (quad: Quad, support: Double)? {
+    /// `trace` (diagnostics, `COLORCAM_DETECT_TRACE`) hears why a border was refused.
+    func outerOutline(
+        around inner: Quad, in s: PlaneSampler, trace: ((String) -> Void)? = nil
+    ) -> (quad: Quad, support: Double)? {
         guard inner.isConvex else { return nil }
         let size = inner.area.squareRoot()
         let offsets = min(UniformBorderFinder.maximumOffsets, Int(maximumWidthFraction * size) - 1)
@@ -41,7 +44,7 @@ struct UniformBorderFinder {
                     }
                     normals[side] = n
                 }
-                return outline(inner, hits: hits, normals: normals, offsets: offsets, in: s)
+                return outline(inner, hits: hits, normals: normals, offsets: offsets, in: s, trace: trace)
             }
         }
     }
@@ -89,7 +92,7 @@ struct UniformBorderFinder {
     private func outline(
         _ inner: Quad, hits: UnsafeMutableBufferPointer<SIMD64<Double>>,
         normals: UnsafeMutableBufferPointer<PixelPoint>,
-        offsets: Int, in s: PlaneSampler
+        offsets: Int, in s: PlaneSampler, trace: ((String) -> Void)?
     ) -> (quad: Quad, support: Double)? {
         var bestTotal = 0.0, bestOffsets = SIMD4<Double>(), bestSupports = SIMD4<Double>()
         for j in 0..<offsets {
@@ -108,11 +111,14 @@ struct UniformBorderFinder {
         }
         var strongSides = 0
         for side in 0..<4 where bestSupports[side] >= minimumSideSupport { strongSides += 1 }
-        guard strongSides >= 3, bestTotal / 4 >= minimumMeanSupport else { return nil }
+        guard strongSides >= 3, bestTotal / 4 >= minimumMeanSupport else {
+            trace?("no border: edge support per side \(bestSupports) at widths \(bestOffsets) px")
+            return nil
+        }
         // A weak side takes the width the sides agree on.
         let agreed = bestOffsets.sum() / 4
         for side in 0..<4 where bestSupports[side] < minimumSideSupport { bestOffsets[side] = agreed }
-        guard isEvenBand(inner, normals: normals, offsets: bestOffsets, in: s) else { return nil }
+        guard isEvenBand(inner, normals: normals, offsets: bestOffsets, in: s, trace: trace) else { return nil }
         guard let outer = inner.offsettingSides(byPx: bestOffsets), outer.isConvex, outer.area > inner.area else {
             return nil
         }
@@ -122,7 +128,8 @@ struct UniformBorderFinder {
     /// Whether the band between `inner` and its sides moved out by `offsets` is even: luma sampled at the band's
     /// middle along every side varies no more than paper does (`PaperBand.maximumStdDevLuma`).
     private func isEvenBand(
-        _ inner: Quad, normals: UnsafeMutableBufferPointer<PixelPoint>, offsets: SIMD4<Double>, in s: PlaneSampler
+        _ inner: Quad, normals: UnsafeMutableBufferPointer<PixelPoint>, offsets: SIMD4<Double>, in s: PlaneSampler,
+        trace: ((String) -> Void)?
     ) -> Bool {
         var sum = 0.0, sumSquares = 0.0, n = 0.0
         for side in 0..<4 {
@@ -133,7 +140,11 @@ struct UniformBorderFinder {
                 sum += v; sumSquares += v * v; n += 1
             }
         }
-        let mean = sum / n
-        return max(0, sumSquares / n - mean * mean).squareRoot() <= PaperBand.maximumStdDevLuma
+        let mean = sum / n, stdDev = max(0, sumSquares / n - mean * mean).squareRoot()
+        guard stdDev <= PaperBand.maximumStdDevLuma else {
+            trace?("no border: the band at widths \(offsets) px is uneven (luma mean \(mean), std. dev. \(stdDev))")
+            return false
+        }
+        return true
     }
 }
